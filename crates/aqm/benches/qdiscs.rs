@@ -1,0 +1,43 @@
+//! Cost per packet of each qdisc: enqueue + dequeue with a standing queue of 100
+//! packets drawn from 1000 flows.
+
+use aqm::{rng, FlowId, LinkInfo, Monitored, Packet, QdiscSpec, Rate, Time, VecSink};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+/// A sink that forgets, so the benchmark measures the qdisc, not a growing Vec.
+struct Discard;
+impl aqm::DropSink for Discard {
+    fn drop(&mut self, _: Packet, _: aqm::DropReason) {}
+    fn mark(&mut self, _: &Packet, _: aqm::DropReason) {}
+}
+
+fn bench_qdiscs(c: &mut Criterion) {
+    let link = LinkInfo::new(Rate::from_mbps(100));
+    let mut group = c.benchmark_group("enqueue_dequeue");
+    for kind in QdiscSpec::KINDS {
+        // Thresholds well above the standing queue, so the bench measures the common path.
+        let spec: QdiscSpec = toml::from_str(&format!("kind = \"{kind}\"")).unwrap();
+        let mut q = Monitored::new(spec.build(&link).unwrap());
+        let mut rng = rng::stream(1, 0);
+        let mut sink = Discard;
+        let _ = VecSink::default();
+        let mut now = Time::ZERO;
+        let mut flow = 0u32;
+        for _ in 0..100 {
+            flow = (flow + 7) % 1000;
+            q.enqueue(Packet::new(FlowId(flow), 1000), now, &mut rng, &mut sink);
+        }
+        group.bench_function(*kind, |b| {
+            b.iter(|| {
+                flow = (flow + 7) % 1000;
+                now += aqm::Dur::from_micros(80);
+                q.enqueue(Packet::new(FlowId(flow), 1000), now, &mut rng, &mut sink);
+                black_box(q.dequeue(now, &mut rng, &mut sink));
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_qdiscs);
+criterion_main!(benches);

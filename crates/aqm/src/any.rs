@@ -1,0 +1,123 @@
+//! The registry of built-in qdiscs: [`QdiscSpec`] (what a scenario says, tagged by
+//! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
+//! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
+
+use crate::droptail::{DropTail, DropTailParams};
+use crate::packet::Packet;
+use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
+use crate::red::{Red, RedParams};
+use serde::{Deserialize, Serialize};
+
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $ty:ty, $params:ty, |$p:ident, $link:ident| $build:expr; )*) => {
+        /// A qdisc as a scenario names it: `kind` plus that qdisc's parameters.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum QdiscSpec {
+            $( $(#[$doc])* #[serde(rename = $kind)] $variant($params), )*
+        }
+
+        /// Every built-in qdisc, for static dispatch on the hot path.
+        #[derive(Debug, Clone)]
+        pub enum AnyQdisc {
+            $( $variant($ty), )*
+        }
+
+        impl QdiscSpec {
+            /// The `kind` names, in registry order.
+            pub const KINDS: &'static [&'static str] = &[$($kind),*];
+
+            /// This spec's `kind`.
+            pub fn kind(&self) -> &'static str {
+                match self { $( QdiscSpec::$variant(_) => $kind, )* }
+            }
+
+            /// Validates the parameters and builds the qdisc for a link.
+            pub fn build(&self, link: &LinkInfo) -> Result<AnyQdisc, ParamError> {
+                match self {
+                    $( QdiscSpec::$variant($p) => {
+                        let $link = link;
+                        let _ = $link;
+                        Ok(AnyQdisc::$variant($build?))
+                    } )*
+                }
+            }
+        }
+
+        impl AnyQdisc {
+            /// The `kind` this qdisc was built from.
+            pub fn kind(&self) -> &'static str {
+                match self { $( AnyQdisc::$variant(_) => $kind, )* }
+            }
+        }
+
+        impl Qdisc for AnyQdisc {
+            #[inline]
+            fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+                match self { $( AnyQdisc::$variant(q) => q.enqueue(pkt, ctx), )* }
+            }
+            #[inline]
+            fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+                match self { $( AnyQdisc::$variant(q) => q.dequeue(ctx), )* }
+            }
+            #[inline]
+            fn len(&self) -> usize {
+                match self { $( AnyQdisc::$variant(q) => q.len(), )* }
+            }
+            #[inline]
+            fn bytes(&self) -> u64 {
+                match self { $( AnyQdisc::$variant(q) => q.bytes(), )* }
+            }
+            fn limit(&self) -> Limit {
+                match self { $( AnyQdisc::$variant(q) => q.limit(), )* }
+            }
+        }
+    };
+}
+
+registry! {
+    /// A FIFO with tail or front drop.
+    DropTail = "droptail": DropTail, DropTailParams, |p, _link| DropTail::new(p.clone());
+    /// Random Early Detection, with gentle (GRED), adaptive, byte mode and ECN.
+    Red = "red": Red, RedParams, |p, link| Red::new(p.clone(), link);
+}
+
+impl Default for QdiscSpec {
+    fn default() -> Self {
+        QdiscSpec::DropTail(DropTailParams::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_from_toml_with_defaults_and_reject_unknown_keys() {
+        let spec: QdiscSpec =
+            toml::from_str("kind = \"red\"\nmin_th = 100\nmax_th = 200\nlimit = 300").unwrap();
+        match &spec {
+            QdiscSpec::Red(p) => {
+                assert_eq!((p.min_th, p.max_th, p.limit), (100.0, 200.0, 300));
+                assert_eq!(p.w_q, 0.002);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(spec.kind(), "red");
+        let e = toml::from_str::<QdiscSpec>("kind = \"red\"\nmin_thresh = 1").unwrap_err();
+        assert!(e.to_string().contains("unknown field `min_thresh`"), "{e}");
+        let e = toml::from_str::<QdiscSpec>("kind = \"fq_magic\"").unwrap_err();
+        assert!(e.to_string().contains("unknown variant `fq_magic`"), "{e}");
+    }
+
+    #[test]
+    fn every_kind_builds_with_its_defaults() {
+        for kind in QdiscSpec::KINDS {
+            let spec: QdiscSpec = toml::from_str(&format!("kind = \"{kind}\"")).unwrap();
+            let q = spec
+                .build(&LinkInfo::new(crate::units::Rate::from_mbps(10)))
+                .unwrap();
+            assert_eq!(q.kind(), *kind);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! DropTail: a FIFO of at most `limit` packets, dropping at the tail or the front.
+//!
+//! The baseline every seed paper compares against. With `drop = "front"` a full
+//! queue drops its head packet to admit the arrival (the DropFront of Sun & Shin,
+//! 003 section 3; Linux's `bfifo`/`pfifo_head_drop`), which signals congestion to the
+//! sender a full queue-delay earlier than a tail drop.
+//!
+//! Defaults: `limit = 1000` packets, Linux's `txqueuelen` and ns-3's
+//! `FifoQueueDisc` default.
+
+use crate::drop_reason::DropReason;
+use crate::fifo::PacketFifo;
+use crate::packet::Packet;
+use crate::qdisc::{check, Ctx, Limit, ParamError, Qdisc, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// Which packet a full queue gives up.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropSide {
+    /// Drop the arrival.
+    #[default]
+    Tail,
+    /// Drop the packet at the head and queue the arrival.
+    Front,
+}
+
+/// DropTail parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DropTailParams {
+    /// Capacity in packets.
+    pub limit: u32,
+    /// Which packet to drop when full.
+    pub drop: DropSide,
+}
+
+impl Default for DropTailParams {
+    fn default() -> Self {
+        DropTailParams {
+            limit: 1000,
+            drop: DropSide::Tail,
+        }
+    }
+}
+
+impl DropTailParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check::at_least("limit", self.limit, 1)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DropTail {
+    params: DropTailParams,
+    queue: PacketFifo,
+}
+
+impl DropTail {
+    pub fn new(params: DropTailParams) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(DropTail {
+            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            params,
+        })
+    }
+}
+
+impl Qdisc for DropTail {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        if self.queue.len() < self.params.limit as usize {
+            self.queue.push_back(pkt);
+            return Verdict::Queued;
+        }
+        match self.params.drop {
+            DropSide::Tail => {
+                ctx.drop(pkt, DropReason::Overflow);
+                Verdict::Dropped
+            }
+            DropSide::Front => {
+                let head = self.queue.pop_front().expect("a full queue has a head");
+                ctx.drop(head, DropReason::FrontDrop);
+                self.queue.push_back(pkt);
+                Verdict::Queued
+            }
+        }
+    }
+
+    fn dequeue(&mut self, _ctx: &mut Ctx<'_>) -> Option<Packet> {
+        self.queue.pop_front()
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Harness;
+
+    fn droptail(limit: u32, drop: DropSide) -> Harness<DropTail> {
+        Harness::new(DropTail::new(DropTailParams { limit, drop }).unwrap())
+    }
+
+    #[test]
+    fn tail_drop_drops_the_arrival_when_full() {
+        let mut h = droptail(3, DropSide::Tail);
+        for seq in 0..5 {
+            h.offer(1, seq);
+        }
+        assert_eq!(h.dropped_seqs(DropReason::Overflow), vec![3, 4]);
+        assert_eq!(h.drain_seqs(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn front_drop_drops_the_head_and_keeps_the_arrival() {
+        let mut h = droptail(3, DropSide::Front);
+        for seq in 0..5 {
+            h.offer(1, seq);
+        }
+        assert_eq!(h.dropped_seqs(DropReason::FrontDrop), vec![0, 1]);
+        assert_eq!(h.drain_seqs(), vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn zero_limit_is_rejected_by_name() {
+        let e = DropTail::new(DropTailParams {
+            limit: 0,
+            drop: DropSide::Tail,
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "limit = 0 must be at least 1");
+    }
+}

@@ -1,0 +1,53 @@
+//! # aqm: active queue management algorithms
+//!
+//! The algorithms of aqmlab, with no engine, no I/O, no clock and no `unsafe`: a
+//! qdisc sees packets, the current time and a random stream, and nothing else, so
+//! the same code runs in the simulator, in an emulator, and under a property test.
+//!
+//! ## Map
+//! - [`qdisc`]: the contract: [`Qdisc`], [`Ctx`] (time, RNG, drop sink),
+//!   [`Verdict`], [`Limit`], [`LinkInfo`], [`ParamError`].
+//! - [`drop_reason`]: [`DropReason`], why a packet was dropped or marked.
+//! - [`packet`]: [`Packet`], the small `Copy` struct queues hold by value.
+//! - [`time`], [`units`]: integer-nanosecond [`Time`]/[`Dur`], [`Rate`], unit parsing.
+//! - [`rng`]: the pinned generator and per-component streams.
+//! - [`fifo`]: [`PacketFifo`], the ring most qdiscs store packets in.
+//! - [`monitored`]: [`Monitored`], the wrapper that counts and checks invariants.
+//! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
+//! - [`testing`]: a scripted driver for unit tests.
+//!
+//! One qdisc per file: [`droptail`], [`red`].
+//!
+//! ## Example
+//! ```
+//! use aqm::{Monitored, QdiscSpec, LinkInfo, Packet, FlowId, Rate, Time, VecSink, rng};
+//! let spec: QdiscSpec = toml::from_str("kind = \"red\"\nmin_th = 5\nmax_th = 15").unwrap();
+//! let mut q = Monitored::new(spec.build(&LinkInfo::new(Rate::from_mbps(10))).unwrap());
+//! let (mut rng, mut sink) = (rng::stream(1, 0), VecSink::default());
+//! q.enqueue(Packet::new(FlowId(0), 1000), Time::ZERO, &mut rng, &mut sink);
+//! assert_eq!(q.dequeue(Time::ZERO, &mut rng, &mut sink).unwrap().size, 1000);
+//! ```
+#![deny(unsafe_code)]
+
+pub mod any;
+pub mod drop_reason;
+pub mod droptail;
+pub mod fifo;
+pub mod monitored;
+pub mod packet;
+pub mod qdisc;
+pub mod red;
+pub mod rng;
+pub mod testing;
+pub mod time;
+pub mod units;
+
+pub use any::{AnyQdisc, QdiscSpec};
+pub use drop_reason::{DropReason, ReasonCounts};
+pub use fifo::PacketFifo;
+pub use monitored::{Monitored, QueueCounts};
+pub use packet::{Ecn, FlowId, Packet};
+pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};
+pub use rng::Rng;
+pub use time::{Dur, Time};
+pub use units::{parse_dur, parse_rate, Rate, UnitError};

@@ -1,0 +1,167 @@
+//! The wrapper that counts, so the algorithms only decide.
+//!
+//! `Monitored<Q>` stamps `enqueued_at`, forwards every drop and mark to the caller's
+//! sink while counting them by reason, and after every call checks ns-3's identities
+//! with `debug_assert!`:
+//!
+//! - received = arrivals dropped + arrivals queued
+//! - backlog = queued - dequeued - victims (queued packets dropped later)
+//! - backlog within the qdisc's limit
+
+use crate::drop_reason::{DropReason, ReasonCounts};
+use crate::packet::Packet;
+use crate::qdisc::{Ctx, DropSink, Limit, Qdisc, Verdict};
+use crate::time::Time;
+use crate::Rng;
+
+/// Counters a monitored qdisc keeps; all are totals since it was built.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub received: u64,
+    pub queued: u64,
+    pub dequeued: u64,
+    pub dequeued_bytes: u64,
+    pub arrivals_dropped: u64,
+    /// Packets dropped after they had been queued (CHOKe victims, push-outs, ...).
+    pub victims: u64,
+    pub drops: ReasonCounts,
+    pub marks: ReasonCounts,
+}
+
+impl QueueCounts {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+}
+
+struct Counting<'a> {
+    outer: &'a mut dyn DropSink,
+    counts: &'a mut QueueCounts,
+}
+
+impl DropSink for Counting<'_> {
+    #[inline]
+    fn drop(&mut self, pkt: Packet, reason: DropReason) {
+        self.counts.drops[reason.index()] += 1;
+        self.outer.drop(pkt, reason);
+    }
+    #[inline]
+    fn mark(&mut self, pkt: &Packet, reason: DropReason) {
+        self.counts.marks[reason.index()] += 1;
+        self.outer.mark(pkt, reason);
+    }
+}
+
+/// A qdisc with its counters.
+#[derive(Debug, Clone)]
+pub struct Monitored<Q> {
+    qdisc: Q,
+    counts: QueueCounts,
+}
+
+impl<Q: Qdisc> Monitored<Q> {
+    pub fn new(qdisc: Q) -> Self {
+        Monitored {
+            qdisc,
+            counts: QueueCounts::default(),
+        }
+    }
+    pub fn qdisc(&self) -> &Q {
+        &self.qdisc
+    }
+    pub fn counts(&self) -> &QueueCounts {
+        &self.counts
+    }
+    pub fn len(&self) -> usize {
+        self.qdisc.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.qdisc.is_empty()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.qdisc.bytes()
+    }
+    pub fn limit(&self) -> Limit {
+        self.qdisc.limit()
+    }
+
+    pub fn enqueue(
+        &mut self,
+        mut pkt: Packet,
+        now: Time,
+        rng: &mut Rng,
+        sink: &mut dyn DropSink,
+    ) -> Verdict {
+        pkt.enqueued_at = now;
+        let drops_before = self.counts.total_drops();
+        let verdict = {
+            let mut counting = Counting {
+                outer: sink,
+                counts: &mut self.counts,
+            };
+            let mut ctx = Ctx::new(now, rng, &mut counting);
+            self.qdisc.enqueue(pkt, &mut ctx)
+        };
+        self.counts.received += 1;
+        let new_drops = self.counts.total_drops() - drops_before;
+        match verdict {
+            Verdict::Queued => {
+                self.counts.queued += 1;
+                self.counts.victims += new_drops;
+            }
+            Verdict::Dropped => {
+                debug_assert!(new_drops >= 1, "a dropped arrival must reach the sink");
+                self.counts.arrivals_dropped += 1;
+                self.counts.victims += new_drops - 1;
+            }
+        }
+        self.check();
+        verdict
+    }
+
+    pub fn dequeue(&mut self, now: Time, rng: &mut Rng, sink: &mut dyn DropSink) -> Option<Packet> {
+        let drops_before = self.counts.total_drops();
+        let pkt = {
+            let mut counting = Counting {
+                outer: sink,
+                counts: &mut self.counts,
+            };
+            let mut ctx = Ctx::new(now, rng, &mut counting);
+            self.qdisc.dequeue(&mut ctx)
+        };
+        self.counts.victims += self.counts.total_drops() - drops_before;
+        if let Some(p) = &pkt {
+            self.counts.dequeued += 1;
+            self.counts.dequeued_bytes += p.size as u64;
+        }
+        self.check();
+        pkt
+    }
+
+    #[inline]
+    fn check(&self) {
+        let c = &self.counts;
+        debug_assert_eq!(
+            c.received,
+            c.arrivals_dropped + c.queued,
+            "received = dropped + queued"
+        );
+        debug_assert_eq!(
+            self.qdisc.len() as u64,
+            c.queued - c.dequeued - c.victims,
+            "backlog = queued - dequeued - victims"
+        );
+        debug_assert!(
+            self.qdisc
+                .limit()
+                .admits(self.qdisc.len(), self.qdisc.bytes()),
+            "backlog {} packets / {} bytes exceeds {:?}",
+            self.qdisc.len(),
+            self.qdisc.bytes(),
+            self.qdisc.limit()
+        );
+    }
+}

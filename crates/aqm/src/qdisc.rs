@@ -1,0 +1,216 @@
+//! The contract between a queueing discipline and whoever drives it.
+//!
+//! After ns-3's `QueueDisc` and Linux's `Qdisc_ops`: a qdisc decides, the caller
+//! counts. Every entry point gets a [`Ctx`] with the current time, the qdisc's own
+//! random stream and a [`DropSink`]; a qdisc has no clock and no global RNG.
+//!
+//! Drops of *any* packet, the arrival or one already queued (a CHOKe victim, an LQD
+//! push-out, a front drop), go to the sink with a [`DropReason`]. ECN marks go there
+//! too, as marks, and are never counted as drops. [`Verdict`] only says whether the
+//! arrival itself was queued.
+
+use crate::drop_reason::DropReason;
+use crate::packet::{Ecn, Packet};
+use crate::time::Time;
+use crate::units::Rate;
+use crate::Rng;
+
+/// Receives every packet a qdisc drops and every packet it marks.
+pub trait DropSink {
+    /// `pkt` leaves the system here. Called for arrivals and for queued victims.
+    fn drop(&mut self, pkt: Packet, reason: DropReason);
+    /// `pkt` was CE-marked and stays in (or enters) the queue.
+    fn mark(&mut self, pkt: &Packet, reason: DropReason);
+}
+
+/// A sink that only remembers: handy for tests and the queue lab.
+#[derive(Debug, Default, Clone)]
+pub struct VecSink {
+    pub drops: Vec<(Packet, DropReason)>,
+    pub marks: Vec<(Packet, DropReason)>,
+}
+
+impl DropSink for VecSink {
+    fn drop(&mut self, pkt: Packet, reason: DropReason) {
+        self.drops.push((pkt, reason));
+    }
+    fn mark(&mut self, pkt: &Packet, reason: DropReason) {
+        self.marks.push((*pkt, reason));
+    }
+}
+
+/// Everything a qdisc may consult besides its own state.
+pub struct Ctx<'a> {
+    pub now: Time,
+    pub rng: &'a mut Rng,
+    pub sink: &'a mut dyn DropSink,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(now: Time, rng: &'a mut Rng, sink: &'a mut dyn DropSink) -> Self {
+        Ctx { now, rng, sink }
+    }
+
+    /// Hands `pkt` to the sink as dropped for `reason`.
+    #[inline]
+    pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
+        self.sink.drop(pkt, reason);
+    }
+
+    /// The one place that chooses between a CE mark and a drop: an ECN-capable
+    /// packet is marked when `ecn` is on and comes back to be queued; anything else
+    /// is dropped and `None` comes back.
+    #[inline]
+    pub fn mark_or_drop(
+        &mut self,
+        mut pkt: Packet,
+        ecn: bool,
+        reason: DropReason,
+    ) -> Option<Packet> {
+        if ecn && pkt.ecn.is_capable() {
+            pkt.ecn = Ecn::Ce;
+            self.sink.mark(&pkt, reason);
+            Some(pkt)
+        } else {
+            self.sink.drop(pkt, reason);
+            None
+        }
+    }
+
+    /// A uniform draw in [0, 1).
+    #[inline]
+    pub fn uniform(&mut self) -> f64 {
+        rand::Rng::gen::<f64>(self.rng)
+    }
+}
+
+/// What became of an arriving packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The arrival is in the queue (possibly CE-marked, possibly after victims were
+    /// dropped to make room).
+    Queued,
+    /// The arrival was dropped; the sink has it.
+    Dropped,
+}
+
+/// The most a qdisc will hold; a backlog above it is a bug.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+impl Limit {
+    /// Does a backlog of `packets` and `bytes` fit?
+    pub const fn admits(self, packets: usize, bytes: u64) -> bool {
+        match self {
+            Limit::Packets(n) => packets <= n as usize,
+            Limit::Bytes(b) => bytes <= b,
+        }
+    }
+}
+
+/// What a qdisc may know about the link it feeds, to derive its constants (RED's
+/// packet time while idle, BREATHe's K = C / r_limit).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    pub rate: Rate,
+}
+
+impl LinkInfo {
+    pub const fn new(rate: Rate) -> Self {
+        LinkInfo { rate }
+    }
+}
+
+/// A queueing discipline.
+///
+/// Enqueue and dequeue cannot fail: invariants are `debug_assert!`s, and parameter
+/// errors were caught when the qdisc was built.
+pub trait Qdisc {
+    /// Offers an arriving packet. Any packet dropped or marked along the way,
+    /// including the arrival, is reported to `ctx.sink`.
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict;
+    /// Takes the next packet to transmit, if any. May drop packets (CoDel) through
+    /// the sink before returning one.
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet>;
+    /// Packets queued.
+    fn len(&self) -> usize;
+    /// Bytes queued.
+    fn bytes(&self) -> u64;
+    /// The backlog bound that enqueue enforces.
+    fn limit(&self) -> Limit;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A parameter that failed validation: names the key, the value and the rule, as in
+/// `min_th = 200 must be below max_th = 100`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamError {
+    pub key: &'static str,
+    pub value: String,
+    pub rule: String,
+}
+
+impl ParamError {
+    pub fn new(key: &'static str, value: impl ToString, rule: impl Into<String>) -> Self {
+        ParamError {
+            key,
+            value: value.to_string(),
+            rule: rule.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {} {}", self.key, self.value, self.rule)
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// Checks shared by many `Params::validate`s.
+pub mod check {
+    use super::ParamError;
+
+    pub fn positive(key: &'static str, v: f64) -> Result<(), ParamError> {
+        if v > 0.0 && v.is_finite() {
+            Ok(())
+        } else {
+            Err(ParamError::new(key, v, "must be positive"))
+        }
+    }
+    pub fn probability(key: &'static str, v: f64) -> Result<(), ParamError> {
+        if (0.0..=1.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(ParamError::new(key, v, "must be a probability in [0, 1]"))
+        }
+    }
+    pub fn at_least<T: PartialOrd + std::fmt::Display>(
+        key: &'static str,
+        v: T,
+        min: T,
+    ) -> Result<(), ParamError> {
+        if v >= min {
+            Ok(())
+        } else {
+            Err(ParamError::new(key, &v, format!("must be at least {min}")))
+        }
+    }
+    pub fn below(key: &'static str, v: f64, other_key: &str, other: f64) -> Result<(), ParamError> {
+        if v < other {
+            Ok(())
+        } else {
+            Err(ParamError::new(
+                key,
+                v,
+                format!("must be below {other_key} = {other}"),
+            ))
+        }
+    }
+}
