@@ -151,7 +151,7 @@ fn a_long_random_workload_never_breaks_the_invariants() {
             0..=5 => Op::Enqueue {
                 flow: rand::Rng::gen_range(&mut r, 0..50),
                 size: 1000,
-                ect: x % 2 == 0,
+                ect: x.is_multiple_of(2),
             },
             6..=8 => Op::Dequeue,
             _ => Op::Advance(rand::Rng::gen_range(&mut r, 0..5_000_000)),
