@@ -60,7 +60,7 @@ impl DropTail {
     pub fn new(params: DropTailParams) -> Result<Self, ParamError> {
         params.validate()?;
         Ok(DropTail {
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: PacketFifo::new(),
             params,
         })
     }

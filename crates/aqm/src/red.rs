@@ -238,7 +238,7 @@ impl Red {
             count: -1,
             max_p: params.max_p,
             adapt: AdaptiveMaxP::new(params.adapt_interval),
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: PacketFifo::new(),
             params,
         })
     }
