@@ -1,0 +1,45 @@
+//! Scenarios shipped with aqmlab, embedded so the CLI and Python find them without
+//! a checkout: `aqmlab run` with no file runs [`DEFAULT`].
+
+/// (name, TOML text), one per file under `scenarios/`.
+pub const BUILTINS: &[(&str, &str)] = &[
+    (
+        "choke-fig3",
+        include_str!("../../../scenarios/choke-fig3.toml"),
+    ),
+    (
+        "dumbbell-red",
+        include_str!("../../../scenarios/dumbbell-red.toml"),
+    ),
+];
+
+/// What `aqmlab run` runs when given no file.
+pub const DEFAULT: &str = "choke-fig3";
+
+/// The TOML text of a built-in scenario.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// The first comment line of a built-in scenario, as its one-line description.
+pub fn describe(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("# "))
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    #[test]
+    fn every_builtin_parses_and_builds() {
+        for (name, text) in BUILTINS {
+            let s = Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.file.name, *name, "a built-in's name matches its file");
+            crate::Simulation::new(&s).unwrap();
+        }
+        assert!(builtin(DEFAULT).is_some());
+    }
+}

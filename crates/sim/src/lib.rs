@@ -1,0 +1,76 @@
+//! # sim: the aqmlab discrete-event engine
+//!
+//! Links with rate, delay and an egress qdisc from [`aqm`]; nodes joined by static
+//! shortest-path routes; one-way TCP (Reno, NewReno, SACK) and UDP sources; scenario
+//! files; results as plain data.
+//!
+//! ## Map
+//! - [`scenario`]: TOML scenarios, validated, with errors that name key and line.
+//! - [`builtin`]: the scenarios shipped with aqmlab.
+//! - [`engine`]: [`Simulation`]: builds the network, runs the event loop.
+//! - [`event`]: the (time, sequence)-ordered event queue.
+//! - [`link`]: one direction of a link: qdisc, transmitter, wire.
+//! - [`flow`]: a flow's path, endpoints, timers and counters.
+//! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
+//! - [`header`]: transport headers kept beside packets.
+//! - [`results`], [`report`], [`fair_share`]: what a run produces.
+//! - [`pcap`]: capture of a link direction.
+//!
+//! ## Tutorial
+//! Build a dumbbell, put RED on the bottleneck, run, read the results:
+//! ```
+//! use sim::{run_scenario, Scenario};
+//! let text = r#"
+//! name = "tutorial"
+//! duration = "5s"
+//! warmup = "1s"
+//! [topology]
+//! kind = "dumbbell"
+//! access = { rate = "100Mbps", delay = "1ms" }
+//! bottleneck = { rate = "10Mbps", delay = "10ms" }
+//! [qdisc]
+//! kind = "red"
+//! min_th = 20
+//! max_th = 60
+//! [[flows]]
+//! name = "bulk"
+//! kind = "tcp"
+//! count = 4
+//! "#;
+//! let scenario = Scenario::from_toml(text, "tutorial.toml").unwrap();
+//! let result = run_scenario(&scenario, &mut |_| {}).unwrap();
+//! let bottleneck = &result.links[0];
+//! assert_eq!(bottleneck.name, "left->right");
+//! assert!(bottleneck.utilization > 0.9);
+//! assert_eq!(result.groups["bulk"].count, 4);
+//! ```
+
+pub mod builtin;
+pub mod engine;
+pub mod event;
+pub mod fair_share;
+pub mod flow;
+pub mod header;
+pub mod link;
+pub mod pcap;
+pub mod report;
+pub mod results;
+pub mod scenario;
+pub mod tcp;
+pub mod udp;
+
+pub use engine::Simulation;
+pub use results::RunResult;
+pub use scenario::{Scenario, ScenarioError};
+
+/// Builds and runs a scenario to its end; `progress` is called with the simulated
+/// time now and then (for progress bars).
+pub fn run_scenario(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(aqm::Time),
+) -> Result<RunResult, ScenarioError> {
+    let started = std::time::Instant::now();
+    let mut sim = Simulation::new(scenario)?;
+    sim.run(progress);
+    Ok(sim.report(started.elapsed().as_secs_f64()))
+}
