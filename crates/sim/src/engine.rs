@@ -40,6 +40,12 @@ struct Monitor {
     samples: Vec<(f64, u32, u64)>,
 }
 
+/// Per node, how BFS reached it: (previous node, link direction used).
+type BfsTree = Vec<Option<(u32, u32)>>;
+
+/// Counters over the measured interval: per flow, per link, per monitored link and flow.
+pub(crate) type Measured = (Vec<FlowCounters>, Vec<LinkCounters>, Vec<Vec<(u64, u64)>>);
+
 /// Counters frozen when the warm-up ends.
 struct Snapshot {
     flows: Vec<FlowCounters>,
@@ -247,38 +253,36 @@ impl Simulation {
                         monitored.push(ba as usize);
                     }
                 }
-                let mut bfs_cache: Vec<Option<Vec<Option<(u32, u32)>>>> = vec![None; nodes.len()];
-                let path = |cache: &mut Vec<Option<Vec<Option<(u32, u32)>>>>,
-                            from: u32,
-                            to: u32|
-                 -> Option<Vec<u32>> {
-                    let prev = cache[from as usize].get_or_insert_with(|| {
-                        // BFS; `prev[n]` = (previous node, link used to reach n).
-                        let mut prev = vec![None; adj.len()];
-                        let mut seen = vec![false; adj.len()];
-                        seen[from as usize] = true;
-                        let mut q = VecDeque::from([from]);
-                        while let Some(n) = q.pop_front() {
-                            for &(m, l) in &adj[n as usize] {
-                                if !seen[m as usize] {
-                                    seen[m as usize] = true;
-                                    prev[m as usize] = Some((n, l));
-                                    q.push_back(m);
+                let mut bfs_cache: Vec<Option<BfsTree>> = vec![None; nodes.len()];
+                let path =
+                    |cache: &mut Vec<Option<BfsTree>>, from: u32, to: u32| -> Option<Vec<u32>> {
+                        let prev = cache[from as usize].get_or_insert_with(|| {
+                            // BFS; `prev[n]` = (previous node, link used to reach n).
+                            let mut prev = vec![None; adj.len()];
+                            let mut seen = vec![false; adj.len()];
+                            seen[from as usize] = true;
+                            let mut q = VecDeque::from([from]);
+                            while let Some(n) = q.pop_front() {
+                                for &(m, l) in &adj[n as usize] {
+                                    if !seen[m as usize] {
+                                        seen[m as usize] = true;
+                                        prev[m as usize] = Some((n, l));
+                                        q.push_back(m);
+                                    }
                                 }
                             }
+                            prev
+                        });
+                        let mut p = Vec::new();
+                        let mut n = to;
+                        while n != from {
+                            let (m, l) = prev[n as usize]?;
+                            p.push(l);
+                            n = m;
                         }
-                        prev
-                    });
-                    let mut p = Vec::new();
-                    let mut n = to;
-                    while n != from {
-                        let (m, l) = prev[n as usize]?;
-                        p.push(l);
-                        n = m;
-                    }
-                    p.reverse();
-                    Some(p)
-                };
+                        p.reverse();
+                        Some(p)
+                    };
                 for g in &f.flows {
                     let spec = g.get_ref();
                     let (a, b) = (
@@ -884,7 +888,7 @@ impl Simulation {
         }
     }
 
-    pub(crate) fn measured(&self) -> (Vec<FlowCounters>, Vec<LinkCounters>, Vec<Vec<(u64, u64)>>) {
+    pub(crate) fn measured(&self) -> Measured {
         let now = self.now;
         let mut flows: Vec<FlowCounters> = self.flows.iter().map(Flow::counters).collect();
         let mut links: Vec<LinkCounters> = self.links.iter().map(|l| l.counters(now)).collect();

@@ -51,7 +51,8 @@ pub struct TcpConfig {
     /// Data packet size on the wire, bytes.
     pub packet_size: u32,
     pub ack_size: u32,
-    /// Receiver's advertised window, packets: the most ever in flight.
+    /// Receiver's advertised window, packets: the most ever in flight. The default
+    /// is ns-3's 128 KiB receive buffer in 1000-byte packets.
     pub max_window: u32,
     pub initial_window: u32,
     pub initial_ssthresh: f64,
@@ -76,7 +77,7 @@ impl Default for TcpConfig {
             variant: Variant::NewReno,
             packet_size: 1000,
             ack_size: 40,
-            max_window: 10_000,
+            max_window: 131,
             initial_window: 1,
             initial_ssthresh: f64::INFINITY,
             min_rto: Dur::from_millis(200),
@@ -249,9 +250,6 @@ impl TcpSender {
             .saturating_mul(self.backoff as u64)
             .min(cfg.max_rto)
     }
-    fn flight(&self) -> u32 {
-        self.snd_max - self.snd_una
-    }
 
     /// Starts sending.
     pub fn start(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -273,7 +271,9 @@ impl TcpSender {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
-            if self.timed.is_none() {
+            // Karn: time one packet per window, never during recovery, where a
+            // cumulative ACK waits for the holes below it and would inflate the sample.
+            if self.timed.is_none() && !self.in_recovery {
                 self.timed = Some((seq, now));
             }
         } else {
@@ -391,10 +391,19 @@ impl TcpSender {
         }
     }
 
+    /// Half the window, as ns-2 (`slowdown(CLOSE_SSTHRESH_HALF)`) and Linux
+    /// (`tcp_reno_ssthresh`) compute it. RFC 5681's FlightSize / 2 differs after a
+    /// long NewReno recovery, when snd_max - snd_una counts thousands of packets that
+    /// already reached the receiver out of order.
+    fn half_window(&self, cfg: &TcpConfig) -> f64 {
+        (self.cwnd.min(cfg.max_window as f64) / 2.0).max(2.0)
+    }
+
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0);
+        self.ssthresh = self.half_window(cfg);
         self.recover = self.snd_max;
         self.in_recovery = true;
+        self.timed = None;
         self.stats.fast_recoveries += 1;
         let cwnd = match cfg.variant {
             Variant::Sack => self.ssthresh,
@@ -505,7 +514,7 @@ impl TcpSender {
             && ack >= self.ecn_recover
             && self.snd_una < self.snd_max
         {
-            self.ssthresh = (self.cwnd / 2.0).max(2.0);
+            self.ssthresh = self.half_window(cfg);
             self.reduce(now, self.ssthresh, ReductionCause::Ecn);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
@@ -542,7 +551,7 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0);
+        self.ssthresh = self.half_window(cfg);
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;

@@ -1,0 +1,295 @@
+//! Whole-run tests of the engine and TCP: the behaviours a credible simulator must
+//! show, asserted on the results of real runs.
+
+use sim::tcp::ReductionCause;
+use sim::{run_scenario, Scenario, Simulation};
+
+#[track_caller]
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml(text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(text: &str) -> sim::RunResult {
+    run_scenario(&scenario(text), &mut |_| {}).unwrap()
+}
+
+const CHOKE_FIG3: &str = include_str!("../../../scenarios/choke-fig3.toml");
+
+/// One NewReno flow over a 10 Mbps bottleneck, 20 ms round trip, DropTail of
+/// `buffer` packets.
+fn single_flow(buffer: u32, variant: &str) -> String {
+    format!(
+        r#"
+name = "single"
+duration = "60s"
+warmup = "5s"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "8ms" }}
+[qdisc]
+kind = "droptail"
+limit = {buffer}
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "{variant}"
+start_spread = "0s"
+"#
+    )
+}
+
+#[test]
+fn one_flow_fills_the_pipe_with_one_bdp_of_buffer_and_halves_on_each_loss() {
+    // BDP = 10 Mbps x 20 ms = 25 packets of 1000 bytes.
+    let s = scenario(&single_flow(25, "newreno"));
+    let mut sim = Simulation::new(&s).unwrap();
+    sim.trace_tcp(0);
+    sim.run(&mut |_| {});
+    let r = sim.report(0.0);
+    let bottleneck = &r.links[0];
+    assert!(
+        bottleneck.utilization >= 0.95,
+        "utilization {}",
+        bottleneck.utilization
+    );
+    assert_eq!(r.flows[0].timeouts, 0, "no timeouts after slow start");
+    let warm = aqm::Time::from_secs(5);
+    let losses: Vec<_> = sim.tcp_trace(0).iter().filter(|x| x.at >= warm).collect();
+    assert!(
+        losses.len() >= 10,
+        "a sawtooth: {} reductions",
+        losses.len()
+    );
+    for x in losses {
+        assert_eq!(x.cause, ReductionCause::FastRetransmit);
+        // ssthresh = flight / 2, and the window was the flight: it halves.
+        assert!((x.ssthresh - x.cwnd_before / 2.0).abs() <= 1.0, "{x:?}");
+        // Peaks of the sawtooth: BDP + buffer, about 50 packets.
+        assert!((44.0..=56.0).contains(&x.cwnd_before), "{x:?}");
+    }
+}
+
+#[test]
+fn equal_rtt_flows_share_fairly_under_red() {
+    let text = sim::builtin::builtin("dumbbell-red")
+        .unwrap()
+        .replace("duration = \"60s\"", "duration = \"100s\"");
+    let r = run(&text);
+    assert_eq!(r.fairness.tcp.n, 20);
+    assert!(r.fairness.tcp.jain >= 0.95, "jain {}", r.fairness.tcp.jain);
+    assert!(r.links[0].utilization > 0.9);
+}
+
+fn udp_share(r: &sim::RunResult) -> f64 {
+    r.groups["udp"].goodput_bps / r.links[0].rate_bps as f64
+}
+
+#[test]
+fn udp_takes_the_link_under_droptail_and_red() {
+    // The CHOKe paper, section IV-A: "RED and DropTail ... UDP > 95%".
+    let droptail = CHOKE_FIG3
+        .replace("kind = \"red\"", "kind = \"droptail\"")
+        .replace("min_th = 100\nmax_th = 200\n", "");
+    let r = run(&droptail);
+    assert_eq!(r.links[0].qdisc, "droptail");
+    assert!(udp_share(&r) > 0.9, "droptail: udp share {}", udp_share(&r));
+    let r = run(CHOKE_FIG3);
+    assert_eq!(r.links[0].qdisc, "red");
+    assert!(udp_share(&r) > 0.9, "red: udp share {}", udp_share(&r));
+    assert!(r.links[0].drops["early"] + r.links[0].drops["forced"] > 0);
+}
+
+#[test]
+fn short_rtt_flows_beat_long_rtt_flows() {
+    let text = r#"
+name = "rtt"
+duration = "100s"
+warmup = "10s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "2.5ms" }
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+[qdisc]
+kind = "droptail"
+limit = 100
+[[flows]]
+name = "short"
+kind = "tcp"
+max_window = 1000
+[[flows]]
+name = "long"
+kind = "tcp"
+access_delay = "47.5ms"
+max_window = 1000
+"#;
+    let r = run(text);
+    let (short, long) = (r.groups["short"].goodput_bps, r.groups["long"].goodput_bps);
+    assert!(short > 2.0 * long, "20 ms: {short}, 200 ms: {long}");
+    let (rs, rl) = (
+        r.flows[0].rtt_mean_s.unwrap(),
+        r.flows[1].rtt_mean_s.unwrap(),
+    );
+    assert!((0.02..0.2).contains(&rs) && rl > 0.2, "rtts {rs} {rl}");
+}
+
+/// Three packets lost from one window (Fall & Floyd 1996): Reno needs a timeout,
+/// NewReno and SACK recover without one.
+#[test]
+fn three_losses_in_one_window_time_out_only_reno() {
+    for (variant, expect_timeout) in [("reno", true), ("newreno", false), ("sack", false)] {
+        let text = format!(
+            r#"
+name = "three-drops"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "20ms" }}
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "{variant}"
+max_window = 20
+start_spread = "0s"
+"#
+        );
+        let mut sim = Simulation::new(&scenario(&text)).unwrap();
+        for seq in [100, 103, 106] {
+            sim.inject_loss(0, seq);
+        }
+        sim.run(&mut |_| {});
+        let r = sim.report(0.0);
+        let f = &r.flows[0];
+        assert_eq!(
+            f.timeouts > 0,
+            expect_timeout,
+            "{variant}: {} timeouts",
+            f.timeouts
+        );
+        assert_eq!(
+            f.retransmits,
+            if expect_timeout { f.retransmits } else { 3 },
+            "{variant}"
+        );
+        assert!(f.delivered > 1000, "{variant} kept going: {}", f.delivered);
+    }
+}
+
+#[test]
+fn same_seed_gives_identical_results_and_another_seed_does_not() {
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        serde_json::to_string(&v).unwrap()
+    };
+    let mut s = scenario(CHOKE_FIG3);
+    s.set_duration(aqm::Dur::from_secs(40)).unwrap();
+    let a = strip(run_scenario(&s, &mut |_| {}).unwrap().summary_json());
+    let b = strip(run_scenario(&s, &mut |_| {}).unwrap().summary_json());
+    assert_eq!(a, b);
+    s.set_seed(2);
+    let c = strip(run_scenario(&s, &mut |_| {}).unwrap().summary_json());
+    assert_ne!(a, c);
+}
+
+#[test]
+fn ecn_flows_are_marked_not_dropped_under_red_with_ecn() {
+    let text = r#"
+name = "ecn"
+duration = "30s"
+warmup = "5s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+[qdisc]
+kind = "red"
+limit = 300
+min_th = 10
+max_th = 40
+ecn = true
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 8
+ecn = true
+"#;
+    let r = run(text);
+    let l = &r.links[0];
+    assert!(l.marks["early"] > 100, "marks {:?}", l.marks);
+    assert_eq!(l.drops["early"], 0);
+    assert!(l.utilization > 0.9);
+    assert!(r.flows.iter().all(|f| f.timeouts == 0));
+}
+
+#[test]
+fn graph_routes_follow_the_fewest_hops() {
+    // A chain a-b-c-d with a shortcut a-d: flows a->d take the shortcut.
+    let text = r#"
+name = "graph"
+duration = "10s"
+warmup = "2s"
+[topology]
+kind = "graph"
+nodes = ["a", "b", "c", "d"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "1ms" },
+  { from = "b", to = "c", rate = "10Mbps", delay = "1ms" },
+  { from = "c", to = "d", rate = "10Mbps", delay = "1ms" },
+  { from = "a", to = "d", rate = "1Mbps", delay = "30ms" },
+]
+[[flows]]
+name = "ad"
+kind = "cbr"
+rate = "300kbps"
+from = "a"
+to = "d"
+[[flows]]
+name = "bd"
+kind = "cbr"
+rate = "300kbps"
+from = "b"
+to = "d"
+"#;
+    let r = run(text);
+    let through = |link: &str, flow: u32| {
+        r.link_flows
+            .iter()
+            .any(|x| x.link == link && x.flow == flow)
+    };
+    assert!(through("a->d", 0) && !through("a->b", 0));
+    // b->d has two 2-hop routes (b-a-d, b-c-d): ties go to the lower link index.
+    assert!(through("b->a", 1) && through("a->d", 1) && !through("b->c", 1));
+    // CBR below capacity: everything arrives.
+    assert!((r.groups["ad"].goodput_bps / 300e3 - 1.0).abs() < 0.02);
+}
+
+#[test]
+fn web_flows_restart_slow_start_per_object() {
+    let text = r#"
+name = "web"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+[[flows]]
+name = "web"
+kind = "web"
+object_size = 20
+count = 2
+"#;
+    let s = scenario(text);
+    let mut sim = Simulation::new(&s).unwrap();
+    sim.run(&mut |_| {});
+    let r = sim.report(0.0);
+    // Each 20-packet object starts from a cwnd of 1: 1+2+4+8+5 packets, five round
+    // trips of ~24 ms, so ~170 objects in 20 s and a link mostly idle. A bulk flow
+    // would fill it.
+    let objects = r.flows[0].delivered as f64 / 20.0;
+    assert!(
+        (120.0..=200.0).contains(&objects),
+        "{objects} objects in 20 s"
+    );
+    assert!(r.links[0].utilization < 0.5, "{}", r.links[0].utilization);
+}
