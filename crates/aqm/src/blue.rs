@@ -21,9 +21,10 @@
 //! raise it on overflow only, as the SFB paper's summary describes. The link-idle
 //! event is "a dequeue finds the queue empty": the qdisc has no clock of its own.
 //!
-//! Defaults: `increment = 0.0025`, `decrement = 0.00025` (ns-2's `Queue/Blue`
-//! defaults, which the BLUE/SFB authors' ns code used; the ns-3 SFB port keeps them),
-//! `freeze_time = 100ms` (the longer of the BLUE report's two freeze times), and
+//! Defaults: `increment = 0.0025`, `decrement = 0.00025` (the values the ns-3 SFB
+//! port uses, reported as ns-2's BLUE defaults; the SFB paper states none),
+//! `freeze_time = 100ms` (the BLUE report's order of magnitude; not checked against
+//! its text here, which is not among the seeds), and
 //! `limit = 200` packets: the SFB paper's 200 KB buffer (000 section III-B) at
 //! 1000-byte packets.
 
