@@ -2,10 +2,13 @@
 //! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
 //! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
 
+use crate::blue::{Blue, BlueParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
+use crate::sfb::{Sfb, SfbParams};
+use crate::sfred::{Sfred, SfredParams};
 use serde::{Deserialize, Serialize};
 
 macro_rules! registry {
@@ -80,6 +83,12 @@ registry! {
     DropTail = "droptail": DropTail, DropTailParams, |p, _link| DropTail::new(p.clone());
     /// Random Early Detection, with gentle (GRED), adaptive, byte mode and ECN.
     Red = "red": Red, RedParams, |p, link| Red::new(p.clone(), link);
+    /// BLUE: one marking probability raised on overflow, lowered on idle.
+    Blue = "blue": Blue, BlueParams, |p, _link| Blue::new(p.clone());
+    /// Stochastic Fair BLUE: Bloom-filter bins of BLUE, rate-limits pmin = 1 flows.
+    Sfb = "sfb": Sfb, SfbParams, |p, _link| Sfb::new(p.clone());
+    /// Stochastic Fair RED (SFB paper III-A): Bloom-filter bins of adaptive RED.
+    Sfred = "sfred": Sfred, SfredParams, |p, link| Sfred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

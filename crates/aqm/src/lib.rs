@@ -16,7 +16,9 @@
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`testing`]: a scripted driver for unit tests.
 //!
-//! One qdisc per file: [`droptail`], [`red`].
+//! One qdisc per file: [`droptail`], [`red`], [`blue`] (BLUE), [`sfb`] (Stochastic
+//! Fair BLUE, fixed/moving/double-buffered hashes), [`sfred`] (Stochastic Fair RED:
+//! a Bloom filter of per-bin adaptive RED, from the SFB paper).
 //!
 //! ## Example
 //! ```
@@ -30,6 +32,7 @@
 #![deny(unsafe_code)]
 
 pub mod any;
+pub mod blue;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
@@ -38,6 +41,8 @@ pub mod packet;
 pub mod qdisc;
 pub mod red;
 pub mod rng;
+pub mod sfb;
+pub mod sfred;
 pub mod testing;
 pub mod time;
 pub mod units;

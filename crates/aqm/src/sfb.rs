@@ -1,0 +1,916 @@
+//! SFB: Stochastic Fair BLUE (Feng, Kandlur, Saha & Shin, INFOCOM 2001; seed 000,
+//! section III, Fig. 1; moving hashes in section III-D).
+//!
+//! A FIFO with an accounting structure beside it: `levels` x `bins` BLUE bins (a
+//! Bloom filter). Each level hashes the flow id with its own key into one of its
+//! bins. A bin counts the packets of its flows in the queue and keeps a BLUE
+//! probability `pm`: an arrival that finds the bin at `bin_size` raises `pm` by
+//! `increment` and is dropped; an arrival that finds it empty lowers `pm` by
+//! `decrement` (each bin at most once per `freeze_time`). The arrival is then marked
+//! or dropped with `pmin`, the least `pm` of its bins. A flow whose bins are all at
+//! 1 (`pmin = 1`) is judged non-responsive and rate-limited to `rate_limit`. A
+//! responsive flow sharing a bin with it keeps at least one clean bin, so its `pmin`
+//! stays below 1 and it is left alone.
+//!
+//! # Choices where the paper leaves room
+//!
+//! - **Counting**: bins count packets, not bytes, as Linux and the paper's Fig. 1
+//!   (`qlen`). `bin_size = 13` is the paper's "13" (section III-B): about 1.5 x the
+//!   200 KB buffer / 23 bins, which at its 1000-byte packets is 13 packets.
+//! - **Bin overflow**: a bin at `bin_size` or more raises its pm (Fig. 1 tests
+//!   `qlen > bin_size`; we use `>=`, as Linux, so `bin_size` is the occupancy that
+//!   counts as overflow). Fig. 1 then drops the arrival when *any* of its bins
+//!   overflows. Taken literally that caps a flow at `bin_size` minus what its
+//!   sharers hold in its most shared bin, so its other bins may never fill and a
+//!   non-responsive flow is never identified (we saw exactly this in the unit
+//!   test's scenario). We drop the arrival only when *all* its bins are full (the
+//!   flow itself is then likely the culprit), as Linux does with `minqlen >= max`.
+//!   Every level's bin is updated first. These drops report
+//!   [`DropReason::Overflow`]. A flow at `pmin = 1` is not subject to this drop:
+//!   its bins are full (that is how they reached 1), so the drop would starve it
+//!   rather than hold it at `rate_limit`, which is what the paper reports (Fig.
+//!   3(a): 0.16 Mbps); the rate limiter alone decides for it.
+//! - **Rate limit**: one token bucket (`rate_limit` bits/s, `rate_limit_burst`
+//!   bytes) shared by every packet with `pmin = 1`, as Linux's `penalty_rate`. The
+//!   paper says flows with `pmin = 1` are "limited to a fixed amount of bandwidth"
+//!   by "limiting the rate of packet enqueues for flows with pmin values of 1"; its
+//!   figures report 0.16, 0.18, 0.21 and 0.19 Mbps for 1, 4 and 8 non-responsive
+//!   flows together (Figs. 3(a), 5, 6(b)), which a shared bucket of 0.16 Mbps gives
+//!   and per-flow buckets (8 x 0.16) would not. A shared bucket also needs no
+//!   per-flow state. Drops report [`DropReason::RateLimit`].
+//! - **Penalty box**: an arrival of a flow already at `pmin = 1` does not lower
+//!   its own bins when it finds them empty. The rate limiter keeps such a flow's
+//!   bins nearly empty, so without this rule its own (dropped) arrivals would pull
+//!   its `pm` below 1 within a few hundred packets and free it; the paper instead
+//!   has flows stay rate-limited until a moving hash re-classifies them (III-D:
+//!   "detect when non-responsive flows become responsive and ... reclassify them").
+//!   Other flows finding a shared bin empty still lower it.
+//! - **Freeze time**: Fig. 1 has none (Linux neither). We keep BLUE's per-bin
+//!   `freeze_time` as a parameter, default 0: with `increment = 0.0025` a bin needs
+//!   400 steps to reach 1, and the paper re-learns non-responsive flows within a
+//!   small part of its 2 s rehash period (III-D), which a 100 ms freeze (40 s to
+//!   learn) cannot do.
+//! - **Moving hash** (`hash = "moving"`): every `rehash_period` the keys change
+//!   and all bins reset (III-D: "periodically ... reset the bins and change the
+//!   hash functions"). Packets already queued are then counted in no bin.
+//! - **Double-buffered** (`hash = "double_buffered"`): during the last `warmup` of
+//!   each period a second set of bins, keyed by the next period's hashes, is fed
+//!   too: every queued packet is counted in both sets; arrivals of flows with
+//!   `pmin = 1` in the active set raise their warm bins' `pm` (the paper: "any time
+//!   a flow is classified as non-responsive, it is hashed using the second set of
+//!   hash functions and the marking probabilities of the corresponding bins in the
+//!   warmup set are updated"); other arrivals update the warm bins as Fig. 1 does.
+//!   At the period's end the warm set becomes the active one, so a non-responsive
+//!   flow is rate-limited "right from the beginning". Linux does the same with two
+//!   slots (`sfb_bins[2]`, `double_buffering`), but raises a warm bin only when it
+//!   is full.
+//! - **Keys**: level `l` of key generation `g` uses `mix64(mix64(hash_seed) ^ (g <<
+//!   32 | l))`: reproducible from `hash_seed`, independent across levels, and fresh
+//!   at every re-key. [`Sfb::rekey`] re-keys on demand.
+//! - **Exact counts**: `Packet.cb` holds the key generations of the (at most two)
+//!   bin sets the packet was counted in (low and high 32 bits). Dequeue recomputes
+//!   the bins from the flow id and that set's keys if the set still has that
+//!   generation; a set re-keyed since was zeroed, so there is nothing to undo. So
+//!   dequeue undoes exactly what enqueue did, across rehashes and swaps.
+//! - The clock (rehash, warm-up, swap) advances on enqueue and dequeue.
+//!
+//! Defaults (000 section III-B unless said): `levels = 2`, `bins = 23`,
+//! `bin_size = 13`, `limit = 200` packets (the 200 KB buffer at 1000-byte packets),
+//! `rate_limit = 0.16Mbps`, `increment = 0.0025`, `decrement = 0.00025` (ns-2's
+//! BLUE), `freeze_time = 0`, `hash = "fixed"`, `rehash_period = 2s` (III-D),
+//! `warmup = 1s` (the paper gives none; half a period lets a flow of >= 400
+//! arrivals/s, 3.2 Mbps at 1000 bytes, carry `pm` from 0 to 1 into the next set;
+//! Linux uses a tenth, 60 s of 600 s), `rate_limit_burst = 20000` bytes (Linux's
+//! `penalty_burst` of 20 packets at 1000 bytes), `ecn = false`.
+
+use crate::blue::{check_step, BlueProbability};
+use crate::drop_reason::DropReason;
+use crate::fifo::PacketFifo;
+use crate::packet::{FlowId, Packet};
+use crate::qdisc::{check, Ctx, Limit, ParamError, Qdisc, Verdict};
+use crate::rng::{keyed_hash, mix64};
+use crate::time::{Dur, Time};
+use crate::units::Rate;
+use serde::{Deserialize, Serialize};
+
+/// How the bins' hash functions change over time.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HashMode {
+    /// One set of keys for the whole run (000 section III-A).
+    #[default]
+    Fixed,
+    /// New keys and reset bins every `rehash_period` (000 section III-D).
+    Moving,
+    /// Moving, with the next set of bins warmed up during the last `warmup` of each
+    /// period (000 section III-D, Fig. 6(b)).
+    DoubleBuffered,
+}
+
+/// SFB parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SfbParams {
+    /// Capacity of the shared FIFO in packets. Default 200 (200 KB / 1000 B, III-B).
+    pub limit: u32,
+    /// L, the number of hash levels. Default 2 (III-B).
+    pub levels: u32,
+    /// N, bins per level. Default 23 (III-B).
+    pub bins: u32,
+    /// Packets a bin may hold. Default 13 (III-B).
+    pub bin_size: u32,
+    /// BLUE step up of a bin's pm. Default 0.0025 (ns-2 BLUE).
+    pub increment: f64,
+    /// BLUE step down of a bin's pm. Default 0.00025 (ns-2 BLUE).
+    pub decrement: f64,
+    /// Least time between two changes of one bin's pm. Default 0 (Fig. 1).
+    pub freeze_time: Dur,
+    /// Rate allowed to all `pmin = 1` traffic together. Default 0.16Mbps (III-B).
+    pub rate_limit: Rate,
+    /// Depth of the rate limiter's token bucket, bytes. Default 20000 (Linux).
+    pub rate_limit_burst: u64,
+    /// Fixed, moving or double-buffered moving hash. Default fixed (III-A).
+    pub hash: HashMode,
+    /// Time between re-keys for the moving hashes. Default 2s (III-D).
+    pub rehash_period: Dur,
+    /// How long before a re-key the next bins are fed (double-buffered). Default 1s.
+    pub warmup: Dur,
+    /// Seed of the hash keys.
+    pub hash_seed: u64,
+    /// CE-mark ECN-capable packets instead of dropping them with pmin.
+    pub ecn: bool,
+}
+
+impl Default for SfbParams {
+    fn default() -> Self {
+        SfbParams {
+            limit: 200,
+            levels: 2,
+            bins: 23,
+            bin_size: 13,
+            increment: 0.0025,
+            decrement: 0.00025,
+            freeze_time: Dur::ZERO,
+            rate_limit: Rate::from_kbps(160),
+            rate_limit_burst: 20_000,
+            hash: HashMode::Fixed,
+            rehash_period: Dur::from_secs(2),
+            warmup: Dur::from_secs(1),
+            hash_seed: 0,
+            ecn: false,
+        }
+    }
+}
+
+/// The most bins (levels x bins) an SFB may have: a guard against typos.
+const MAX_TOTAL_BINS: u32 = 1 << 20;
+
+impl SfbParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check::at_least("limit", self.limit, 1)?;
+        check::at_least("levels", self.levels, 1)?;
+        check::at_least("bins", self.bins, 1)?;
+        if self.levels.saturating_mul(self.bins) > MAX_TOTAL_BINS {
+            return Err(ParamError::new(
+                "bins",
+                self.bins,
+                format!(
+                    "times levels = {} must be at most {MAX_TOTAL_BINS}",
+                    self.levels
+                ),
+            ));
+        }
+        check::at_least("bin_size", self.bin_size, 1)?;
+        check_step("increment", self.increment)?;
+        check_step("decrement", self.decrement)?;
+        if self.hash != HashMode::Fixed && self.rehash_period.is_zero() {
+            return Err(ParamError::new(
+                "rehash_period",
+                self.rehash_period,
+                "must be positive with a moving hash",
+            ));
+        }
+        if self.hash == HashMode::DoubleBuffered
+            && (self.warmup.is_zero() || self.warmup >= self.rehash_period)
+        {
+            return Err(ParamError::new(
+                "warmup",
+                self.warmup,
+                format!(
+                    "must be positive and below rehash_period = {}",
+                    self.rehash_period
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One accounting bin: packets of its flows in the queue, and a BLUE probability.
+#[derive(Copy, Clone, Debug, Default)]
+struct Bin {
+    qlen: u32,
+    pm: BlueProbability,
+}
+
+/// A full L x N set of bins with the keys that map flows into it.
+#[derive(Clone, Debug)]
+struct BinSet {
+    /// Key generation; 0 = inactive (counts nothing).
+    generation: u32,
+    keys: Vec<u64>,
+    /// Level-major: bin `b` of level `l` is `bins[l * n + b]`.
+    bins: Vec<Bin>,
+}
+
+/// The key of `level` in key generation `generation`.
+pub fn level_key(hash_seed: u64, generation: u32, level: u32) -> u64 {
+    mix64(mix64(hash_seed) ^ ((generation as u64) << 32 | level as u64))
+}
+
+impl BinSet {
+    fn new(levels: u32, bins: u32) -> Self {
+        BinSet {
+            generation: 0,
+            keys: vec![0; levels as usize],
+            bins: vec![Bin::default(); (levels * bins) as usize],
+        }
+    }
+
+    /// Gives the set generation `generation`'s keys and empties every bin.
+    fn reset(&mut self, hash_seed: u64, generation: u32) {
+        self.generation = generation;
+        for (l, k) in self.keys.iter_mut().enumerate() {
+            *k = level_key(hash_seed, generation, l as u32);
+        }
+        self.bins.fill(Bin::default());
+    }
+
+    /// Takes the set out of use: it counts nothing until the next `reset`.
+    fn retire(&mut self) {
+        self.generation = 0;
+        self.bins.fill(Bin::default());
+    }
+
+    /// Index in `bins` of `flow`'s bin at `level`.
+    #[inline]
+    fn index(&self, level: usize, n: u32, flow: FlowId) -> usize {
+        level * n as usize + (keyed_hash(self.keys[level], flow.0) % n) as usize
+    }
+
+    #[inline]
+    fn pmin(&self, n: u32, flow: FlowId) -> f64 {
+        (0..self.keys.len())
+            .map(|l| self.bins[self.index(l, n, flow)].pm.p)
+            .fold(1.0, f64::min)
+    }
+
+    #[inline]
+    fn count(&mut self, n: u32, flow: FlowId) {
+        for l in 0..self.keys.len() {
+            let i = self.index(l, n, flow);
+            self.bins[i].qlen += 1;
+        }
+    }
+
+    #[inline]
+    fn uncount(&mut self, n: u32, flow: FlowId) {
+        for l in 0..self.keys.len() {
+            let i = self.index(l, n, flow);
+            debug_assert!(self.bins[i].qlen > 0, "bin {i} would go negative");
+            self.bins[i].qlen = self.bins[i].qlen.saturating_sub(1);
+        }
+    }
+}
+
+/// A token bucket in bytes, refilled at a rate in bits/s.
+#[derive(Clone, Debug)]
+struct TokenBucket {
+    bytes_per_sec: f64,
+    burst: f64,
+    tokens: f64,
+    last: Time,
+}
+
+impl TokenBucket {
+    fn new(rate: Rate, burst: u64) -> Self {
+        TokenBucket {
+            bytes_per_sec: rate.as_f64() / 8.0,
+            burst: burst as f64,
+            tokens: burst as f64,
+            last: Time::ZERO,
+        }
+    }
+
+    /// Takes `bytes` tokens if there are that many.
+    #[inline]
+    fn take(&mut self, bytes: u32, now: Time) -> bool {
+        let elapsed = now.saturating_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.bytes_per_sec).min(self.burst);
+        self.last = now;
+        if self.tokens >= bytes as f64 {
+            self.tokens -= bytes as f64;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Sfb {
+    params: SfbParams,
+    /// Two sets: the active one and (double-buffered) the warm one.
+    sets: [BinSet; 2],
+    active: usize,
+    warming: bool,
+    /// The next key generation to hand out (never 0).
+    next_generation: u32,
+    next_rehash: Time,
+    bucket: TokenBucket,
+    queue: PacketFifo,
+}
+
+/// `cb` layout: the generations of the sets a packet was counted in.
+#[inline]
+fn cb_pack(a: u32, b: u32) -> u64 {
+    a as u64 | (b as u64) << 32
+}
+
+impl Sfb {
+    pub fn new(params: SfbParams) -> Result<Self, ParamError> {
+        params.validate()?;
+        let (l, n) = (params.levels, params.bins);
+        let mut sfb = Sfb {
+            sets: [BinSet::new(l, n), BinSet::new(l, n)],
+            active: 0,
+            warming: false,
+            next_generation: 1,
+            next_rehash: Time::ZERO + params.rehash_period,
+            bucket: TokenBucket::new(params.rate_limit, params.rate_limit_burst),
+            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            params,
+        };
+        sfb.reset_set(0);
+        Ok(sfb)
+    }
+
+    /// Gives set `s` fresh keys and empty bins.
+    fn reset_set(&mut self, s: usize) {
+        let g = self.next_generation;
+        self.next_generation = self.next_generation.wrapping_add(1).max(1);
+        self.sets[s].reset(self.params.hash_seed, g);
+    }
+
+    /// Re-keys the active bins now (and drops any warm set), as a moving hash does
+    /// at the end of a period.
+    pub fn rekey(&mut self) {
+        self.reset_set(self.active);
+        self.sets[1 - self.active].retire();
+        self.warming = false;
+    }
+
+    /// Advances rehash, warm-up and swap to `now`.
+    fn advance_clock(&mut self, now: Time) {
+        let p = &self.params;
+        if p.hash == HashMode::Fixed {
+            return;
+        }
+        if now >= self.next_rehash {
+            let period = p.rehash_period.as_nanos();
+            let periods = now.saturating_since(self.next_rehash).as_nanos() / period + 1;
+            if self.warming && periods == 1 {
+                // The warm set becomes active; the old one is retired.
+                self.sets[self.active].retire();
+                self.active = 1 - self.active;
+                self.warming = false;
+            } else {
+                // No warm set (plain moving hash), or whole periods passed without
+                // traffic: start from fresh bins.
+                self.rekey();
+            }
+            self.next_rehash += Dur::from_nanos(period.saturating_mul(periods));
+        }
+        let p = &self.params;
+        if p.hash == HashMode::DoubleBuffered
+            && !self.warming
+            && now.as_nanos() + p.warmup.as_nanos() >= self.next_rehash.as_nanos()
+        {
+            self.reset_set(1 - self.active);
+            self.warming = true;
+        }
+    }
+
+    /// Fig. 1's per-level update of `flow`'s bins in set `s`: a full bin raises its
+    /// pm, an empty one lowers it (not when `penalty_box`). Returns whether every
+    /// bin was full.
+    fn update_bins(&mut self, s: usize, flow: FlowId, now: Time, penalty_box: bool) -> bool {
+        let p = &self.params;
+        let set = &mut self.sets[s];
+        let mut full = true;
+        for l in 0..set.keys.len() {
+            let i = set.index(l, p.bins, flow);
+            let bin = &mut set.bins[i];
+            if bin.qlen >= p.bin_size {
+                bin.pm.raise(p.increment, now, p.freeze_time);
+            } else {
+                full = false;
+                if bin.qlen == 0 && !penalty_box {
+                    bin.pm.lower(p.decrement, now, p.freeze_time);
+                }
+            }
+        }
+        full
+    }
+
+    /// The paper's warm-up rule: a flow classified non-responsive raises its bins
+    /// in the warm set.
+    fn raise_warm_bins(&mut self, flow: FlowId, now: Time) {
+        let p = &self.params;
+        let set = &mut self.sets[1 - self.active];
+        for l in 0..set.keys.len() {
+            let i = set.index(l, p.bins, flow);
+            set.bins[i].pm.raise(p.increment, now, p.freeze_time);
+        }
+    }
+
+    /// pmin of `flow` in the active bins.
+    pub fn pmin(&self, flow: FlowId) -> f64 {
+        self.sets[self.active].pmin(self.params.bins, flow)
+    }
+
+    /// Is `flow` in the penalty box: are all its active bins at pm = 1?
+    pub fn is_rate_limited(&self, flow: FlowId) -> bool {
+        self.pmin(flow) >= 1.0
+    }
+
+    /// The active bins at pm = 1 ("polluted"), per level.
+    pub fn polluted_bins(&self) -> Vec<Vec<usize>> {
+        let set = &self.sets[self.active];
+        let n = self.params.bins as usize;
+        set.bins
+            .chunks(n)
+            .map(|level| {
+                level
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.pm.p >= 1.0)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `flow`'s bin at `level` in the active set.
+    pub fn bin_of(&self, flow: FlowId, level: usize) -> usize {
+        let set = &self.sets[self.active];
+        set.index(level, self.params.bins, flow) - level * self.params.bins as usize
+    }
+
+    /// pm of bin `bin` of `level` in the active set.
+    pub fn pm(&self, level: usize, bin: usize) -> f64 {
+        self.sets[self.active].bins[level * self.params.bins as usize + bin]
+            .pm
+            .p
+    }
+
+    /// Packets counted in each set's bins: (active, warm), summed over all bins.
+    pub fn counted_packets(&self) -> (u64, u64) {
+        let sum = |s: &BinSet| s.bins.iter().map(|b| b.qlen as u64).sum();
+        (
+            sum(&self.sets[self.active]),
+            sum(&self.sets[1 - self.active]),
+        )
+    }
+
+    /// Is the warm set being fed (double-buffered hash, last `warmup` of a period)?
+    pub fn is_warming(&self) -> bool {
+        self.warming
+    }
+}
+
+impl Qdisc for Sfb {
+    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        let now = ctx.now;
+        self.advance_clock(now);
+        let flow = pkt.flow;
+        let n = self.params.bins;
+        let penalty_box = self.sets[self.active].pmin(n, flow) >= 1.0;
+        let bin_full = self.update_bins(self.active, flow, now, penalty_box);
+        let pmin = self.pmin(flow);
+        if self.warming {
+            if pmin >= 1.0 {
+                self.raise_warm_bins(flow, now);
+            } else {
+                self.update_bins(1 - self.active, flow, now, false);
+            }
+        }
+        if pmin >= 1.0 {
+            // The penalty box: the rate limiter, not the bins, decides.
+            if !self.bucket.take(pkt.size, now) {
+                ctx.drop(pkt, DropReason::RateLimit);
+                return Verdict::Dropped;
+            }
+        } else if bin_full {
+            ctx.drop(pkt, DropReason::Overflow);
+            return Verdict::Dropped;
+        } else if pmin > 0.0 && ctx.uniform() < pmin {
+            match ctx.mark_or_drop(pkt, self.params.ecn, DropReason::Early) {
+                Some(marked) => pkt = marked,
+                None => return Verdict::Dropped,
+            }
+        }
+        if self.queue.len() >= self.params.limit as usize {
+            ctx.drop(pkt, DropReason::Overflow);
+            return Verdict::Dropped;
+        }
+        let active = self.active;
+        self.sets[active].count(n, flow);
+        let mut warm_generation = 0;
+        if self.warming {
+            self.sets[1 - active].count(n, flow);
+            warm_generation = self.sets[1 - active].generation;
+        }
+        pkt.cb = cb_pack(self.sets[active].generation, warm_generation);
+        self.queue.push_back(pkt);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+        self.advance_clock(ctx.now);
+        let pkt = self.queue.pop_front()?;
+        let (a, b) = (pkt.cb as u32, (pkt.cb >> 32) as u32);
+        let n = self.params.bins;
+        for set in &mut self.sets {
+            let g = set.generation;
+            if g != 0 && (g == a || g == b) {
+                set.uncount(n, pkt.flow);
+            }
+        }
+        Some(pkt)
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Harness;
+
+    fn sfb(params: SfbParams) -> Harness<Sfb> {
+        Harness::new(Sfb::new(params).unwrap())
+    }
+
+    /// A traffic source for the scripted runs below.
+    #[derive(Clone, Debug)]
+    enum Source {
+        /// Unresponsive: one packet every `interval`, whatever happens to them.
+        Cbr {
+            flow: u32,
+            interval: Dur,
+            next: Time,
+        },
+        /// Responsive (a crude window): keeps `window` packets in the queue,
+        /// offering one more whenever fewer are there.
+        Window { flow: u32, window: u32, queued: u32 },
+    }
+
+    impl Source {
+        fn flow(&self) -> u32 {
+            match *self {
+                Source::Cbr { flow, .. } | Source::Window { flow, .. } => flow,
+            }
+        }
+    }
+
+    /// A link draining the queue at a fixed packet rate, fed by `sources`.
+    struct Sim {
+        h: Harness<Sfb>,
+        sources: Vec<Source>,
+        tx_interval: Dur,
+        next_tx: Time,
+        /// Departures per source.
+        departed: Vec<u64>,
+        seq: u32,
+    }
+
+    const STEP: Dur = Dur::from_micros(100);
+
+    impl Sim {
+        fn new(params: SfbParams, sources: Vec<Source>, link_pps: u64) -> Self {
+            Sim {
+                h: sfb(params),
+                departed: vec![0; sources.len()],
+                sources,
+                tx_interval: Dur::from_nanos(1_000_000_000 / link_pps),
+                next_tx: Time::ZERO,
+                seq: 0,
+            }
+        }
+
+        fn run_until(&mut self, end: Time) {
+            while self.h.now < end {
+                let now = self.h.now;
+                for i in 0..self.sources.len() {
+                    match &mut self.sources[i] {
+                        Source::Cbr {
+                            flow,
+                            interval,
+                            next,
+                        } => {
+                            while *next <= now {
+                                *next += *interval;
+                                self.seq += 1;
+                                let f = *flow;
+                                self.h.offer(f, self.seq);
+                            }
+                        }
+                        Source::Window {
+                            flow,
+                            window,
+                            queued,
+                        } => {
+                            if *queued < *window {
+                                self.seq += 1;
+                                let f = *flow;
+                                if self.h.offer(f, self.seq) == Verdict::Queued {
+                                    if let Source::Window { queued, .. } = &mut self.sources[i] {
+                                        *queued += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                while self.next_tx <= now {
+                    match self.h.dequeue() {
+                        Some(p) => {
+                            self.next_tx += self.tx_interval;
+                            for (i, s) in self.sources.iter_mut().enumerate() {
+                                if s.flow() == p.flow.0 {
+                                    self.departed[i] += 1;
+                                    if let Source::Window { queued, .. } = s {
+                                        *queued -= 1;
+                                    }
+                                }
+                            }
+                        }
+                        None => self.next_tx = now + self.tx_interval,
+                    }
+                }
+                self.h.advance(STEP);
+            }
+        }
+
+        fn sfb(&self) -> &Sfb {
+            self.h.q.qdisc()
+        }
+    }
+
+    /// `count` flows sharing `a`'s bin at `level` and no other bin, none in
+    /// `exclude`.
+    fn sharers_of(q: &Sfb, a: u32, level: usize, count: usize, exclude: &[u32]) -> Vec<u32> {
+        (1000..)
+            .filter(|&f| {
+                (0..q.params.levels as usize)
+                    .all(|l| (q.bin_of(FlowId(f), l) == q.bin_of(FlowId(a), l)) == (l == level))
+                    && !exclude.contains(&f)
+            })
+            .take(count)
+            .collect()
+    }
+
+    const A: u32 = 7;
+
+    /// The paper's situation in miniature, on a 10 Mbps link of 1000-byte packets
+    /// (1250 packets/s): one unresponsive flow `A` at 20 Mbps, and at each level
+    /// four responsive flows that share `A`'s bin there and nowhere else (so each
+    /// has a clean bin), each keeping 4 packets queued. Returns the sim and the
+    /// sharers, level 0's first.
+    fn scenario(params: SfbParams) -> (Sim, Vec<u32>) {
+        let probe = Sfb::new(params.clone()).unwrap();
+        let mut sharers = Vec::new();
+        for l in 0..params.levels as usize {
+            let found = sharers_of(&probe, A, l, 4, &sharers);
+            sharers.extend(found);
+        }
+        let mut sources = vec![Source::Cbr {
+            flow: A,
+            interval: Dur::from_micros(400),
+            next: Time::ZERO,
+        }];
+        sources.extend(sharers.iter().map(|&flow| Source::Window {
+            flow,
+            window: 4,
+            queued: 0,
+        }));
+        (Sim::new(params, sources, 1250), sharers)
+    }
+
+    /// Departures per source between now and `until`.
+    fn departures_until(sim: &mut Sim, until: Time) -> Vec<u64> {
+        let before = sim.departed.clone();
+        sim.run_until(until);
+        sim.departed
+            .iter()
+            .zip(&before)
+            .map(|(x, y)| x - y)
+            .collect()
+    }
+
+    #[test]
+    fn rate_limits_an_unresponsive_flow_and_spares_a_flow_with_one_clean_bin() {
+        let (mut sim, sharers) = scenario(SfbParams::default());
+        sim.run_until(Time::from_secs(5));
+        let q = sim.sfb();
+        let a = FlowId(A);
+        assert!(q.is_rate_limited(a), "pmin(A) = {}", q.pmin(a));
+        let polluted = q.polluted_bins();
+        for (l, bins) in polluted.iter().enumerate() {
+            assert!(bins.contains(&q.bin_of(a, l)), "{polluted:?}");
+        }
+        // B shares A's level-0 bin (polluted) but has a clean one.
+        let b = FlowId(sharers[0]);
+        assert_eq!(q.bin_of(b, 0), q.bin_of(a, 0));
+        assert_ne!(q.bin_of(b, 1), q.bin_of(a, 1));
+        assert!(q.pmin(b) < 0.5, "pmin(B) = {}", q.pmin(b));
+        for &s in &sharers {
+            assert!(!q.is_rate_limited(FlowId(s)));
+        }
+        // Over the next 10 s, A gets about rate_limit = 0.16 Mbps = 20 packets/s
+        // (plus at most one 20-packet burst), far below its 2500 packets/s, and
+        // the responsive flows share the rest of the link.
+        let got = departures_until(&mut sim, Time::from_secs(15));
+        assert!((180..=225).contains(&got[0]), "A departed {got:?}");
+        assert!(got[1] > 1_000, "B departed {got:?}");
+        let link: u64 = got.iter().sum();
+        assert!(link > 12_000, "the link stays busy: {got:?}");
+        assert!(sim.h.drops(DropReason::RateLimit) > 20_000);
+    }
+
+    #[test]
+    fn double_buffered_hash_keeps_the_flow_rate_limited_across_the_swap() {
+        let mut after_swap = Vec::new();
+        for hash in [HashMode::Moving, HashMode::DoubleBuffered] {
+            let (mut sim, _) = scenario(SfbParams {
+                hash,
+                ..Default::default()
+            });
+            sim.run_until(Time::from_nanos(1_990_000_000));
+            let q = sim.sfb();
+            assert!(
+                q.is_rate_limited(FlowId(A)),
+                "{hash:?}: learned in period 1"
+            );
+            if hash == HashMode::DoubleBuffered {
+                assert!(q.is_warming());
+            }
+            // One step past the period's end: the hashes have changed.
+            sim.run_until(Time::from_nanos(2_001_000_000));
+            let limited = sim.sfb().is_rate_limited(FlowId(A));
+            let got = departures_until(&mut sim, Time::from_nanos(2_500_000_000));
+            after_swap.push((hash, limited, got[0]));
+        }
+        // Plain moving hash: the bins reset, A is on parole and takes a large share
+        // of the link (625 packets in 0.5 s) until it is re-learned.
+        let (_, limited, a_moving) = after_swap[0];
+        assert!(!limited, "{after_swap:?}");
+        assert!(a_moving > 100, "{after_swap:?}");
+        // Double-buffered: the warm bins learned A, so it stays at rate_limit
+        // (10 packets in 0.5 s, plus what is left of the burst).
+        let (_, limited, a_double) = after_swap[1];
+        assert!(limited, "{after_swap:?}");
+        assert!(a_double <= 30, "{after_swap:?}");
+    }
+
+    #[test]
+    fn moving_hash_changes_the_flow_to_bin_mapping_every_period() {
+        let mapping = |q: &Sfb| -> Vec<(usize, usize)> {
+            (0..64)
+                .map(|f| (q.bin_of(FlowId(f), 0), q.bin_of(FlowId(f), 1)))
+                .collect()
+        };
+        for hash in [HashMode::Fixed, HashMode::Moving, HashMode::DoubleBuffered] {
+            let mut h = sfb(SfbParams {
+                hash,
+                rehash_period: Dur::from_millis(100),
+                warmup: Dur::from_millis(20),
+                ..Default::default()
+            });
+            h.offer(1, 0);
+            let before = mapping(h.q.qdisc());
+            h.advance(Dur::from_millis(99));
+            h.offer(1, 1);
+            assert_eq!(mapping(h.q.qdisc()), before, "{hash:?}: same period");
+            h.advance(Dur::from_millis(2));
+            h.offer(1, 2);
+            let after = mapping(h.q.qdisc());
+            let moved = before.iter().zip(&after).filter(|(x, y)| x != y).count();
+            if hash == HashMode::Fixed {
+                assert_eq!(moved, 0);
+            } else {
+                assert!(moved > 48, "{hash:?}: only {moved} of 64 flows moved");
+            }
+        }
+    }
+
+    #[test]
+    fn bins_count_exactly_across_rehashes_and_swaps() {
+        for hash in [HashMode::Fixed, HashMode::Moving, HashMode::DoubleBuffered] {
+            let params = SfbParams {
+                hash,
+                levels: 3,
+                bins: 5,
+                bin_size: 6,
+                limit: 40,
+                rehash_period: Dur::from_millis(10),
+                warmup: Dur::from_millis(4),
+                freeze_time: Dur::ZERO,
+                ..Default::default()
+            };
+            let levels = params.levels as u64;
+            let mut h = sfb(params);
+            let mut r = crate::rng::stream(5, 5);
+            for seq in 0..20_000 {
+                match rand::Rng::gen_range(&mut r, 0..10) {
+                    0..=5 => {
+                        h.offer(rand::Rng::gen_range(&mut r, 0..30), seq);
+                    }
+                    6..=8 => {
+                        h.dequeue();
+                    }
+                    _ => h.advance(Dur::from_micros(rand::Rng::gen_range(&mut r, 0..3_000))),
+                }
+                let (active, warm) = h.q.qdisc().counted_packets();
+                let queued = h.q.len() as u64;
+                assert!(
+                    active <= levels * queued,
+                    "{hash:?}: {active} > {levels} x {queued}"
+                );
+                assert!(warm <= levels * queued);
+                if hash == HashMode::Fixed {
+                    assert_eq!(active, levels * queued);
+                }
+            }
+            h.drain_seqs();
+            assert_eq!(h.q.qdisc().counted_packets(), (0, 0), "{hash:?}");
+        }
+    }
+
+    #[test]
+    fn pmin_marks_ecn_capable_packets_instead_of_dropping() {
+        let mut h = sfb(SfbParams {
+            levels: 1,
+            bins: 1,
+            bin_size: 2,
+            increment: 0.25,
+            ecn: true,
+            ..Default::default()
+        });
+        // Two packets fill the single bin; the next two raise pm to 0.5 and are
+        // dropped as bin overflow.
+        for seq in 0..4 {
+            h.offer_ect(1, seq);
+        }
+        assert_eq!(h.drops(DropReason::Overflow), 2);
+        assert_eq!(h.q.qdisc().pm(0, 0), 0.5);
+        // Keep one packet queued so the bin is neither empty nor full: pm stays.
+        h.dequeue();
+        for seq in 10..2_010 {
+            h.offer_ect(1, seq);
+            h.dequeue();
+        }
+        let marks = h.marks(DropReason::Early);
+        assert!((800..1_200).contains(&marks), "marks {marks}");
+        assert_eq!(h.drops(DropReason::Early), 0);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected_by_name() {
+        let e = Sfb::new(SfbParams {
+            levels: 0,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "levels = 0 must be at least 1");
+        let e = Sfb::new(SfbParams {
+            hash: HashMode::DoubleBuffered,
+            warmup: Dur::from_secs(3),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "warmup = 3s must be positive and below rehash_period = 2s"
+        );
+    }
+}
