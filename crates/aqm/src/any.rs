@@ -2,6 +2,7 @@
 //! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
 //! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
 
+use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
@@ -80,6 +81,8 @@ registry! {
     DropTail = "droptail": DropTail, DropTailParams, |p, _link| DropTail::new(p.clone());
     /// Random Early Detection, with gentle (GRED), adaptive, byte mode and ECN.
     Red = "red": Red, RedParams, |p, link| Red::new(p.clone(), link);
+    /// CHOKe: RED plus matched drops of the arrival and queued packets of its flow.
+    Choke = "choke": Choke, ChokeParams, |p, link| Choke::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

@@ -15,8 +15,11 @@
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks invariants.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`testing`]: a scripted driver for unit tests.
+//! - [`red_core`]: RED's parameter checks and count-spaced early drop, shared by
+//!   the RED-based qdiscs.
 //!
-//! One qdisc per file: [`droptail`], [`red`].
+//! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
+//! [`choke`] (CHOKe, self-adjusting, front and back).
 //!
 //! ## Example
 //! ```
@@ -30,6 +33,7 @@
 #![deny(unsafe_code)]
 
 pub mod any;
+pub mod choke;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
@@ -37,6 +41,7 @@ pub mod monitored;
 pub mod packet;
 pub mod qdisc;
 pub mod red;
+pub mod red_core;
 pub mod rng;
 pub mod testing;
 pub mod time;

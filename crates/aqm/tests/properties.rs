@@ -18,6 +18,11 @@ const CONFIGS: &[&str] = &[
     "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2",
     "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\ngentle = true\necn = true\nadaptive = true",
     "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\nbyte_mode = true\nwait = false",
+    "kind = \"choke\"",
+    "kind = \"choke\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncandidates = 3",
+    "kind = \"choke\"\nlimit = 12\nmin_th = 1\nmax_th = 8\nw_q = 0.5\nadaptive_candidates = true\nregions = 3\necn = true",
+    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"front\"",
+    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"back\"\nwait = false",
 ];
 
 #[derive(Clone, Debug)]
