@@ -2,6 +2,7 @@
 //! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
 //! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
 
+use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::packet::Packet;
@@ -83,6 +84,8 @@ registry! {
     Red = "red": Red, RedParams, |p, link| Red::new(p.clone(), link);
     /// CHOKe: RED plus matched drops of the arrival and queued packets of its flow.
     Choke = "choke": Choke, ChokeParams, |p, link| Choke::new(p.clone(), link);
+    /// BREATHe: RED plus drops of flows in a heavy-hitter set of C / r_limit counters.
+    Breathe = "breathe": Breathe, BreatheParams, |p, link| Breathe::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

@@ -17,9 +17,11 @@
 //! - [`testing`]: a scripted driver for unit tests.
 //! - [`red_core`]: RED's parameter checks and count-spaced early drop, shared by
 //!   the RED-based qdiscs.
+//! - [`heavy_hitters`]: [`HeavyHitters`], the O(1) frequent-elements set of
+//!   Karp, Shenker & Papadimitriou that BREATHe uses.
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
-//! [`choke`] (CHOKe, self-adjusting, front and back).
+//! [`choke`] (CHOKe, self-adjusting, front and back), [`breathe`] (BREATHe).
 //!
 //! ## Example
 //! ```
@@ -33,10 +35,12 @@
 #![deny(unsafe_code)]
 
 pub mod any;
+pub mod breathe;
 pub mod choke;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
+pub mod heavy_hitters;
 pub mod monitored;
 pub mod packet;
 pub mod qdisc;
@@ -50,6 +54,7 @@ pub mod units;
 pub use any::{AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
 pub use fifo::PacketFifo;
+pub use heavy_hitters::HeavyHitters;
 pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};
 pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};
