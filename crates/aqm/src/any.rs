@@ -5,6 +5,7 @@
 use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
+use crate::mrul::{Mrul, MrulParams};
 use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
@@ -86,6 +87,8 @@ registry! {
     Choke = "choke": Choke, ChokeParams, |p, link| Choke::new(p.clone(), link);
     /// BREATHe: RED plus drops of flows in a heavy-hitter set of C / r_limit counters.
     Breathe = "breathe": Breathe, BreatheParams, |p, link| Breathe::new(p.clone(), link);
+    /// Scalable Fair RED over a Most-Recently-Used List of flows.
+    Mrul = "mrul": Mrul, MrulParams, |p, link| Mrul::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

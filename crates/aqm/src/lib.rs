@@ -21,7 +21,8 @@
 //!   Karp, Shenker & Papadimitriou that BREATHe uses.
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
-//! [`choke`] (CHOKe, self-adjusting, front and back), [`breathe`] (BREATHe).
+//! [`choke`] (CHOKe, self-adjusting, front and back), [`breathe`] (BREATHe),
+//! [`mrul`] (Scalable Fair RED over a Most-Recently-Used List).
 //!
 //! ## Example
 //! ```
@@ -42,6 +43,7 @@ pub mod droptail;
 pub mod fifo;
 pub mod heavy_hitters;
 pub mod monitored;
+pub mod mrul;
 pub mod packet;
 pub mod qdisc;
 pub mod red;

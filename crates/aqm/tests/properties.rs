@@ -26,6 +26,9 @@ const CONFIGS: &[&str] = &[
     "kind = \"breathe\"",
     "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncounters = 3\necn = true",
     "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nrate_limit = \"2Mbps\"",
+    "kind = \"mrul\"",
+    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 4\nd_w = 2\naging_period = \"5ms\"\necn = true",
+    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 30\npenalty_below_min_th = true\nwait = false",
 ];
 
 #[derive(Clone, Debug)]
