@@ -6,6 +6,7 @@ use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::mrul::{Mrul, MrulParams};
+use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
@@ -89,6 +90,8 @@ registry! {
     Breathe = "breathe": Breathe, BreatheParams, |p, link| Breathe::new(p.clone(), link);
     /// Scalable Fair RED over a Most-Recently-Used List of flows.
     Mrul = "mrul": Mrul, MrulParams, |p, link| Mrul::new(p.clone(), link);
+    /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
+    Nlred = "nlred": Nlred, NlredParams, |p, link| Nlred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

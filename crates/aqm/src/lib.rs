@@ -22,7 +22,8 @@
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
 //! [`choke`] (CHOKe, self-adjusting, front and back), [`breathe`] (BREATHe),
-//! [`mrul`] (Scalable Fair RED over a Most-Recently-Used List).
+//! [`mrul`] (Scalable Fair RED over a Most-Recently-Used List), [`nlred`]
+//! (Nonlinear RED).
 //!
 //! ## Example
 //! ```
@@ -44,6 +45,7 @@ pub mod fifo;
 pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
+pub mod nlred;
 pub mod packet;
 pub mod qdisc;
 pub mod red;

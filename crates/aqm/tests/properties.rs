@@ -29,6 +29,8 @@ const CONFIGS: &[&str] = &[
     "kind = \"mrul\"",
     "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 4\nd_w = 2\naging_period = \"5ms\"\necn = true",
     "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 30\npenalty_below_min_th = true\nwait = false",
+    "kind = \"nlred\"",
+    "kind = \"nlred\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nmax_p = 0.9\nmax_p_scale = 1.5\necn = true",
 ];
 
 #[derive(Clone, Debug)]
