@@ -4,7 +4,7 @@
 //!
 //! The average itself is [`RedAverage`](crate::red::RedAverage), the curve
 //! [`red_region`](crate::red::red_region) and the spacing
-//! [`spaced_probability`](crate::red::spaced_probability); this file only bundles
+//! [`spaced_probability`]; this file only bundles
 //! the `count` bookkeeping around them so that each qdisc does exactly what
 //! [`Red`](crate::red::Red) does with it.
 
