@@ -3,7 +3,11 @@
 //! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
 
 use crate::blue::{Blue, BlueParams};
+use crate::breathe::{Breathe, BreatheParams};
+use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
+use crate::mrul::{Mrul, MrulParams};
+use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
@@ -89,6 +93,14 @@ registry! {
     Sfb = "sfb": Sfb, SfbParams, |p, _link| Sfb::new(p.clone());
     /// Stochastic Fair RED (SFB paper III-A): Bloom-filter bins of adaptive RED.
     Sfred = "sfred": Sfred, SfredParams, |p, link| Sfred::new(p.clone(), link);
+    /// CHOKe: RED plus matched drops of the arrival and queued packets of its flow.
+    Choke = "choke": Choke, ChokeParams, |p, link| Choke::new(p.clone(), link);
+    /// BREATHe: RED plus drops of flows in a heavy-hitter set of C / r_limit counters.
+    Breathe = "breathe": Breathe, BreatheParams, |p, link| Breathe::new(p.clone(), link);
+    /// Scalable Fair RED over a Most-Recently-Used List of flows.
+    Mrul = "mrul": Mrul, MrulParams, |p, link| Mrul::new(p.clone(), link);
+    /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
+    Nlred = "nlred": Nlred, NlredParams, |p, link| Nlred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

@@ -15,10 +15,17 @@
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks invariants.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`testing`]: a scripted driver for unit tests.
+//! - [`red_core`]: RED's parameter checks and count-spaced early drop, shared by
+//!   the RED-based qdiscs.
+//! - [`heavy_hitters`]: [`HeavyHitters`], the O(1) frequent-elements set of
+//!   Karp, Shenker & Papadimitriou that BREATHe uses.
 //!
-//! One qdisc per file: [`droptail`], [`red`], [`blue`] (BLUE), [`sfb`] (Stochastic
-//! Fair BLUE, fixed/moving/double-buffered hashes), [`sfred`] (Stochastic Fair RED:
-//! a Bloom filter of per-bin adaptive RED, from the SFB paper).
+//! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
+//! [`blue`] (BLUE), [`sfb`] (Stochastic Fair BLUE, fixed/moving/double-buffered
+//! hashes), [`sfred`] (Stochastic Fair RED: a Bloom filter of per-bin adaptive RED,
+//! from the SFB paper), [`choke`] (CHOKe, self-adjusting, front and back),
+//! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
+//! List), [`nlred`] (Nonlinear RED).
 //!
 //! ## Example
 //! ```
@@ -33,13 +40,19 @@
 
 pub mod any;
 pub mod blue;
+pub mod breathe;
+pub mod choke;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
+pub mod heavy_hitters;
 pub mod monitored;
+pub mod mrul;
+pub mod nlred;
 pub mod packet;
 pub mod qdisc;
 pub mod red;
+pub mod red_core;
 pub mod rng;
 pub mod sfb;
 pub mod sfred;
@@ -50,6 +63,7 @@ pub mod units;
 pub use any::{AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
 pub use fifo::PacketFifo;
+pub use heavy_hitters::HeavyHitters;
 pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};
 pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};

@@ -25,6 +25,19 @@ const CONFIGS: &[&str] = &[
     "kind = \"sfb\"\nlimit = 10\nlevels = 2\nbins = 3\nbin_size = 2\nincrement = 0.5\ndecrement = 0.1\nfreeze_time = \"1ms\"\nrate_limit = \"0.16Mbps\"\nhash = \"double_buffered\"\nrehash_period = \"20ms\"\nwarmup = \"5ms\"",
     "kind = \"sfred\"",
     "kind = \"sfred\"\nlimit = 10\nlevels = 3\nbins = 4\nmin_th = 0.5\nmax_th = 2\nw_q = 0.3\nadapt_interval = \"1ms\"\ngentle = true\nwait = false\necn = true",
+    "kind = \"choke\"",
+    "kind = \"choke\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncandidates = 3",
+    "kind = \"choke\"\nlimit = 12\nmin_th = 1\nmax_th = 8\nw_q = 0.5\nadaptive_candidates = true\nregions = 3\necn = true",
+    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"front\"",
+    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"back\"\nwait = false",
+    "kind = \"breathe\"",
+    "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncounters = 3\necn = true",
+    "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nrate_limit = \"2Mbps\"",
+    "kind = \"mrul\"",
+    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 4\nd_w = 2\naging_period = \"5ms\"\necn = true",
+    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 30\npenalty_below_min_th = true\nwait = false",
+    "kind = \"nlred\"",
+    "kind = \"nlred\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nmax_p = 0.9\nmax_p_scale = 1.5\necn = true",
 ];
 
 #[derive(Clone, Debug)]

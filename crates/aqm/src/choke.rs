@@ -1,0 +1,725 @@
+//! CHOKe: CHOose and Keep for responsive flows, CHOose and Kill for unresponsive
+//! flows (Pan, Prabhakar & Psounis, INFOCOM 2000; seed 002).
+//!
+//! A single FIFO with RED's average and thresholds (section II-A, Fig. 1). While the
+//! average is below `min_th` every arrival is queued. Above it, the arrival is
+//! compared with `candidates = m` drop candidates drawn from the queue; every
+//! candidate of the arrival's flow is dropped, and so is the arrival
+//! (`ChokeMatch`). If none matches, the arrival gets RED's treatment: an early drop
+//! (or CE mark) with RED's probability between the thresholds (`Early`), a drop
+//! above `max_th` (`Forced`). The comparison still happens above `max_th` ("we
+//! still compare and drop packets from the queue when the queue size is above
+//! max_th"), so matched candidates are dropped there too. A full queue drops the
+//! arrival (`Overflow`).
+//!
+//! Options:
+//! - `adaptive_candidates` (self-adjusting CHOKe, sections II-A and III-C): the band
+//!   [min_th, max_th) is cut into `regions = k` equal regions and in region R_i the
+//!   qdisc draws m = 2 i candidates. Above max_th m stays at 2k (footnote 7).
+//! - `candidate` (section IV): `random` is original CHOKe; `front` compares with the
+//!   packet at the head (front CHOKe, IV-A); `back` with the most recently admitted
+//!   packet (back CHOKe, IV-B). With m > 1, front and back take the m real packets
+//!   nearest that end.
+//!
+//! Storage, as Linux `sch_choke.c`: a power-of-two ring of slots with *holes*. A
+//! victim in the middle is removed by emptying its slot (O(1)), not by shifting the
+//! queue; dequeue skips holes; holes at the head and tail are trimmed at once, so
+//! the head and the tail slot always hold real packets. [`HoleyRing`] counts real
+//! packets and bytes apart from holes, so `len()`/`bytes()` see only real packets.
+//! Unlike Linux (which lets holes pile up and, after three unlucky random draws,
+//! falls back to the head), the ring is compacted at the start of an arrival's
+//! comparison whenever holes outnumber real packets: a compaction costs O(len +
+//! holes) = O(holes) and removes them all, so it is amortised O(1) per victim, and a
+//! random draw hits a hole with probability below 1/2. A draw retries up to
+//! [`RANDOM_RETRIES`] times before falling back to the head (probability below
+//! 2^-8), so enqueue is O(m) expected, with no per-packet allocation.
+//!
+//! Choices where the paper is silent or Linux differs:
+//! - Flows are compared by [`FlowId`](crate::FlowId) (Linux compares a flow hash).
+//! - An arrival that matched is reported as `ChokeMatch` in every region, also above
+//!   max_th, as Linux does; `Forced` is only for unmatched arrivals above max_th.
+//! - A match does not touch RED's `count` (Linux); an early drop resets it to 0, a
+//!   forced drop to 0 (as [`Red`](crate::red::Red)).
+//! - Matched drops are always drops, never ECN marks (Linux); only `Early` marks.
+//! - Section III-C calls "CHOKe with drop m" the variant with m - 1 candidates and
+//!   says the number of *drops* in region i is 2i; section II-A says m = 2i
+//!   *candidates*. We follow II-A (and DESIGN.md): m = 2i candidates.
+//! - Random candidates are drawn independently (with replacement); a candidate
+//!   already dropped by this arrival is a hole and is redrawn.
+//!
+//! Defaults: `limit = 300`, `min_th = 100`, `max_th = 200` and 1 KB packets are the
+//! single-link simulation of section III-A. The paper gives neither `max_p` nor
+//! `w_q`: we use ns-2's RED defaults (0.1 and 0.002, as [`red`](crate::red)), ns-2
+//! being the simulator of the paper. `candidates = 1` is basic CHOKe; `regions = 2`
+//! is II-A's single intermediate threshold.
+
+use crate::drop_reason::DropReason;
+use crate::packet::Packet;
+use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
+use crate::red::{red_region, RedAverage, RedRegion};
+use crate::red_core::{validate_red_core, RedCount};
+use serde::{Deserialize, Serialize};
+
+/// Which queued packets an arrival is compared with.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Candidate {
+    /// Drawn uniformly from the queue: original CHOKe.
+    #[default]
+    Random,
+    /// The packet(s) at the head: front CHOKe (section IV-A).
+    Front,
+    /// The most recently admitted packet(s): back CHOKe (section IV-B).
+    Back,
+}
+
+/// CHOKe parameters. Thresholds are in packets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChokeParams {
+    /// Capacity in packets (300, section III-A).
+    pub limit: u32,
+    /// Below it no comparisons and no drops (100, section III-A).
+    pub min_th: f64,
+    /// Above it every unmatched arrival is dropped (200 = 2 min_th, section III-A).
+    pub max_th: f64,
+    /// RED's drop probability at max_th (0.1: ns-2's default; the paper gives none).
+    pub max_p: f64,
+    /// EWMA weight of the average (0.002: ns-2's default; the paper gives none).
+    pub w_q: f64,
+    /// Packet size for the idle-time decay of the average (1000 B, section III-A).
+    pub mean_pkt_size: u32,
+    /// RED's count spacing with ns-2's `wait` (true, as [`crate::red`]).
+    pub wait: bool,
+    /// CE-mark ECN-capable packets instead of RED's early drops (false).
+    pub ecn: bool,
+    /// m, the number of drop candidates when not adaptive (1: basic CHOKe).
+    pub candidates: u32,
+    /// Self-adjusting CHOKe: m = 2 i in region i of `regions` (false).
+    pub adaptive_candidates: bool,
+    /// k, the number of regions between min_th and max_th (2: II-A's int_th).
+    pub regions: u32,
+    /// Where candidates come from (random).
+    pub candidate: Candidate,
+}
+
+impl Default for ChokeParams {
+    fn default() -> Self {
+        ChokeParams {
+            limit: 300,
+            min_th: 100.0,
+            max_th: 200.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            mean_pkt_size: 1000,
+            wait: true,
+            ecn: false,
+            candidates: 1,
+            adaptive_candidates: false,
+            regions: 2,
+            candidate: Candidate::Random,
+        }
+    }
+}
+
+impl ChokeParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        validate_red_core(
+            self.limit,
+            self.min_th,
+            self.max_th,
+            self.max_p,
+            self.w_q,
+            self.mean_pkt_size,
+        )?;
+        check::at_least("candidates", self.candidates, 1)?;
+        check::at_least("regions", self.regions, 1)?;
+        if self.adaptive_candidates && self.regions > 1024 {
+            return Err(ParamError::new(
+                "regions",
+                self.regions,
+                "must be at most 1024",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The most candidates one arrival can draw.
+    fn max_candidates(&self) -> u32 {
+        if self.adaptive_candidates {
+            2 * self.regions
+        } else {
+            self.candidates
+        }
+    }
+}
+
+/// Self-adjusting CHOKe's m: 2 i when `avg` lies in region i (1-based) of `regions`
+/// equal regions of [min_th, max_th); 2 `regions` at and above max_th, 2 below
+/// min_th (where no comparison is made anyway).
+#[inline]
+pub fn adaptive_candidates(avg: f64, min_th: f64, max_th: f64, regions: u32) -> u32 {
+    let k = regions.max(1);
+    let x = ((avg - min_th) / (max_th - min_th)).clamp(0.0, 1.0);
+    let i = ((x * k as f64).floor() as u32 + 1).min(k);
+    2 * i
+}
+
+/// Draws of a random candidate that may land on a hole before falling back to the
+/// head. Holes are at most half the span when drawing, so fallback is below 2^-8.
+pub const RANDOM_RETRIES: u32 = 8;
+
+/// A power-of-two ring of packet slots in which a slot can be emptied in place:
+/// Linux `sch_choke.c`'s table with holes. Positions are absolute (wrapping)
+/// indices, stable until the next [`HoleyRing::compact`].
+#[derive(Debug, Clone)]
+pub struct HoleyRing {
+    slots: Vec<Option<Packet>>,
+    mask: usize,
+    head: usize,
+    tail: usize,
+    len: usize,
+    holes: usize,
+    bytes: u64,
+}
+
+impl HoleyRing {
+    /// A ring that can hold `span` slots (packets plus holes) without compacting.
+    pub fn with_span(span: usize) -> Self {
+        let cap = span.max(2).next_power_of_two();
+        HoleyRing {
+            slots: vec![None; cap],
+            mask: cap - 1,
+            head: 0,
+            tail: 0,
+            len: 0,
+            holes: 0,
+            bytes: 0,
+        }
+    }
+    /// Real packets held.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Bytes of the real packets held.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// Emptied slots between the head and the tail.
+    #[inline]
+    pub fn holes(&self) -> usize {
+        self.holes
+    }
+    /// Slots from the head to the tail: packets plus holes.
+    #[inline]
+    pub fn span(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+    /// Absolute position of the head; the tail is `head() + span()`.
+    #[inline]
+    pub fn head(&self) -> usize {
+        self.head
+    }
+    /// The packet at absolute position `pos`, or `None` for a hole.
+    #[inline]
+    pub fn at(&self, pos: usize) -> Option<&Packet> {
+        self.slots[pos & self.mask].as_ref()
+    }
+
+    pub fn push_back(&mut self, pkt: Packet) {
+        if self.span() == self.slots.len() {
+            // Unreachable with the span chosen by `Choke::new`; kept for safety.
+            self.compact();
+        }
+        debug_assert!(self.span() < self.slots.len(), "ring full of packets");
+        self.slots[self.tail & self.mask] = Some(pkt);
+        self.tail = self.tail.wrapping_add(1);
+        self.len += 1;
+        self.bytes += pkt.size as u64;
+    }
+
+    pub fn pop_front(&mut self) -> Option<Packet> {
+        let pkt = self.slots[self.head & self.mask].take()?;
+        self.head = self.head.wrapping_add(1);
+        self.len -= 1;
+        self.bytes -= pkt.size as u64;
+        self.trim();
+        Some(pkt)
+    }
+
+    /// Empties the slot at absolute position `pos`, leaving a hole (trimmed at
+    /// once if it is at either end). O(1) amortised.
+    pub fn remove_at(&mut self, pos: usize) -> Option<Packet> {
+        let pkt = self.slots[pos & self.mask].take()?;
+        self.len -= 1;
+        self.bytes -= pkt.size as u64;
+        self.holes += 1;
+        self.trim();
+        Some(pkt)
+    }
+
+    /// Drops holes at the head and at the tail, so both ends are real packets.
+    fn trim(&mut self) {
+        while self.head != self.tail && self.slots[self.head & self.mask].is_none() {
+            self.head = self.head.wrapping_add(1);
+            self.holes -= 1;
+        }
+        while self.head != self.tail && self.slots[self.tail.wrapping_sub(1) & self.mask].is_none()
+        {
+            self.tail = self.tail.wrapping_sub(1);
+            self.holes -= 1;
+        }
+        debug_assert_eq!(self.span(), self.len + self.holes);
+    }
+
+    /// Closes every hole, keeping the order: O(span). Invalidates positions.
+    pub fn compact(&mut self) {
+        let mut write = self.head;
+        let mut read = self.head;
+        while read != self.tail {
+            if let Some(p) = self.slots[read & self.mask].take() {
+                self.slots[write & self.mask] = Some(p);
+                write = write.wrapping_add(1);
+            }
+            read = read.wrapping_add(1);
+        }
+        self.tail = write;
+        self.holes = 0;
+        debug_assert_eq!(self.span(), self.len);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Choke {
+    params: ChokeParams,
+    average: RedAverage,
+    count: RedCount,
+    ring: HoleyRing,
+}
+
+impl Choke {
+    pub fn new(params: ChokeParams, link: &LinkInfo) -> Result<Self, ParamError> {
+        params.validate()?;
+        // Holes never exceed the real packets when a comparison starts, and one
+        // arrival adds at most m, so the span stays below 2 limit + m + 1.
+        let span = 2 * params.limit as usize + params.max_candidates() as usize + 1;
+        Ok(Choke {
+            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
+            count: RedCount::default(),
+            ring: HoleyRing::with_span(span),
+            params,
+        })
+    }
+
+    /// The current average queue, in packets.
+    pub fn avg(&self) -> f64 {
+        self.average.avg
+    }
+
+    /// Emptied slots currently in the ring (for tests and the queue lab).
+    pub fn holes(&self) -> usize {
+        self.ring.holes()
+    }
+
+    /// How many candidates an arrival seeing `avg` is compared with.
+    pub fn candidates_at(&self, avg: f64) -> u32 {
+        let p = &self.params;
+        if p.adaptive_candidates {
+            adaptive_candidates(avg, p.min_th, p.max_th, p.regions)
+        } else {
+            p.candidates
+        }
+    }
+
+    /// A random real packet's position: uniform over the span, redrawn on a hole.
+    fn random_position(&self, ctx: &mut Ctx<'_>) -> usize {
+        let span = self.ring.span();
+        for _ in 0..RANDOM_RETRIES {
+            let pos = self
+                .ring
+                .head()
+                .wrapping_add(rand::Rng::gen_range(&mut *ctx.rng, 0..span));
+            if self.ring.at(pos).is_some() {
+                return pos;
+            }
+        }
+        self.ring.head()
+    }
+
+    /// Drops the queued candidate at `pos` if it is of `flow`; returns whether it was.
+    #[inline]
+    fn kill_if_match(&mut self, pos: usize, flow: crate::FlowId, ctx: &mut Ctx<'_>) -> bool {
+        match self.ring.at(pos) {
+            Some(c) if c.flow == flow => {
+                let victim = self.ring.remove_at(pos).expect("a packet was there");
+                ctx.drop(victim, DropReason::ChokeMatch);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Compares the arrival with `m` candidates and drops those of its flow.
+    /// Returns how many were dropped. O(m) expected (plus holes skipped at the
+    /// ends for front/back).
+    fn drop_matching_candidates(&mut self, pkt: &Packet, m: u32, ctx: &mut Ctx<'_>) -> u32 {
+        if self.ring.holes() > self.ring.len() {
+            self.ring.compact();
+        }
+        let mut matched = 0;
+        match self.params.candidate {
+            Candidate::Random => {
+                for _ in 0..m {
+                    if self.ring.is_empty() {
+                        break;
+                    }
+                    let pos = self.random_position(ctx);
+                    matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                }
+            }
+            Candidate::Front => {
+                let mut pos = self.ring.head();
+                let end = pos.wrapping_add(self.ring.span());
+                let mut seen = 0;
+                while seen < m && pos != end {
+                    if self.ring.at(pos).is_some() {
+                        seen += 1;
+                        matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                    }
+                    pos = pos.wrapping_add(1);
+                }
+            }
+            Candidate::Back => {
+                let head = self.ring.head();
+                let mut pos = head.wrapping_add(self.ring.span());
+                let mut seen = 0;
+                while seen < m && pos != head {
+                    pos = pos.wrapping_sub(1);
+                    if self.ring.at(pos).is_some() {
+                        seen += 1;
+                        matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                    }
+                }
+            }
+        }
+        matched
+    }
+}
+
+impl Qdisc for Choke {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        let avg = self.average.update(self.ring.len() as f64, ctx.now);
+        let p = &self.params;
+        let region = red_region(avg, p.min_th, p.max_th, p.max_p, false);
+        let mut pkt = pkt;
+        if region == RedRegion::Below {
+            self.count.below();
+        } else {
+            let m = self.candidates_at(avg);
+            if self.drop_matching_candidates(&pkt, m, ctx) > 0 {
+                ctx.drop(pkt, DropReason::ChokeMatch);
+                return Verdict::Dropped;
+            }
+            let p = &self.params;
+            match region {
+                RedRegion::Early(p_b) => {
+                    if self.count.early(p_b, p.wait, ctx.uniform()) {
+                        match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
+                            Some(marked) => pkt = marked,
+                            None => return Verdict::Dropped,
+                        }
+                    }
+                }
+                _ => {
+                    self.count.forced();
+                    ctx.drop(pkt, DropReason::Forced);
+                    return Verdict::Dropped;
+                }
+            }
+        }
+        if self.ring.len() >= self.params.limit as usize {
+            ctx.drop(pkt, DropReason::Overflow);
+            return Verdict::Dropped;
+        }
+        self.ring.push_back(pkt);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+        let pkt = self.ring.pop_front();
+        if pkt.is_none() {
+            self.average.set_idle(ctx.now);
+        }
+        pkt
+    }
+
+    fn len(&self) -> usize {
+        self.ring.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.ring.bytes()
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::FlowId;
+    use crate::red::{Red, RedParams};
+    use crate::testing::Harness;
+    use crate::units::Rate;
+
+    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
+
+    fn choke(params: ChokeParams) -> Harness<Choke> {
+        Harness::new(Choke::new(params, &LINK).unwrap())
+    }
+
+    /// The average equals the instantaneous queue (w_q = 1) and RED's early drops
+    /// cannot happen for many arrivals (tiny max_p with `wait`), so only matches drop.
+    fn scripted(min_th: f64, candidate: Candidate) -> ChokeParams {
+        ChokeParams {
+            limit: 50,
+            min_th,
+            max_th: 40.0,
+            max_p: 1e-6,
+            w_q: 1.0,
+            candidate,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_match_drops_the_arrival_and_the_front_candidate_and_nothing_else() {
+        let mut h = choke(scripted(2.0, Candidate::Front));
+        h.offer(1, 0); // q = 0: below min_th
+        h.offer(2, 1); // q = 1: below
+        h.offer(3, 2); // q = 2: compared with the head (flow 1): no match
+        assert_eq!(h.offer(1, 3), Verdict::Dropped); // head is flow 1: both go
+        assert_eq!(h.dropped_seqs(DropReason::ChokeMatch), vec![0, 3]);
+        assert_eq!(h.q.counts().total_drops(), 2);
+        assert_eq!(h.drain_seqs(), vec![1, 2]);
+    }
+
+    #[test]
+    fn back_choke_compares_with_the_most_recently_admitted_packet() {
+        let mut h = choke(scripted(2.0, Candidate::Back));
+        h.offer(1, 0);
+        h.offer(2, 1);
+        h.offer(1, 2); // compared with seq 1 (flow 2): admitted
+        h.offer(2, 3); // compared with seq 2 (flow 1): admitted
+        assert_eq!(h.offer(2, 4), Verdict::Dropped); // tail is seq 3, flow 2
+        assert_eq!(h.dropped_seqs(DropReason::ChokeMatch), vec![3, 4]);
+        assert_eq!(h.q.counts().total_drops(), 2);
+        assert_eq!(h.drain_seqs(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_middle_victim_leaves_a_hole_that_len_bytes_and_dequeue_skip() {
+        let mut h = choke(ChokeParams {
+            candidates: 3,
+            ..scripted(3.0, Candidate::Front)
+        });
+        for (seq, flow) in [1, 2, 3, 4].into_iter().enumerate() {
+            h.offer(flow, seq as u32);
+        }
+        // Compared with the three head packets (flows 1, 2, 3): seq 1 matches.
+        assert_eq!(h.offer(2, 9), Verdict::Dropped);
+        assert_eq!(h.dropped_seqs(DropReason::ChokeMatch), vec![1, 9]);
+        assert_eq!(h.q.qdisc().holes(), 1);
+        assert_eq!(h.q.len(), 3);
+        assert_eq!(h.q.bytes(), 3 * 1000);
+        assert_eq!(h.drain_seqs(), vec![0, 2, 3]);
+        assert_eq!(h.q.qdisc().holes(), 0);
+    }
+
+    #[test]
+    fn with_the_queue_full_of_one_flow_every_arrival_of_it_is_dropped() {
+        // A slow average (w_q = 0.01) stays above min_th while the queue, all of
+        // flow 1, shrinks: every candidate matches, so every arrival is dropped
+        // with exactly one victim.
+        let mut h = choke(ChokeParams {
+            limit: 300,
+            min_th: 5.0,
+            max_th: 400.0,
+            w_q: 0.01,
+            ..Default::default()
+        });
+        let mut seq = 0;
+        while h.q.qdisc().avg() < 5.0 {
+            h.offer(1, seq);
+            seq += 1;
+        }
+        let mut checked = 0;
+        while h.q.qdisc().avg() >= 5.0 && !h.q.is_empty() {
+            let before = h.q.len();
+            assert_eq!(h.offer(1, seq), Verdict::Dropped, "arrival {seq}");
+            assert_eq!(h.q.len(), before - 1);
+            seq += 1;
+            checked += 1;
+        }
+        assert!(checked > 20, "only {checked} arrivals checked");
+        assert_eq!(h.drops(DropReason::Early), 0);
+        assert_eq!(h.drops(DropReason::ChokeMatch) % 2, 0);
+    }
+
+    /// Holds `backlog` packets of distinct flows (one in, one out) for `n` arrivals.
+    fn hold_distinct_flows<Q: Qdisc>(h: &mut Harness<Q>, backlog: u32, n: u32) {
+        for seq in 0..backlog + n {
+            h.offer(seq, seq);
+            while h.q.len() > backlog as usize {
+                h.dequeue();
+            }
+        }
+    }
+
+    #[test]
+    fn arrivals_that_match_nobody_see_only_reds_early_drops() {
+        let (min_th, max_th, w_q) = (10.0, 30.0, 0.02);
+        let mut c = choke(ChokeParams {
+            limit: 100,
+            min_th,
+            max_th,
+            w_q,
+            wait: false,
+            candidates: 4,
+            ..Default::default()
+        });
+        let mut r = Harness::new(
+            Red::new(
+                RedParams {
+                    limit: 100,
+                    min_th,
+                    max_th,
+                    w_q,
+                    wait: false,
+                    ..Default::default()
+                },
+                &LINK,
+            )
+            .unwrap(),
+        );
+        hold_distinct_flows(&mut c, 20, 100_000);
+        hold_distinct_flows(&mut r, 20, 100_000);
+        assert_eq!(c.drops(DropReason::ChokeMatch), 0);
+        let (ce, re) = (
+            c.drops(DropReason::Early) as f64,
+            r.drops(DropReason::Early) as f64,
+        );
+        assert!(re > 1000.0, "RED dropped only {re}");
+        assert!((ce - re).abs() < 0.1 * re, "CHOKe {ce} RED {re}");
+    }
+
+    #[test]
+    fn self_adjusting_m_grows_with_the_region() {
+        // k = 3 regions of [10, 40): m = 2, 4, 6; 6 at and above max_th.
+        let ms: Vec<u32> = [10.0, 19.9, 20.0, 29.9, 30.0, 39.9, 40.0, 100.0]
+            .iter()
+            .map(|&avg| adaptive_candidates(avg, 10.0, 40.0, 3))
+            .collect();
+        assert_eq!(ms, vec![2, 2, 4, 4, 6, 6, 6, 6]);
+        let q = Choke::new(
+            ChokeParams {
+                min_th: 10.0,
+                max_th: 40.0,
+                adaptive_candidates: true,
+                regions: 3,
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap();
+        assert_eq!(q.candidates_at(25.0), 4);
+        // Behaviour, with front candidates and w_q = 1 (avg = queue): regions of
+        // [3, 9) are [3, 5) m = 2, [5, 7) m = 4, [7, 9) m = 6. Eight distinct flows
+        // are queued; an arrival of the sixth one matches only when m reaches 6.
+        let run = |adaptive_candidates: bool| {
+            let mut h = choke(ChokeParams {
+                max_th: 9.0,
+                adaptive_candidates,
+                regions: 3,
+                candidates: 2,
+                ..scripted(3.0, Candidate::Front)
+            });
+            for (seq, flow) in [100, 101, 102, 200, 201, 202, 203, 204]
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(h.offer(flow, seq as u32), Verdict::Queued);
+            }
+            h.offer(202, 8)
+        };
+        assert_eq!(run(true), Verdict::Dropped);
+        assert_eq!(run(false), Verdict::Queued);
+    }
+
+    #[test]
+    fn more_candidates_catch_more_of_a_heavy_flow() {
+        // One flow sends half the arrivals; the rest are distinct flows.
+        let run = |candidates: u32| {
+            let mut h = choke(ChokeParams {
+                limit: 100,
+                min_th: 10.0,
+                max_th: 60.0,
+                w_q: 0.02,
+                candidates,
+                ..Default::default()
+            });
+            for seq in 0..40_000u32 {
+                let flow = if seq % 2 == 0 { 0 } else { seq };
+                h.offer(flow, seq);
+                if seq % 4 != 0 {
+                    h.dequeue();
+                }
+            }
+            h.drops(DropReason::ChokeMatch)
+        };
+        let (one, three) = (run(1), run(3));
+        assert!(three > one, "m=1: {one}, m=3: {three}");
+    }
+
+    #[test]
+    fn the_ring_compacts_and_keeps_order() {
+        let mut r = HoleyRing::with_span(16);
+        for i in 0..8 {
+            let mut p = Packet::new(FlowId(i), 100 + i);
+            p.tag = i;
+            r.push_back(p);
+        }
+        let h = r.head();
+        for k in [2, 3, 5] {
+            r.remove_at(h + k);
+        }
+        assert_eq!((r.len(), r.holes(), r.span()), (5, 3, 8));
+        assert_eq!(r.bytes(), (100 + 101 + 104 + 106 + 107) as u64);
+        r.remove_at(h + 7); // at the tail: trimmed at once
+        assert_eq!((r.len(), r.holes(), r.span()), (4, 3, 7));
+        r.compact();
+        assert_eq!((r.holes(), r.span()), (0, 4));
+        let tags: Vec<u32> = std::iter::from_fn(|| r.pop_front().map(|p| p.tag)).collect();
+        assert_eq!(tags, vec![0, 1, 4, 6]);
+        assert_eq!(r.bytes(), 0);
+    }
+
+    #[test]
+    fn zero_candidates_is_rejected_by_name() {
+        let e = Choke::new(
+            ChokeParams {
+                candidates: 0,
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "candidates = 0 must be at least 1");
+    }
+}

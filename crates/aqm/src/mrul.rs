@@ -1,0 +1,663 @@
+//! Scalable Fair RED over a Most-Recently-Used List (SFRED/MRUL; Wang, Lin, Zhou,
+//! Xie & Li, IJCNS 2009; seed 004, section 2), in packet mode, with the formulas the
+//! seed text lost as DESIGN.md writes them out.
+//!
+//! A list of the N (`list_size`) most recently seen flows keeps, per flow, packets
+//! received R_i and dropped D_i; globally the qdisc keeps R, D and the number of
+//! active flows N_a (section 2.1). On each arrival the flow's entry moves to the
+//! front of the list (or is created with R_i = 1, D_i = 0, evicting the least
+//! recently seen entry when the list is full) and R_i, R count the packet. Then,
+//! with fair share f = R / N_a (section 2.2):
+//! - **slow** (section 2.4): R_i < D_w and D_i = 0: RED with both thresholds raised
+//!   by D_w packets, a D_w-packet allowance that shields a new (slow-start) flow.
+//! - **unresponsive fast** (section 2.3): R_i > (1 + alpha) f and D_i / R_i >
+//!   (1 + beta) D / R: dropped with probability 1 (`Unresponsive`).
+//! - **fast** (section 2.2): R_i > (1 + alpha) f: RED with max_p scaled by R_i / f
+//!   (capped at 1); its early drops are reported as `HeavyHitter` (a flow "judged
+//!   a fast flow", see [`DropReason::HeavyHitter`]).
+//! - otherwise plain RED (`Early`; `Forced` above max_th).
+//!
+//! Every drop of the arrival (any reason, overflow included) counts in D_i and D.
+//!
+//! The list: entries in a slab (`Vec`) linked in recency order, and a
+//! `flow -> entry` map (a `HashMap`, only ever looked up, never iterated), so
+//! lookup, move-to-front and LRU eviction are O(1) and nothing is allocated per
+//! packet. Aging: every `aging_period` all counters halve "so that old history does
+//! not dominate" (DESIGN.md). It is applied lazily, in O(1): the global R and D halve
+//! when a period boundary passes, and an entry stamped with an older period is
+//! shifted right by the number of periods missed when it is next touched.
+//!
+//! Readings where the paper is silent or ambiguous:
+//! - N_a is the number of entries in the list, and R and D are the sums of the
+//!   listed entries' counters (an evicted entry's R_i and D_i leave R and D), so
+//!   that f = R / N_a is the mean per-flow count of the flows it is compared with.
+//!   With lazy aging R may exceed the exact sum by the rounding of halving (at most
+//!   one packet per entry per period); subtraction saturates.
+//! - The slow test comes first: a flow under D_w packets with no drops is protected
+//!   even if it is momentarily above the fair share (as every flow is at start-up).
+//! - The unresponsive penalty applies only while the average is at or above
+//!   `min_th` (congestion), unless `penalty_below_min_th`: with it, a flow judged
+//!   unresponsive stays blocked after congestion ends, since its own drops keep
+//!   D_i / R_i high ("all the subsequent packets from the flow are dropped").
+//! - Early drops may be CE marks with `ecn`; unresponsive and forced drops are drops.
+//!
+//! Defaults: RED `min_th = 5`, `max_th = 15`, `w_q = 0.002`, `max_p = 0.1`, buffer
+//! 50 packets and 1 KB packets (section 3); `alpha = 0.1` (2.2), `beta = 0.1` (2.3),
+//! `d_w = 10` (2.4 and section 3). The paper gives no list size or aging period:
+//! `list_size = 100` (twice the buffer: every flow with a packet queued fits) and
+//! `aging_period = 1s` (several RTTs of the paper's topology) are ours.
+
+use crate::drop_reason::DropReason;
+use crate::fifo::PacketFifo;
+use crate::packet::{FlowId, Packet};
+use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
+use crate::red::{red_region, RedAverage, RedRegion};
+use crate::red_core::{validate_red_core, RedCount};
+use crate::time::{Dur, Time};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// SFRED over MRUL parameters. Thresholds are in packets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MrulParams {
+    /// Capacity in packets (50, section 3).
+    pub limit: u32,
+    /// RED's minimum threshold (5, section 3).
+    pub min_th: f64,
+    /// RED's maximum threshold (15, section 3).
+    pub max_th: f64,
+    /// RED's max_p (0.1, section 3); scaled by R_i / f for fast flows.
+    pub max_p: f64,
+    /// EWMA weight of the average (0.002, section 3).
+    pub w_q: f64,
+    /// Packet size for the idle-time decay (1000 B, section 3).
+    pub mean_pkt_size: u32,
+    /// RED's count spacing with ns-2's `wait` (true).
+    pub wait: bool,
+    /// CE-mark ECN-capable packets instead of early drops (false).
+    pub ecn: bool,
+    /// Fast flow: R_i > (1 + alpha) f (0.1, section 2.2).
+    pub alpha: f64,
+    /// Unresponsive: D_i / R_i > (1 + beta) D / R (0.1, section 2.3).
+    pub beta: f64,
+    /// Slow flow: R_i < d_w and D_i = 0; its thresholds rise by d_w (10, 2.4).
+    pub d_w: u32,
+    /// N, the most flows the list holds (100; not in the paper).
+    pub list_size: u32,
+    /// Counters halve every period (1s; not in the paper, DESIGN.md).
+    pub aging_period: Dur,
+    /// Drop unresponsive flows even while avg < min_th (false).
+    pub penalty_below_min_th: bool,
+}
+
+impl Default for MrulParams {
+    fn default() -> Self {
+        MrulParams {
+            limit: 50,
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            mean_pkt_size: 1000,
+            wait: true,
+            ecn: false,
+            alpha: 0.1,
+            beta: 0.1,
+            d_w: 10,
+            list_size: 100,
+            aging_period: Dur::from_secs(1),
+            penalty_below_min_th: false,
+        }
+    }
+}
+
+/// The most entries a list may have (memory is allocated up front).
+pub const MAX_LIST_SIZE: u32 = 1 << 22;
+
+impl MrulParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        validate_red_core(
+            self.limit,
+            self.min_th,
+            self.max_th,
+            self.max_p,
+            self.w_q,
+            self.mean_pkt_size,
+        )?;
+        check::at_least("alpha", self.alpha, 0.0)?;
+        check::at_least("beta", self.beta, 0.0)?;
+        check::at_least("list_size", self.list_size, 1)?;
+        if self.list_size > MAX_LIST_SIZE {
+            return Err(ParamError::new(
+                "list_size",
+                self.list_size,
+                format!("must be at most {MAX_LIST_SIZE}"),
+            ));
+        }
+        if self.aging_period.is_zero() {
+            return Err(ParamError::new(
+                "aging_period",
+                self.aging_period,
+                "must be positive",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How SFRED treats a flow's next packet.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum FlowClass {
+    /// Fewer than D_w packets and no drop: thresholds raised by D_w.
+    Slow,
+    /// Above the fair share: RED with max_p scaled by this factor (R_i / f).
+    Fast(f64),
+    /// Fast and losing more than the average: dropped with probability 1.
+    Unresponsive,
+    /// Plain RED.
+    Normal,
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    flow: FlowId,
+    received: u64,
+    dropped: u64,
+    /// Aging period the counters were last brought up to date in.
+    epoch: u64,
+    prev: u32,
+    next: u32,
+}
+
+/// The Most-Recently-Used List: at most N entries in recency order, O(1) lookup,
+/// move-to-front and eviction of the least recent.
+#[derive(Debug, Clone)]
+pub struct MruList {
+    cap: usize,
+    entries: Vec<Entry>,
+    index: HashMap<FlowId, u32>,
+    head: u32,
+    tail: u32,
+}
+
+impl MruList {
+    pub fn new(cap: usize) -> Self {
+        MruList {
+            cap,
+            entries: Vec::with_capacity(cap),
+            index: HashMap::with_capacity(cap),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry of `flow`, if listed.
+    fn get(&self, flow: FlowId) -> Option<u32> {
+        self.index.get(&flow).copied()
+    }
+
+    /// Moves `flow` to the front, creating its entry (zeroed, stamped `epoch`) if
+    /// needed. Returns the entry and the entry it evicted to make room, if any.
+    fn touch(&mut self, flow: FlowId, epoch: u64) -> (u32, Option<Entry>) {
+        if let Some(e) = self.get(flow) {
+            self.unlink(e);
+            self.push_front(e);
+            return (e, None);
+        }
+        let fresh = Entry {
+            flow,
+            received: 0,
+            dropped: 0,
+            epoch,
+            prev: NIL,
+            next: NIL,
+        };
+        let (e, evicted) = if self.entries.len() < self.cap {
+            self.entries.push(fresh);
+            ((self.entries.len() - 1) as u32, None)
+        } else {
+            let e = self.tail;
+            let old = self.entries[e as usize];
+            self.unlink(e);
+            self.index.remove(&old.flow);
+            self.entries[e as usize] = fresh;
+            (e, Some(old))
+        };
+        self.index.insert(flow, e);
+        self.push_front(e);
+        (e, evicted)
+    }
+
+    fn unlink(&mut self, e: u32) {
+        let Entry { prev, next, .. } = self.entries[e as usize];
+        if prev != NIL {
+            self.entries[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.entries[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+    }
+
+    fn push_front(&mut self, e: u32) {
+        let old = self.head;
+        self.entries[e as usize].prev = NIL;
+        self.entries[e as usize].next = old;
+        if old != NIL {
+            self.entries[old as usize].prev = e;
+        } else {
+            self.tail = e;
+        }
+        self.head = e;
+    }
+
+    /// Flows from most to least recently seen: O(N), for tests.
+    pub fn recency_order(&self) -> Vec<FlowId> {
+        let mut out = Vec::with_capacity(self.len());
+        let mut e = self.head;
+        while e != NIL {
+            out.push(self.entries[e as usize].flow);
+            e = self.entries[e as usize].next;
+        }
+        out
+    }
+}
+
+/// Halves `x` once per period missed.
+#[inline]
+fn aged(x: u64, periods: u64) -> u64 {
+    x.checked_shr(periods.min(64) as u32).unwrap_or(0)
+}
+
+#[derive(Debug, Clone)]
+pub struct Mrul {
+    params: MrulParams,
+    average: RedAverage,
+    count: RedCount,
+    list: MruList,
+    /// R and D over the listed flows.
+    received: u64,
+    dropped: u64,
+    /// The current aging period, `now / aging_period`.
+    epoch: u64,
+    queue: PacketFifo,
+}
+
+impl Mrul {
+    pub fn new(params: MrulParams, link: &LinkInfo) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Mrul {
+            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
+            count: RedCount::default(),
+            list: MruList::new(params.list_size as usize),
+            received: 0,
+            dropped: 0,
+            epoch: 0,
+            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            params,
+        })
+    }
+
+    /// The current average queue, in packets.
+    pub fn avg(&self) -> f64 {
+        self.average.avg
+    }
+
+    /// The list (for tests and the queue lab).
+    pub fn list(&self) -> &MruList {
+        &self.list
+    }
+
+    /// R and D, the aggregate received and dropped over the listed flows.
+    pub fn totals(&self) -> (u64, u64) {
+        (self.received, self.dropped)
+    }
+
+    /// `flow`'s (R_i, D_i) as of its last packet, if listed.
+    pub fn flow_stats(&self, flow: FlowId) -> Option<(u64, u64)> {
+        let e = &self.list.entries[self.list.get(flow)? as usize];
+        Some((e.received, e.dropped))
+    }
+
+    /// How `flow` is classified with its current counters, if listed.
+    pub fn flow_class(&self, flow: FlowId) -> Option<FlowClass> {
+        let e = self.list.get(flow)?;
+        Some(self.classify(e))
+    }
+
+    /// Brings the global counters to the period of `now` (halving per period).
+    #[inline]
+    fn age_totals(&mut self, now: Time) {
+        let epoch = now.as_nanos() / self.params.aging_period.as_nanos();
+        if epoch > self.epoch {
+            let missed = epoch - self.epoch;
+            self.received = aged(self.received, missed);
+            self.dropped = aged(self.dropped, missed);
+            self.epoch = epoch;
+        }
+    }
+
+    /// Brings an entry's counters to the current period.
+    #[inline]
+    fn age_entry(&mut self, e: u32) {
+        let epoch = self.epoch;
+        let entry = &mut self.list.entries[e as usize];
+        if entry.epoch < epoch {
+            let missed = epoch - entry.epoch;
+            entry.received = aged(entry.received, missed);
+            entry.dropped = aged(entry.dropped, missed);
+            entry.epoch = epoch;
+        }
+    }
+
+    /// Lists the arrival's flow at the front and counts the packet in R_i and R.
+    fn record_arrival(&mut self, flow: FlowId) -> u32 {
+        let (e, evicted) = self.list.touch(flow, self.epoch);
+        if let Some(old) = evicted {
+            let missed = self.epoch.saturating_sub(old.epoch);
+            self.received = self.received.saturating_sub(aged(old.received, missed));
+            self.dropped = self.dropped.saturating_sub(aged(old.dropped, missed));
+        }
+        self.age_entry(e);
+        self.list.entries[e as usize].received += 1;
+        self.received += 1;
+        e
+    }
+
+    fn classify(&self, e: u32) -> FlowClass {
+        let p = &self.params;
+        let entry = &self.list.entries[e as usize];
+        let (r_i, d_i) = (entry.received as f64, entry.dropped as f64);
+        if entry.received < p.d_w as u64 && entry.dropped == 0 {
+            return FlowClass::Slow;
+        }
+        let n_a = self.list.len().max(1) as f64;
+        let fair = self.received as f64 / n_a;
+        if fair > 0.0 && r_i > (1.0 + p.alpha) * fair {
+            let avg_loss = if self.received > 0 {
+                self.dropped as f64 / self.received as f64
+            } else {
+                0.0
+            };
+            if r_i > 0.0 && d_i / r_i > (1.0 + p.beta) * avg_loss {
+                return FlowClass::Unresponsive;
+            }
+            return FlowClass::Fast(r_i / fair);
+        }
+        FlowClass::Normal
+    }
+
+    /// RED's decision with the class's thresholds and max_p; `None` admits.
+    fn decide(&mut self, class: FlowClass, avg: f64, ctx: &mut Ctx<'_>) -> Option<DropReason> {
+        let p = &self.params;
+        let (shift, max_p, reason) = match class {
+            FlowClass::Slow => (p.d_w as f64, p.max_p, DropReason::Early),
+            FlowClass::Fast(scale) => (0.0, (p.max_p * scale).min(1.0), DropReason::HeavyHitter),
+            FlowClass::Unresponsive => {
+                if p.penalty_below_min_th || avg >= p.min_th {
+                    self.count.forced();
+                    return Some(DropReason::Unresponsive);
+                }
+                (0.0, p.max_p, DropReason::Early)
+            }
+            FlowClass::Normal => (0.0, p.max_p, DropReason::Early),
+        };
+        match red_region(avg, p.min_th + shift, p.max_th + shift, max_p, false) {
+            RedRegion::Below => {
+                self.count.below();
+                None
+            }
+            RedRegion::Early(p_b) => self
+                .count
+                .early(p_b, p.wait, ctx.uniform())
+                .then_some(reason),
+            RedRegion::Forced => {
+                self.count.forced();
+                Some(DropReason::Forced)
+            }
+        }
+    }
+
+    fn record_drop(&mut self, e: u32) {
+        self.list.entries[e as usize].dropped += 1;
+        self.dropped += 1;
+    }
+}
+
+impl Qdisc for Mrul {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        self.age_totals(ctx.now);
+        let e = self.record_arrival(pkt.flow);
+        let avg = self.average.update(self.queue.len() as f64, ctx.now);
+        let class = self.classify(e);
+        let mut pkt = pkt;
+        if let Some(reason) = self.decide(class, avg, ctx) {
+            let ecn =
+                self.params.ecn && matches!(reason, DropReason::Early | DropReason::HeavyHitter);
+            match ctx.mark_or_drop(pkt, ecn, reason) {
+                Some(marked) => pkt = marked,
+                None => {
+                    self.record_drop(e);
+                    return Verdict::Dropped;
+                }
+            }
+        }
+        if self.queue.len() >= self.params.limit as usize {
+            self.record_drop(e);
+            ctx.drop(pkt, DropReason::Overflow);
+            return Verdict::Dropped;
+        }
+        self.queue.push_back(pkt);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+        let pkt = self.queue.pop_front();
+        if pkt.is_none() {
+            self.average.set_idle(ctx.now);
+        }
+        pkt
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Harness;
+    use crate::units::Rate;
+
+    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
+
+    fn mrul(params: MrulParams) -> Harness<Mrul> {
+        Harness::new(Mrul::new(params, &LINK).unwrap())
+    }
+
+    /// A congested queue: held at 10 packets, between min_th = 5 and max_th = 15.
+    fn congested() -> MrulParams {
+        MrulParams {
+            w_q: 0.05,
+            ..Default::default()
+        }
+    }
+
+    /// One round: flow 0 sends `heavy` packets, flows 1..=`light` one each; the
+    /// queue is held at `backlog`.
+    fn round(h: &mut Harness<Mrul>, seq: &mut u32, heavy: u32, light: u32, backlog: usize) {
+        for i in 0..heavy + light {
+            let flow = if i < heavy { 0 } else { 1 + i - heavy };
+            h.offer(flow, *seq);
+            *seq += 1;
+            while h.q.len() > backlog {
+                h.dequeue();
+            }
+        }
+    }
+
+    #[test]
+    fn a_cbr_flow_at_five_times_the_fair_rate_is_judged_unresponsive() {
+        // Flow 0 sends 5 packets per round, flows 1..=9 one each: f = 14/10 per
+        // round, so flow 0 is fast (R_0 / f = 3.6), its max_p scales up, its loss
+        // ratio climbs above the average and it is then dropped outright.
+        let mut h = mrul(congested());
+        let mut seq = 0;
+        let mut judged_at = None;
+        for r in 0..2_000 {
+            round(&mut h, &mut seq, 5, 9, 10);
+            if judged_at.is_none()
+                && h.q.qdisc().flow_class(FlowId(0)) == Some(FlowClass::Unresponsive)
+            {
+                judged_at = Some(r);
+            }
+        }
+        let r = judged_at.expect("flow 0 was never judged unresponsive");
+        assert!(h.drops(DropReason::Unresponsive) > 0);
+        let unresp: Vec<_> = h
+            .sink
+            .drops
+            .iter()
+            .filter(|(_, why)| *why == DropReason::Unresponsive)
+            .map(|(p, _)| p.flow)
+            .collect();
+        assert!(unresp.iter().all(|f| *f == FlowId(0)), "{unresp:?}");
+        // Before the verdict, its loss ratio had to exceed the average by beta.
+        let (ri, di) = h.q.qdisc().flow_stats(FlowId(0)).unwrap();
+        let (rr, dd) = h.q.qdisc().totals();
+        assert!(di as f64 / ri as f64 > 1.1 * dd as f64 / rr as f64);
+        // A light flow stays normal: at the fair share, losing at RED's rate.
+        assert!(matches!(
+            h.q.qdisc().flow_class(FlowId(3)),
+            Some(FlowClass::Normal)
+        ));
+        assert!(r < 1_000, "judged only after {r} rounds");
+    }
+
+    #[test]
+    fn a_new_flow_under_d_w_packets_is_slow_and_protected() {
+        let mut h = mrul(congested());
+        let mut seq = 0;
+        for _ in 0..500 {
+            round(&mut h, &mut seq, 0, 10, 10);
+        }
+        assert!(h.q.qdisc().avg() > 8.0, "avg {}", h.q.qdisc().avg());
+        // avg ~ 10 is inside [5, 15) for everyone but below 5 + D_w for a new flow.
+        for k in 0..9 {
+            assert_eq!(h.offer(99, 1_000_000 + k), Verdict::Queued);
+            assert_eq!(h.q.qdisc().flow_class(FlowId(99)), Some(FlowClass::Slow));
+            h.dequeue();
+        }
+        h.offer(99, 2_000_000);
+        assert_ne!(h.q.qdisc().flow_class(FlowId(99)), Some(FlowClass::Slow));
+        // Old flows did get early drops at this average.
+        assert!(h.drops(DropReason::Early) > 0);
+    }
+
+    #[test]
+    fn a_full_list_evicts_the_least_recently_seen_flow() {
+        let mut h = mrul(MrulParams {
+            list_size: 3,
+            ..Default::default()
+        });
+        for (seq, flow) in [1, 2, 3, 1, 4].into_iter().enumerate() {
+            h.offer(flow, seq as u32);
+        }
+        let order = h.q.qdisc().list().recency_order();
+        assert_eq!(order, vec![FlowId(4), FlowId(1), FlowId(3)]);
+        assert_eq!(h.q.qdisc().flow_stats(FlowId(2)), None);
+        assert_eq!(h.q.qdisc().flow_stats(FlowId(1)), Some((2, 0)));
+        // R and D follow the listed flows only: 2 (flow 1) + 1 + 1.
+        assert_eq!(h.q.qdisc().totals(), (4, 0));
+    }
+
+    #[test]
+    fn list_operations_are_constant_time() {
+        // 400k touches on a list of 100k entries, most of them misses that evict
+        // the tail and hits deep in the list: quadratic work would take minutes.
+        let mut list = MruList::new(100_000);
+        let mut x = 1u64;
+        for i in 0..400_000u32 {
+            x = crate::rng::mix64(x);
+            let flow = if i % 2 == 0 { (x % 150_000) as u32 } else { i };
+            list.touch(FlowId(flow), 0);
+        }
+        assert_eq!(list.len(), 100_000);
+        let order = list.recency_order();
+        assert_eq!(order.len(), 100_000);
+        assert_eq!(order[0], FlowId(399_999));
+        for f in &order {
+            let e = list.get(*f).expect("listed flows are indexed");
+            assert_eq!(list.entries[e as usize].flow, *f);
+        }
+        assert_eq!(list.index.len(), 100_000);
+    }
+
+    #[test]
+    fn aging_halves_the_counters_every_period() {
+        let mut h = mrul(MrulParams {
+            aging_period: Dur::from_millis(100),
+            ..Default::default()
+        });
+        for seq in 0..8 {
+            h.offer(1, seq);
+            h.dequeue();
+        }
+        for seq in 8..12 {
+            h.offer(2, seq);
+            h.dequeue();
+        }
+        assert_eq!(h.q.qdisc().totals(), (12, 0));
+        h.advance(Dur::from_millis(100));
+        h.offer(2, 99); // flow 2: 4 -> 2, + 1
+        assert_eq!(h.q.qdisc().flow_stats(FlowId(2)), Some((3, 0)));
+        assert_eq!(h.q.qdisc().totals(), (7, 0)); // 12 -> 6, + 1
+        h.advance(Dur::from_millis(200)); // two more periods
+        h.offer(1, 100); // flow 1: 8 -> 1 over three periods, + 1
+        assert_eq!(h.q.qdisc().flow_stats(FlowId(1)), Some((2, 0)));
+        assert_eq!(h.q.qdisc().totals(), (2, 0)); // 7 -> 1, + 1
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected_by_name() {
+        let e = Mrul::new(
+            MrulParams {
+                list_size: 0,
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "list_size = 0 must be at least 1");
+        let e = Mrul::new(
+            MrulParams {
+                aging_period: Dur::from_nanos(0),
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "aging_period");
+    }
+}
