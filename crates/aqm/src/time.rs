@@ -30,7 +30,7 @@ impl Time {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// The span from `earlier` to `self`, or zero if `earlier` is later.
     pub const fn saturating_since(self, earlier: Time) -> Dur {
@@ -68,7 +68,7 @@ impl Dur {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub const fn is_zero(self) -> bool {
         self.0 == 0

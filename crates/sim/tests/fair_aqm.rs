@@ -10,7 +10,11 @@ fn with_qdisc(qdisc: &str) -> RunResult {
     let red = "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n";
     assert!(CHOKE_FIG3.contains(red));
     let text = CHOKE_FIG3.replace(red, qdisc);
-    run_scenario(&Scenario::from_toml(&text, "test.toml").unwrap(), &mut |_| {}).unwrap()
+    run_scenario(
+        &Scenario::from_toml(&text, "test.toml").unwrap(),
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 fn udp_share(r: &RunResult) -> f64 {
@@ -19,7 +23,8 @@ fn udp_share(r: &RunResult) -> f64 {
 
 fn tcp_loss(r: &RunResult) -> f64 {
     let tcp: Vec<_> = r.flows.iter().filter(|f| f.kind == "tcp").collect();
-    tcp.iter().map(|f| f.drops_total).sum::<u64>() as f64 / tcp.iter().map(|f| f.sent).sum::<u64>() as f64
+    tcp.iter().map(|f| f.drops_total).sum::<u64>() as f64
+        / tcp.iter().map(|f| f.sent).sum::<u64>() as f64
 }
 
 #[test]
@@ -27,10 +32,18 @@ fn choke_holds_udp_to_a_fraction_and_tcp_shares_the_rest_fairly() {
     let r = with_qdisc("kind = \"choke\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n");
     let share = udp_share(&r);
     assert!((0.10..=0.40).contains(&share), "udp share {share}");
-    assert!(r.fairness.tcp.jain > 0.8, "tcp jain {}", r.fairness.tcp.jain);
+    assert!(
+        r.fairness.tcp.jain > 0.8,
+        "tcp jain {}",
+        r.fairness.tcp.jain
+    );
     // Most UDP drops are matches, as the paper's Fig. 4 reports.
     let udp = r.flows.iter().find(|f| f.kind == "cbr").unwrap();
-    assert!(udp.drops["choke_match"] as f64 > 0.5 * udp.drops_total as f64, "{:?}", udp.drops);
+    assert!(
+        udp.drops["choke_match"] as f64 > 0.5 * udp.drops_total as f64,
+        "{:?}",
+        udp.drops
+    );
     assert!(r.links[0].utilization > 0.95);
 }
 
@@ -43,7 +56,10 @@ fn sfb_rate_limits_the_udp_flow_and_keeps_tcp_loss_low() {
     assert!((0.10e6..0.25e6).contains(&udp), "udp goodput {udp}");
     let red = with_qdisc("kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n");
     let (sfb_loss, red_loss) = (tcp_loss(&r), tcp_loss(&red));
-    assert!(sfb_loss < 0.1 && sfb_loss < red_loss / 4.0, "tcp loss sfb {sfb_loss} red {red_loss}");
+    assert!(
+        sfb_loss < 0.1 && sfb_loss < red_loss / 4.0,
+        "tcp loss sfb {sfb_loss} red {red_loss}"
+    );
     assert!(r.groups["tcp"].goodput_bps > 0.75e6);
 }
 
@@ -52,7 +68,11 @@ fn every_qdisc_runs_the_experiment_and_keeps_the_link_busy() {
     for kind in aqm::QdiscSpec::KINDS {
         let r = with_qdisc(&format!("kind = \"{kind}\"\n"));
         assert_eq!(r.links[0].qdisc, *kind);
-        assert!(r.links[0].utilization > 0.9, "{kind}: {}", r.links[0].utilization);
+        assert!(
+            r.links[0].utilization > 0.9,
+            "{kind}: {}",
+            r.links[0].utilization
+        );
         // Conservation at the bottleneck over the measured interval: arrivals minus
         // departures minus drops is the change in backlog (plus the packet on the
         // transmitter), which no default limit lets exceed 1001 packets.
