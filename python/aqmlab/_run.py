@@ -1,0 +1,154 @@
+"""``aqmlab.run`` and the scenario catalogue: argument checks, then the extension."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, Union
+
+from aqmlab import _aqmlab
+from aqmlab.result import Result
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+ScenarioArg = Union[str, "os.PathLike[str]", Mapping[str, Any], None]
+
+
+def run(
+    scenario: ScenarioArg = None,
+    *,
+    seed: int | None = None,
+    duration: str | None = None,
+    **overrides: Any,
+) -> Result:
+    """Simulates a scenario and returns its :class:`Result`.
+
+    ``scenario`` is a path to a TOML scenario file, the name of a built-in scenario
+    (see :func:`scenarios`), ``None`` for the default built-in, or a dict with the
+    same keys as the TOML. It is resolved as ``aqmlab run SCENARIO`` resolves it.
+
+    ``seed`` (an integer >= 0) and ``duration`` (a string with a unit, ``"30s"``)
+    replace the scenario's, as ``--seed`` and ``--duration`` do.
+
+    Any other keyword replaces that top-level key of the scenario, e.g.
+    ``warmup="10s"``, ``qdisc={"kind": "droptail", "limit": 300}`` or
+    ``flows=[...]``; ``None`` removes the key. A scenario with overrides is checked
+    as a dict, so its error messages name keys but not file lines.
+
+    A scenario that does not parse, validate or build raises ``ValueError`` with
+    the message the ``aqmlab`` command prints for it.
+    """
+    seed = _check_seed(seed)
+    duration = _check_duration(duration)
+    if isinstance(scenario, Mapping):
+        return Result(_aqmlab.run_json(_to_json(_apply(scenario, overrides)), seed, duration))
+    arg = _check_path_or_name(scenario)
+    if not overrides:
+        return Result(_aqmlab.run_builtin_or_path(arg, seed, duration))
+    text, origin = _source(arg)
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{origin}: {e}") from None
+    return Result(_aqmlab.run_json(_to_json(_apply(table, overrides)), seed, duration))
+
+
+def scenarios():
+    """The built-in scenarios: a DataFrame indexed by name, with a one-line
+    ``description`` and whether it is the ``default`` one."""
+    import pandas as pd
+
+    default = _aqmlab.default_scenario()
+    rows = [(n, d, n == default) for n, d in _aqmlab.builtin_scenarios()]
+    return pd.DataFrame(rows, columns=["name", "description", "default"]).set_index("name")
+
+
+def scenario_text(name: str) -> str:
+    """The TOML text of a built-in scenario (to read, or to edit and save)."""
+    return _aqmlab.builtin_text(name)
+
+
+def qdisc_kinds() -> list[str]:
+    """The ``kind`` names a scenario's ``[qdisc]`` may use."""
+    return _aqmlab.qdisc_kinds()
+
+
+# ---- argument checks ------------------------------------------------------------
+
+
+def _check_seed(seed: object) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    value = int(seed)
+    if not 0 <= value < 2**64:
+        raise ValueError(f"seed = {value} must be between 0 and 2**64 - 1")
+    return value
+
+
+def _check_duration(duration: object) -> str | None:
+    if duration is None or isinstance(duration, str):
+        return duration
+    raise ValueError(f'duration must be a string with a unit, such as "30s", got {duration!r}')
+
+
+def _check_path_or_name(scenario: object) -> str | None:
+    if scenario is None or isinstance(scenario, str):
+        return scenario
+    if isinstance(scenario, os.PathLike):
+        return os.fsdecode(os.fspath(scenario))
+    raise ValueError(
+        "scenario must be a path, the name of a built-in scenario, a dict or None, "
+        f"got {type(scenario).__name__}"
+    )
+
+
+def _source(arg: str | None) -> tuple[str, str]:
+    """(TOML text, origin) of a path or built-in name, resolved as the CLI resolves
+    it (``aqmlab_cli::load``), with its error messages."""
+    name = arg if arg is not None else _aqmlab.default_scenario()
+    if os.path.exists(name) or (arg is not None and (arg.endswith(".toml") or "/" in arg)):
+        try:
+            with open(name, "rb") as f:
+                return f.read().decode("utf-8"), name
+        except OSError as e:
+            # Rust's io::Error prints "<strerror> (os error <errno>)".
+            raise ValueError(
+                f"{name}: cannot read scenario file: {e.strerror} (os error {e.errno})"
+            ) from None
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{name}: cannot read scenario file: stream did not contain valid UTF-8"
+            ) from None
+    try:
+        return _aqmlab.builtin_text(name), f"<built-in {name}>"
+    except ValueError:
+        raise ValueError(
+            f'no scenario file or built-in scenario named "{name}" (see `aqmlab scenarios`)'
+        ) from None
+
+
+def _apply(table: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(table)
+    merged.update(overrides)
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _plain(value: object) -> object:
+    """JSON for values json cannot write itself: numpy scalars and paths."""
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise ValueError(f"a scenario cannot hold {value!r} (of type {type(value).__name__})")
+
+
+def _to_json(table: Mapping[str, Any]) -> str:
+    return json.dumps(table, default=_plain, allow_nan=False)

@@ -1,0 +1,128 @@
+"""Bad scenarios and arguments raise ValueError with the message the CLI prints."""
+
+from __future__ import annotations
+
+import pytest
+
+import aqmlab
+
+from conftest import CHOKE_FIG3, cli_error, run_cli
+
+
+def write(tmp_path, text: str, name: str = "bad.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def raised(*args, **kwargs) -> str:
+    with pytest.raises(ValueError) as info:
+        aqmlab.run(*args, **kwargs)
+    return str(info.value)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.strip() == needle)
+
+
+def test_unknown_key_names_the_key_and_its_line(tmp_path, choke_text):
+    text = choke_text.replace("max_th = 200", "max_th = 200\nmax_thresh = 3")
+    path = write(tmp_path, text)
+    message = raised(path)
+    assert message == cli_error("run", path)
+    assert message.startswith(f"{path}:{line_of(text, 'max_thresh = 3')}: ")
+    assert "unknown field `max_thresh`" in message
+
+
+def test_negative_rate(tmp_path, choke_text):
+    text = choke_text.replace('rate = "2Mbps"', 'rate = "-2Mbps"')
+    path = write(tmp_path, text)
+    message = raised(path)
+    assert message == cli_error("run", path)
+    line = line_of(text, 'rate = "-2Mbps"')
+    assert message.startswith(f"{path}:{line}: ")
+    assert "-2Mbps" in message and "must not be negative" in message
+
+
+def test_min_th_above_max_th(tmp_path, choke_text):
+    text = choke_text.replace("min_th = 100", "min_th = 250")
+    path = write(tmp_path, text)
+    message = raised(path)
+    assert message == cli_error("run", path)
+    assert message == f"{path}:{line_of(text, 'min_th = 250')}: qdisc.min_th = 250 must be below max_th = 200"
+
+
+def test_missing_file():
+    message = raised("no/such/scenario.toml")
+    assert message == cli_error("run", "no/such/scenario.toml")
+    assert message.startswith("no/such/scenario.toml: cannot read scenario file")
+    # With overrides the file is read in Python, with the same message.
+    assert raised("no/such/scenario.toml", warmup="1s") == message
+
+
+def test_unknown_builtin_name():
+    message = raised("no-such-builtin")
+    assert message == cli_error("run", "no-such-builtin")
+    assert '"no-such-builtin"' in message
+    assert raised("no-such-builtin", warmup="1s") == message
+
+
+def test_bad_duration_argument():
+    message = raised("choke-fig3", duration="5 parsecs")
+    assert message == cli_error("run", "choke-fig3", "--duration", "5 parsecs")
+    assert "parsecs" in message
+
+
+def test_duration_shorter_than_warmup():
+    message = raised("choke-fig3", duration="10s")
+    assert message == cli_error("run", "choke-fig3", "--duration", "10s")
+    assert "warmup = 20s must be shorter than duration = 10s" in message
+
+
+@pytest.mark.parametrize("seed", ["x", -1, 1.5, True, 2**64])
+def test_bad_seed(seed):
+    message = raised("choke-fig3", seed=seed)
+    assert message.startswith("seed")
+    assert repr(seed) in message or str(seed) in message
+
+
+def test_the_cli_rejects_a_bad_seed_too():
+    proc = run_cli("run", "choke-fig3", "--seed", "x")
+    assert proc.returncode == 2
+    assert "'x'" in proc.stderr and "--seed" in proc.stderr
+
+
+def test_bad_duration_type():
+    assert "duration" in raised("choke-fig3", duration=30)
+
+
+def test_bad_scenario_type():
+    assert "scenario must be" in raised(42)
+
+
+def test_dict_errors_name_the_key_without_a_line():
+    scenario = {"name": "d", "duration": "1s", "topology": {"kind": "dumbbell"}, "flows": []}
+    message = raised(scenario)
+    assert message.startswith("<dict>: ")
+    assert "access" in message  # the first thing missing
+
+
+def test_overrides_are_checked_like_the_file(choke_text):
+    assert raised("choke-fig3", colour="red").startswith("<dict>: unknown field `colour`")
+    message = raised("choke-fig3", qdisc={"kind": "red", "min_th": 250, "max_th": 200})
+    assert message == "<dict>: qdisc.min_th = 250 must be below max_th = 200"
+    message = raised("choke-fig3", qdisc={"kind": "fancy"})
+    assert "fancy" in message
+
+
+def test_a_value_json_cannot_hold():
+    assert "cannot hold" in raised("choke-fig3", description=object())
+
+
+def test_the_cli_exits_0_on_success_and_2_on_a_bad_file(tmp_path):
+    assert run_cli("run", str(CHOKE_FIG3), "--duration", "21s", "--quiet").returncode == 0
+    bad = write(tmp_path, "name = ")
+    proc = run_cli("run", bad)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: {bad}:1: ")
+    assert raised(bad) == proc.stderr.removeprefix("error: ").rstrip("\n")
