@@ -27,7 +27,7 @@ def test_qdiscs_lists_the_kinds():
 def test_run_prints_a_summary():
     proc = run_cli("run", "--duration", "21s", script=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("choke-fig3 (seed 1)")
+    assert proc.stdout.startswith("choke (seed 1)")
     assert "left->right" in proc.stdout
 
 

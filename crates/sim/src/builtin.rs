@@ -3,6 +3,7 @@
 
 /// (name, TOML text), one per file under `scenarios/`.
 pub const BUILTINS: &[(&str, &str)] = &[
+    ("choke", include_str!("../../../scenarios/choke.toml")),
     (
         "choke-fig3",
         include_str!("../../../scenarios/choke-fig3.toml"),
@@ -14,7 +15,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
 ];
 
 /// What `aqmlab run` runs when given no file.
-pub const DEFAULT: &str = "choke-fig3";
+pub const DEFAULT: &str = "choke";
 
 /// The TOML text of a built-in scenario.
 pub fn builtin(name: &str) -> Option<&'static str> {

@@ -1,0 +1,264 @@
+//! The `aqmlab` command as a user meets it: exit codes, one-line errors, output files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn aqmlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aqmlab"))
+        .args(args)
+        .output()
+        .expect("aqmlab runs")
+}
+
+const EXAMPLE: &str = include_str!("../../../scenarios/choke-fig3.toml");
+
+/// Writes `text` as a scenario file in `dir` and returns its path.
+fn scenario_file(dir: &Path, text: &str) -> String {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Runs a broken scenario: exit status 2 and exactly one line on stderr naming `needle`.
+#[track_caller]
+fn rejects(text: &str, needle: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario_file(dir.path(), text);
+    let out = aqmlab(&["run", &path]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "{err:?} should mention {needle:?}");
+    assert!(out.stdout.is_empty());
+    err
+}
+
+#[test]
+fn the_default_scenario_runs_and_prints_a_summary() {
+    let out = aqmlab(&["run", "--duration", "21s", "--quiet"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("choke (seed 1)"), "{text}");
+    assert!(text.contains("choke"), "the default runs CHOKe");
+    assert!(text.contains("left->right"));
+}
+
+#[test]
+fn json_has_the_documented_keys() {
+    let out = aqmlab(&["run", "--json", "--duration", "30s", "--seed", "3"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "events",
+        "wall_seconds",
+        "sim_seconds",
+        "flows",
+        "groups",
+        "links",
+        "fairness",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["seed"], 3);
+    assert_eq!(v["sim_seconds"], 30.0);
+    let flow = &v["flows"][0];
+    for key in ["id", "group", "kind", "goodput_bps", "drops"] {
+        assert!(flow.get(key).is_some(), "flow missing {key}");
+    }
+    assert_eq!(v["groups"]["tcp"]["count"], 32);
+    assert!(v["groups"]["udp"]["goodput_bps"].as_f64().unwrap() > 0.0);
+    assert!(v["events"].as_u64().unwrap() > 10_000);
+}
+
+#[test]
+fn same_seed_same_json_but_wall_time() {
+    let run = || {
+        let out = aqmlab(&["run", "--json", "--duration", "25s"]);
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        serde_json::to_string(&v).unwrap()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_line() {
+    let text = EXAMPLE.replace("max_th = 200", "max_th = 200\nmax_thresh = 3");
+    let line = text.lines().position(|l| l == "max_thresh = 3").unwrap() + 1;
+    let err = rejects(&text, "unknown field `max_thresh`");
+    assert!(err.contains(&format!("s.toml:{line}:")), "{err}");
+}
+
+#[test]
+fn a_negative_rate_is_rejected() {
+    rejects(
+        &EXAMPLE.replace("rate = \"2Mbps\"", "rate = \"-2Mbps\""),
+        "rate '-2Mbps' must not be negative",
+    );
+}
+
+#[test]
+fn thresholds_out_of_order_are_rejected_at_their_line() {
+    let text = EXAMPLE.replace("min_th = 100", "min_th = 250");
+    let line = text.lines().position(|l| l == "min_th = 250").unwrap() + 1;
+    let err = rejects(&text, "qdisc.min_th = 250 must be below max_th = 200");
+    assert!(err.contains(&format!("s.toml:{line}:")), "{err}");
+}
+
+#[test]
+fn a_flow_to_a_missing_node_is_rejected() {
+    let text = r#"
+name = "g"
+duration = "1s"
+[topology]
+kind = "graph"
+nodes = ["a", "b"]
+links = [{ from = "a", to = "b", rate = "1Mbps", delay = "1ms" }]
+[[flows]]
+name = "x"
+kind = "tcp"
+from = "a"
+to = "nowhere"
+"#;
+    rejects(text, "to = \"nowhere\" is not a node of the topology");
+}
+
+#[test]
+fn a_missing_file_is_rejected() {
+    let out = aqmlab(&["run", "no/such/scenario.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no/such/scenario.toml: cannot read scenario file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    assert_eq!(aqmlab(&["run", "--duration", "ten"]).status.code(), Some(2));
+    assert_eq!(aqmlab(&["run", "--seed", "-1"]).status.code(), Some(2));
+    let out = aqmlab(&["run", "--pcap", "nowhere->else", "--duration", "21s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--pcap: no link direction named \"nowhere->else\""));
+    assert_eq!(aqmlab(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn out_writes_whole_tables_and_the_summary_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("results");
+    let out = aqmlab(&[
+        "run",
+        "--duration",
+        "21s",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "flows.parquet",
+            "groups.parquet",
+            "link_flows.parquet",
+            "links.parquet",
+            "queue.parquet",
+            "summary.json"
+        ]
+    );
+    for n in &names {
+        if n.ends_with(".parquet") {
+            let bytes = std::fs::read(out_dir.join(n)).unwrap();
+            assert!(
+                bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+                "{n} is a whole Parquet file"
+            );
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["flows"].as_array().unwrap().len(), 33);
+}
+
+#[test]
+fn pcap_of_the_bottleneck_is_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = aqmlab(&[
+        "run",
+        "--duration",
+        "21s",
+        "--quiet",
+        "--pcap",
+        "bottleneck",
+        "--out",
+        d,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pcap = dir.path().join("bottleneck.pcap");
+    let bytes = std::fs::read(&pcap).unwrap();
+    assert_eq!(
+        &bytes[..4],
+        &0xa1b2_3c4du32.to_le_bytes(),
+        "nanosecond pcap magic"
+    );
+    assert!(bytes.len() > 24 + 1000 * 56, "{} bytes", bytes.len());
+    // tshark, where installed (CI installs it), must decode it as TCP and UDP over IPv4.
+    match Command::new("tshark")
+        .args([
+            "-r",
+            pcap.to_str().unwrap(),
+            "-c",
+            "400",
+            "-T",
+            "fields",
+            "-e",
+            "ip.proto",
+        ])
+        .output()
+    {
+        Ok(t) => {
+            assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+            let protos = String::from_utf8(t.stdout).unwrap();
+            assert!(
+                protos.lines().any(|l| l == "6") && protos.lines().any(|l| l == "17"),
+                "{protos}"
+            );
+        }
+        Err(_) if std::env::var_os("CI").is_none() => {
+            eprintln!("tshark not installed: pcap decoding not checked")
+        }
+        Err(e) => panic!("CI must have tshark: {e}"),
+    }
+}
+
+#[test]
+fn scenarios_lists_the_builtins() {
+    let out = aqmlab(&["scenarios"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("choke-fig3")
+            && text
+                .lines()
+                .any(|l| l.starts_with("choke ") && l.ends_with("(default)"))
+    );
+    let out = aqmlab(&["qdiscs"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for k in [
+        "droptail", "red", "choke", "sfb", "breathe", "mrul", "nlred", "blue", "sfred",
+    ] {
+        assert!(text.lines().any(|l| l == k), "{k}");
+    }
+}
