@@ -191,6 +191,11 @@ pub struct TcpSender {
     hole_hint: u32,
     ecn_recover: u32,
     cwr_pending: bool,
+    /// Whether the retransmission timer runs. RFC 6298 (5.1): sending starts it only
+    /// when it is not running; only new ACKs restart it. Restarting it on every
+    /// send would postpone it for ever while a lost retransmission blocks snd_una
+    /// and SACKed new data keeps flowing.
+    rto_running: bool,
     /// One past the last packet of the current object (`u32::MAX`: bulk).
     object_end: u32,
     thinking: bool,
@@ -224,6 +229,7 @@ impl TcpSender {
             hole_hint: 0,
             ecn_recover: 0,
             cwr_pending: false,
+            rto_running: false,
             object_end: cfg.object_size.unwrap_or(u32::MAX),
             thinking: false,
             stopped: false,
@@ -285,9 +291,19 @@ impl TcpSender {
         self.stats.sent += 1;
         let cwr = std::mem::take(&mut self.cwr_pending);
         act.segs.push(Seg::Data { seq, cwr });
-        if !act.timers[TimerKind::Rto as usize].is_some_and(|t| matches!(t, TimerCmd::Arm(_))) {
-            act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+        if !self.rto_running {
+            self.restart_rto(now, cfg, act);
         }
+    }
+
+    fn restart_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.rto_running = true;
+        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+    }
+
+    fn stop_rto(&mut self, act: &mut Actions) {
+        self.rto_running = false;
+        act.timer(TimerKind::Rto, TimerCmd::Cancel);
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -412,7 +428,7 @@ impl TcpSender {
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
         let una = self.snd_una;
         self.retransmit(una, now, cfg, act);
-        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+        self.restart_rto(now, cfg, act);
     }
 
     /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
@@ -489,9 +505,9 @@ impl TcpSender {
                 self.cwnd = self.cwnd.min(cfg.max_window as f64);
             }
             if self.snd_una < self.snd_max {
-                act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+                self.restart_rto(now, cfg, act);
             } else {
-                act.timer(TimerKind::Rto, TimerCmd::Cancel);
+                self.stop_rto(act);
             }
             if self.snd_una >= self.object_end {
                 self.object_done(now, cfg, act);
@@ -547,6 +563,7 @@ impl TcpSender {
 
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.rto_running = false;
         if self.snd_una >= self.snd_max {
             return;
         }
@@ -566,7 +583,7 @@ impl TcpSender {
         self.high_sack = self.snd_una;
         self.hole_hint = self.snd_una;
         self.snd_nxt = self.snd_una;
-        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+        self.restart_rto(now, cfg, act);
         self.send_allowed(now, cfg, act);
     }
 }
@@ -801,5 +818,72 @@ mod tests {
             .collect();
         assert_eq!(cwr.first(), Some(&true), "{:?}", act.segs);
         assert!(cwr[1..].iter().all(|c| !c));
+    }
+
+    #[test]
+    fn new_data_in_sack_recovery_does_not_postpone_the_retransmission_timer() {
+        // Packet 0 is lost, then its retransmission too: only the RTO can repair
+        // it. SACKed new data keeps flowing meanwhile, and must not keep pushing the
+        // timer back (it did once, and such flows sent for ever without delivering).
+        let cfg = TcpConfig {
+            variant: Variant::Sack,
+            initial_window: 10,
+            initial_ssthresh: 10.0,
+            ..Default::default()
+        };
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        for k in 1..=3u32 {
+            act.clear();
+            s.on_ack(
+                Time::from_nanos(k as u64),
+                0,
+                &[(1, 1 + k)],
+                false,
+                &cfg,
+                &mut act,
+            );
+        }
+        assert!(s.in_recovery());
+        let armed = act.timers[TimerKind::Rto as usize];
+        assert!(
+            matches!(armed, Some(TimerCmd::Arm(_))),
+            "entering recovery restarts the timer"
+        );
+        for k in 4..=5u32 {
+            s.on_ack(
+                Time::from_nanos(k as u64),
+                0,
+                &[(1, 1 + k)],
+                false,
+                &cfg,
+                &mut act,
+            );
+        }
+        for k in 6..=9u32 {
+            act.clear();
+            s.on_ack(
+                Time::from_nanos(k as u64),
+                0,
+                &[(1, 1 + k)],
+                false,
+                &cfg,
+                &mut act,
+            );
+            assert!(
+                datas(&act).iter().any(|&q| q >= 10),
+                "new data flows in recovery"
+            );
+            assert_eq!(
+                act.timers[TimerKind::Rto as usize],
+                None,
+                "sending must not restart a running timer"
+            );
+        }
+        act.clear();
+        s.on_rto(Time::from_secs(2), &cfg, &mut act);
+        assert_eq!(datas(&act), vec![0], "the timeout resends the lost packet");
+        assert_eq!(s.stats.timeouts, 1);
     }
 }
