@@ -5,7 +5,9 @@
 //! Errors in what the user gave (a scenario, a flag) print one line and exit with
 //! status 2; anything else that fails exits with 1.
 
+mod model_cmd;
 pub mod output;
+pub mod queue_lab;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -56,6 +58,14 @@ enum Command {
     Scenarios,
     /// List the queueing disciplines a scenario's `[qdisc] kind` may name.
     Qdiscs,
+    /// Evaluate an analytical model from the papers (SFB eq. 1, front and back CHOKe).
+    Model {
+        #[command(subcommand)]
+        model: model_cmd::ModelCommand,
+    },
+    /// Poisson sources into one exponential server through a real qdisc, to compare
+    /// with the models.
+    QueueLab(queue_lab::QueueLabArgs),
 }
 
 /// A problem with what the user asked for: exit status 2.
@@ -219,6 +229,8 @@ where
             let _ = std::io::stdout().write_all(text.as_bytes());
             Ok(())
         }
+        Command::Model { model } => model_cmd::run(model),
+        Command::QueueLab(a) => queue_lab::run(a),
     };
     match result {
         Ok(()) => 0,
