@@ -74,11 +74,13 @@ def test_an_experiment_runs_end_to_end_and_writes_csv_and_png(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out / "choke-fig4.csv")
-    assert {"quantity", "source", "paper", "ours", "tolerance", "lo", "hi", "pass"} <= set(table.columns)
+    assert {"quantity", "source", "paper", "ours", "tolerance", "lo", "hi", "verdict", "pass"} <= set(
+        table.columns
+    )
     assert len(table) == 4
     assert table["ours"].notna().all()
     # Every row is printed with its verdict.
-    printed = [line for line in proc.stdout.splitlines() if line.rstrip().endswith(("PASS", "MISS"))]
+    printed = [line for line in proc.stdout.splitlines() if line.rstrip().endswith(("PASS", "MISS", "OPEN"))]
     assert len(printed) == len(table)
     assert "runs: 1 simulated, 0 from cache" in proc.stdout
     runs = pd.read_csv(out / "choke-fig4-runs.csv")
@@ -144,13 +146,18 @@ def test_bad_arguments_exit_2():
         aqmlab.repro("choke-fig3", seeds=0)
 
 
-def test_a_bounded_check_passes_when_the_bounds_meet_the_band():
+def test_a_bounded_check_passes_only_when_its_bounds_lie_in_the_band():
     c = _core.within("share", "Fig. 6", 50, 20, 15, "%")
-    assert not c.passed
+    assert c.verdict == "MISS" and not c.passed
+    c.ours_lo, c.ours_hi = 40, 60
+    assert c.verdict == "PASS" and c.passed
     c.ours_lo, c.ours_hi = 5, 36
-    assert c.passed
+    assert c.verdict == "OPEN" and not c.passed
     c.ours_hi = 34
-    assert not c.passed
+    assert c.verdict == "MISS"
+    assert _core.trend("rises", "Fig. 6", "increases", None).verdict == "OPEN"
+    assert _core.trend("rises", "Fig. 6", "increases", False).verdict == "MISS"
+    assert _core.trend("rises", "Fig. 6", "increases", True).verdict == "PASS"
 
 
 def test_choke_fig3_holds_udp_to_a_fraction_of_the_link():

@@ -101,7 +101,9 @@ def repro(
     """Runs experiments and returns their checks, one row each: ``experiment``,
     ``quantity``, ``source`` (the figure or table), ``paper`` (as the paper states
     it) and ``paper_value``, ``ours`` (mean over seeds) and ``ours_sd``, the
-    accepted band ``lo``..``hi`` and its ``tolerance``, and ``pass``.
+    accepted band ``lo``..``hi`` and its ``tolerance``, ``verdict`` (PASS, MISS,
+    or OPEN when our value is only bounded and the bounds straddle the band) and
+    ``pass``.
 
     ``out``: a folder for ``ID.csv``, ``ID-runs.csv``, ``ID.png`` and the run cache
     (``out/cache/``); ``None`` writes nothing and caches nothing. ``seeds``: seeds

@@ -15,8 +15,9 @@ DESCRIPTION = """\
 Reproduces experiments of the seed papers: runs the simulations (in parallel, each
 run cached under DIR/cache so an interrupted sweep resumes), writes ID.csv (the
 paper's numbers against ours), ID-runs.csv and ID.png under DIR, and prints the
-table with PASS or MISS per row. A MISS is a finding, not an error: the exit
-status is 0 unless the arguments are bad (2)."""
+table with PASS, MISS or OPEN (undecided: our value is only bounded) per row. A
+MISS is a finding, not an error: the exit status is 0 unless the arguments are
+bad (2)."""
 
 
 class _UsageError(Exception):
@@ -98,10 +99,11 @@ def main(args: list[str]) -> int:
     for e in chosen:
         print(format_table(e, table[table["experiment"] == e.id]))
         print()
-    misses = int((~table["pass"]).sum())
+    misses = int((table["verdict"] == "MISS").sum())
+    undecided = int((table["verdict"] == "OPEN").sum())
     a = table.attrs
     print(
-        f"{len(table) - misses}/{len(table)} rows within tolerance, {misses} missed; "
+        f"{int(table['pass'].sum())}/{len(table)} rows within tolerance, {misses} missed, {undecided} open; "
         f"runs: {a['simulated']} simulated, {a['cached']} from cache, {a['seconds']:.1f} s; "
         f"tables and figures in {ns.out}/"
     )

@@ -156,13 +156,27 @@ class Check:
     note: str = ""
 
     @property
-    def passed(self) -> bool:
+    def verdict(self) -> str:
+        """PASS (ours in the band), MISS (outside it), or OPEN: our value is only
+        bounded and the bounds reach both inside and outside the band."""
+        if self.ours != self.ours:  # NaN: a trend our bounds cannot decide
+            return "OPEN"
         if self.ours_lo is not None and self.ours_hi is not None:
-            return self.ours_lo <= self.hi and self.ours_hi >= self.lo
-        return bool(self.lo <= self.ours <= self.hi)
+            if self.lo <= self.ours_lo and self.ours_hi <= self.hi:
+                return "PASS"
+            if self.ours_lo <= self.hi and self.ours_hi >= self.lo:
+                return "OPEN"
+            return "MISS"
+        return "PASS" if self.lo <= self.ours <= self.hi else "MISS"
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
 
     def ours_text(self) -> str:
         if self.unit == "trend":
+            if self.ours != self.ours:
+                return "undecided"
             return "holds" if self.ours >= 0.5 else "does not hold"
         text = _fmt(self.ours)
         if self.ours_sd is not None and self.ours_sd > 0:
@@ -248,13 +262,14 @@ def band(
     )
 
 
-def trend(quantity: str, source: str, paper_text: str, holds: bool, *, note: str = "") -> Check:
-    """A qualitative statement of the paper, checked on the means over seeds."""
+def trend(quantity: str, source: str, paper_text: str, holds: bool | None, *, note: str = "") -> Check:
+    """A qualitative statement of the paper, checked on the means over seeds;
+    ``holds=None`` when our numbers cannot decide it (OPEN)."""
     return Check(
         quantity=quantity,
         source=source,
         paper=paper_text,
-        ours=1.0 if holds else 0.0,
+        ours=float("nan") if holds is None else 1.0 if holds else 0.0,
         lo=1.0,
         hi=1.0,
         tolerance="trend",
@@ -534,6 +549,7 @@ def checks_frame(exp: Experiment, checks: Sequence[Check]):
                 "tolerance": c.tolerance,
                 "lo": c.lo,
                 "hi": c.hi,
+                "verdict": c.verdict,
                 "pass": c.passed,
                 "note": c.note,
             }
@@ -579,10 +595,7 @@ def write_outputs(exp: Experiment, runs, table, out: Path) -> list[Path]:
 def format_table(exp: Experiment, table) -> str:
     """The checks as a fixed-width text table."""
     header = ["quantity", "source", "paper", "ours (mean ± sd over seeds)", "tolerance", "result"]
-    rows = [
-        [r.quantity, r.source, r.paper, r.ours_text, r.tolerance, "PASS" if r["pass"] else "MISS"]
-        for _, r in table.iterrows()
-    ]
+    rows = [[r.quantity, r.source, r.paper, r.ours_text, r.tolerance, r.verdict] for _, r in table.iterrows()]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     lines = [f"{exp.id}: {exp.title} ({exp.source})"]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
@@ -590,5 +603,6 @@ def format_table(exp: Experiment, table) -> str:
     for row in rows:
         lines.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip())
     n_pass = int(table["pass"].sum())
-    lines.append(f"{n_pass}/{len(table)} within tolerance")
+    n_open = int((table["verdict"] == "OPEN").sum())
+    lines.append(f"{n_pass}/{len(table)} within tolerance" + (f", {n_open} open" if n_open else ""))
     return "\n".join(lines)
