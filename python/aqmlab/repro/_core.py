@@ -216,7 +216,12 @@ def within(
     """Paper value ± ``tol`` (absolute, in ``unit``; or a fraction of the paper's
     value when ``relative``)."""
     width = abs(paper) * tol if relative else tol
-    tol_text = f"±{tol * 100:g}%" if relative else f"±{_fmt(tol)} {unit}".rstrip()
+    if relative:
+        tol_text = f"±{tol * 100:g}%"
+    elif unit == "%":
+        tol_text = f"±{tol:g} pp"  # percentage points, not a relative tolerance
+    else:
+        tol_text = f"±{tol:g} {unit}".rstrip()
     return Check(
         quantity=quantity,
         source=source,
