@@ -44,7 +44,7 @@ EXPERIMENTS = REGISTRY
 
 #: Papers whose experiments are planned but not yet reproduced: id -> what they are.
 NOT_YET = {
-    "sfb": "Stochastic Fair Blue (seed 000): Figs. 3-8 and Table I; see REPRODUCTION.md",
+    "sfb": "Stochastic Fair Blue (seed 000): Tables I-II, Figs. 3-8; see REPRODUCTION.md",
 }
 
 
