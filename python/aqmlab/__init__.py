@@ -8,6 +8,9 @@ Run a scenario and read its results as DataFrames::
     r.flows             # one row per flow
     r.queue             # the monitored queues over time
 
+``aqmlab.repro("choke-fig5")`` reproduces an experiment of a seed paper and returns
+the paper's numbers beside ours (see :mod:`aqmlab.repro` and REPRODUCTION.md).
+
 ``aqmlab.scenarios()`` lists the built-in scenarios, ``aqmlab.qdisc_kinds()`` the
 queueing disciplines a scenario's ``[qdisc] kind`` may name. The simulator itself
 is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
@@ -18,7 +21,17 @@ from __future__ import annotations
 from aqmlab._run import qdisc_kinds, run, scenario_text, scenarios
 from aqmlab.result import Result
 
-__all__ = ["Result", "__version__", "qdisc_kinds", "run", "scenario_text", "scenarios"]
+__all__ = ["Result", "__version__", "qdisc_kinds", "repro", "run", "scenario_text", "scenarios"]
+
+
+def __getattr__(name: str):
+    # aqmlab.repro (a callable module) is imported on first use: it pulls in the
+    # experiment registry, which plain runs do not need.
+    if name == "repro":
+        import importlib
+
+        return importlib.import_module("aqmlab.repro")
+    raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")
 
 
 def _version() -> str:

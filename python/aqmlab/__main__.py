@@ -19,6 +19,15 @@ from aqmlab import _aqmlab
 PYTHON_COMMANDS: dict[str, Callable[[list[str]], int]] = {}
 
 
+def _repro(args: list[str]) -> int:
+    from aqmlab.repro._cli import main as repro_main
+
+    return repro_main(args)
+
+
+PYTHON_COMMANDS["repro"] = _repro
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs ``aqmlab`` with ``argv`` (``sys.argv`` by default, program name first)
     and returns its exit status."""

@@ -1,0 +1,146 @@
+"""Paper reproductions: ``aqmlab repro ID`` and ``aqmlab.repro("ID")``.
+
+Each experiment (a figure or table of a seed paper) runs its simulations over
+several seeds, compares our numbers with the paper's, each with a stated tolerance,
+and writes a CSV table and a PNG figure. ``REPRODUCTION.md`` at the repository root
+records what the last full run gave and why any row misses.
+
+    >>> import aqmlab
+    >>> table = aqmlab.repro("choke-fig3")            # doctest: +SKIP
+    >>> table[["quantity", "paper", "ours", "tolerance", "pass"]]   # doctest: +SKIP
+
+The module itself is callable (``aqmlab.repro(...)`` is :func:`repro`), and also
+holds the registry (:data:`EXPERIMENTS`, :func:`experiments`).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
+from aqmlab.repro._core import (
+    REGISTRY,
+    Check,
+    Experiment,
+    Point,
+    RunStats,
+    evaluate,
+    plan,
+    run_all,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["EXPERIMENTS", "Check", "Experiment", "Point", "RunStats", "experiments", "repro", "resolve"]
+
+#: Every registered experiment, by id, in registration order.
+EXPERIMENTS = REGISTRY
+
+#: Papers whose experiments are planned but not yet reproduced: id -> what they are.
+NOT_YET = {
+    "sfb": "Stochastic Fair Blue (seed 000): Tables I-II, Figs. 3-8; see REPRODUCTION.md",
+}
+
+
+def experiments():
+    """The registry as a DataFrame: id, paper, title, source, default seeds, points."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "id": e.id,
+                "paper": e.paper,
+                "title": e.title,
+                "source": e.source,
+                "scenarios": ", ".join(e.scenarios),
+                "seeds": e.seeds,
+            }
+            for e in EXPERIMENTS.values()
+        ]
+    ).set_index("id")
+
+
+def resolve(ids: str | Sequence[str]) -> list[Experiment]:
+    """Experiments from ids; ``"all"`` is every one, a paper name (``"choke"``) all
+    of that paper's. Unknown ids raise ``ValueError``."""
+    names = [ids] if isinstance(ids, str) else list(ids)
+    if not names:
+        raise ValueError("no experiment given (see `aqmlab repro --list`)")
+    chosen: list[Experiment] = []
+    for name in names:
+        if name == "all":
+            found = list(EXPERIMENTS.values())
+        elif name in EXPERIMENTS:
+            found = [EXPERIMENTS[name]]
+        else:
+            found = [e for e in EXPERIMENTS.values() if e.paper == name]
+        if not found:
+            known = ", ".join(EXPERIMENTS)
+            raise ValueError(f'no experiment "{name}" (known: {known}, or "all")')
+        chosen.extend(e for e in found if e not in chosen)
+    return chosen
+
+
+def repro(
+    ids: str | Sequence[str] = "all",
+    *,
+    out: str | Path | None = None,
+    seeds: int | None = None,
+    jobs: int | None = None,
+    duration: str | None = None,
+    progress: bool = False,
+    cache: bool = True,
+) -> pd.DataFrame:
+    """Runs experiments and returns their checks, one row each: ``experiment``,
+    ``quantity``, ``source`` (the figure or table), ``paper`` (as the paper states
+    it) and ``paper_value``, ``ours`` (mean over seeds) and ``ours_sd``, the
+    accepted band ``lo``..``hi`` and its ``tolerance``, ``verdict`` (PASS, MISS,
+    or OPEN when our value is only bounded and the bounds straddle the band) and
+    ``pass``.
+
+    ``out``: a folder for ``ID.csv``, ``ID-runs.csv``, ``ID.png`` and the run cache
+    (``out/cache/``); ``None`` writes nothing and caches nothing. ``seeds``: seeds
+    per point (each experiment has its default). ``jobs``: worker processes (all
+    cores by default). ``duration`` (e.g. ``"20s"``) shortens every run for a
+    quick look, with a warm-up of a fifth of it; the paper's numbers are for the
+    full runs.
+
+    ``table.attrs`` holds ``simulated`` and ``cached``: how many runs were
+    simulated and how many came from the cache.
+    """
+    import pandas as pd
+
+    chosen = resolve(ids)
+    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
+        raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    out_dir = Path(out) if out is not None else None
+    plans = {e.id: plan(e, seeds, duration) for e in chosen}
+    wanted = [(p.scenario, s) for planned in plans.values() for p, s in planned]
+    cache_dir = out_dir / "cache" if (out_dir is not None and cache) else None
+    results, stats = run_all(wanted, cache_dir, jobs=jobs, progress=progress)
+    tables = []
+    for e in chosen:
+        runs, table = evaluate(e, plans[e.id], results)
+        if out_dir is not None:
+            write_outputs(e, runs, table, out_dir)
+        tables.append(table)
+    table = pd.concat(tables, ignore_index=True)
+    table.attrs.update(simulated=stats.simulated, cached=stats.cached, seconds=stats.seconds)
+    return table
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args, **kwargs):
+        return repro(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

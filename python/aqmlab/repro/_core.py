@@ -1,0 +1,613 @@
+"""The reproduction framework: experiments, checks, the cached parallel runner.
+
+An :class:`Experiment` names the simulations it needs as :class:`Point` s (a label
+and a scenario dict), says what to measure in each run (``measure``: a
+:class:`~aqmlab.Result` -> a dict of numbers), and turns the measurements of every
+point and seed into :class:`Check` s (the paper's number, ours, the band we accept)
+and a figure. Nothing here knows about a paper; ``choke.py`` (and later ``sfb.py``)
+declare the experiments.
+
+Runs are keyed by a hash of (scenario dict, seed, engine build), cached one JSON
+file each under ``OUT/cache/`` (written atomically), and run on a process pool.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from aqmlab.result import Result
+
+#: Bump when the cache file layout changes.
+CACHE_FORMAT = 1
+
+
+# ---- scenarios --------------------------------------------------------------------
+
+
+def scenario_dir() -> Path | None:
+    """Where the scenario TOML files are: ``$AQMLAB_SCENARIOS``, else the source
+    tree's ``scenarios/`` (an editable install), else ``None``."""
+    env = os.environ.get("AQMLAB_SCENARIOS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[3] / "scenarios"
+    return here if here.is_dir() else None
+
+
+def load_scenario(name: str) -> dict[str, Any]:
+    """The scenario ``scenarios/NAME.toml`` as a dict (a built-in of that name when
+    there is no source tree)."""
+    folder = scenario_dir()
+    if folder is not None and (folder / f"{name}.toml").is_file():
+        with open(folder / f"{name}.toml", "rb") as f:
+            return tomllib.load(f)
+    from aqmlab import scenario_text
+
+    try:
+        return tomllib.loads(scenario_text(name))
+    except ValueError:
+        raise FileNotFoundError(
+            f"scenario {name}.toml not found (looked in {folder}; set AQMLAB_SCENARIOS "
+            "to the scenarios/ folder of an aqmlab checkout)"
+        ) from None
+
+
+def with_flows(scenario: Mapping[str, Any], group: str, **keys: Any) -> dict[str, Any]:
+    """A copy of ``scenario`` with ``keys`` set on the flow group named ``group``."""
+    out = copy.deepcopy(dict(scenario))
+    found = False
+    for spec in out["flows"]:
+        if spec["name"] == group:
+            spec.update(keys)
+            found = True
+    if not found:
+        raise KeyError(f"scenario {out.get('name')!r} has no flow group {group!r}")
+    return out
+
+
+def with_qdisc(scenario: Mapping[str, Any], **keys: Any) -> dict[str, Any]:
+    """A copy of ``scenario`` whose ``[qdisc]`` is updated with ``keys``; ``kind``
+    starts a fresh table (keys of one kind do not apply to another)."""
+    out = copy.deepcopy(dict(scenario))
+    if "kind" in keys and keys["kind"] != out.get("qdisc", {}).get("kind"):
+        out["qdisc"] = dict(keys)
+    else:
+        out.setdefault("qdisc", {}).update(keys)
+    return out
+
+
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s)\s*$")
+
+
+def parse_seconds(text: str) -> float:
+    """``"30s"`` -> 30.0, ``"500ms"`` -> 0.5 (the units a repro duration takes)."""
+    m = _DURATION.match(text)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f'duration = "{text}" must be a positive time in s or ms, such as "30s"')
+    return float(m.group(1)) * (1e-3 if m.group(2) == "ms" else 1.0)
+
+
+def shortened(scenario: Mapping[str, Any], duration: str | None) -> dict[str, Any]:
+    """``scenario`` run for ``duration`` with a warm-up of a fifth of it (the paper
+    runs' 20 s of 100 s), for quick runs and tests."""
+    out = copy.deepcopy(dict(scenario))
+    if duration is not None:
+        seconds = parse_seconds(duration)
+        out["duration"] = f"{seconds:g}s"
+        out["warmup"] = f"{seconds / 5:g}s"
+    return out
+
+
+# ---- what an experiment declares --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulated configuration: ``label`` (plain values: the sweep's
+    coordinates, e.g. ``{"qdisc": "choke", "udp_mbps": 1.0}``) and its scenario."""
+
+    label: Mapping[str, Any]
+    scenario: Mapping[str, Any]
+
+
+@dataclass
+class Check:
+    """One number of the paper against ours.
+
+    ``lo``..``hi`` is the band we accept for ``ours`` (derived from the paper's value
+    and the tolerance, both stated). A trend or qualitative statement is a check
+    with ``ours`` 1 (holds) or 0 and band [1, 1]. When we can only bound our value
+    (``ours_lo``..``ours_hi``), the check passes if the bound and the band overlap.
+    """
+
+    quantity: str
+    source: str
+    paper: str
+    ours: float
+    lo: float
+    hi: float
+    tolerance: str
+    unit: str = ""
+    paper_value: float | None = None
+    ours_sd: float | None = None
+    ours_lo: float | None = None
+    ours_hi: float | None = None
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """PASS (ours in the band), MISS (outside it), or OPEN: our value is only
+        bounded and the bounds reach both inside and outside the band."""
+        if self.ours != self.ours:  # NaN: a trend our bounds cannot decide
+            return "OPEN"
+        if self.ours_lo is not None and self.ours_hi is not None:
+            if self.lo <= self.ours_lo and self.ours_hi <= self.hi:
+                return "PASS"
+            if self.ours_lo <= self.hi and self.ours_hi >= self.lo:
+                return "OPEN"
+            return "MISS"
+        return "PASS" if self.lo <= self.ours <= self.hi else "MISS"
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    def ours_text(self) -> str:
+        if self.unit == "trend":
+            if self.ours != self.ours:
+                return "undecided"
+            return "holds" if self.ours >= 0.5 else "does not hold"
+        text = _fmt(self.ours)
+        if self.ours_sd is not None and self.ours_sd > 0:
+            text += f" ± {_fmt(self.ours_sd)}"
+        if self.ours_lo is not None and self.ours_hi is not None:
+            text += f" (bounds {_fmt(self.ours_lo)}..{_fmt(self.ours_hi)})"
+        return text
+
+
+def _fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    a = abs(x)
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}" if a >= 0.01 or a == 0 else f"{x:.2e}"
+
+
+# Helpers to state a check's band from the paper's value and a tolerance.
+
+
+def within(
+    quantity: str,
+    source: str,
+    paper: float,
+    ours: float,
+    tol: float,
+    unit: str,
+    *,
+    sd: float | None = None,
+    relative: bool = False,
+    paper_text: str | None = None,
+    note: str = "",
+) -> Check:
+    """Paper value ± ``tol`` (absolute, in ``unit``; or a fraction of the paper's
+    value when ``relative``)."""
+    width = abs(paper) * tol if relative else tol
+    if relative:
+        tol_text = f"±{tol * 100:g}%"
+    elif unit == "%":
+        tol_text = f"±{tol:g} pp"  # percentage points, not a relative tolerance
+    else:
+        tol_text = f"±{tol:g} {unit}".rstrip()
+    return Check(
+        quantity=quantity,
+        source=source,
+        paper=paper_text if paper_text is not None else f"{_fmt(paper)} {unit}".rstrip(),
+        paper_value=paper,
+        ours=ours,
+        ours_sd=sd,
+        lo=paper - width,
+        hi=paper + width,
+        tolerance=tol_text,
+        unit=unit,
+        note=note,
+    )
+
+
+def band(
+    quantity: str,
+    source: str,
+    paper_text: str,
+    ours: float,
+    lo: float,
+    hi: float,
+    unit: str,
+    tolerance: str,
+    *,
+    sd: float | None = None,
+    paper_value: float | None = None,
+    note: str = "",
+) -> Check:
+    """An explicit accepted band [lo, hi] (for "more than 95%"-style statements)."""
+    return Check(
+        quantity=quantity,
+        source=source,
+        paper=paper_text,
+        paper_value=paper_value,
+        ours=ours,
+        ours_sd=sd,
+        lo=lo,
+        hi=hi,
+        tolerance=tolerance,
+        unit=unit,
+        note=note,
+    )
+
+
+def trend(quantity: str, source: str, paper_text: str, holds: bool | None, *, note: str = "") -> Check:
+    """A qualitative statement of the paper, checked on the means over seeds;
+    ``holds=None`` when our numbers cannot decide it (OPEN)."""
+    return Check(
+        quantity=quantity,
+        source=source,
+        paper=paper_text,
+        ours=float("nan") if holds is None else 1.0 if holds else 0.0,
+        lo=1.0,
+        hi=1.0,
+        tolerance="trend",
+        unit="trend",
+        note=note,
+    )
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure or table of a paper.
+
+    - ``points(base_scenarios)``: the configurations to simulate; each runs once per
+      seed. ``scenarios`` lists the files (``scenarios/NAME.toml``) it starts from.
+    - ``measure(label, result)``: numbers from one run.
+    - ``checks(runs)``: the rows of the table, from the DataFrame of every run (one
+      row per point and seed: the label's keys, ``seed``, and the measured numbers).
+    - ``plot(runs, path)``: the figure, saved as PNG at ``path``.
+    """
+
+    id: str
+    paper: str
+    title: str
+    source: str
+    scenarios: tuple[str, ...]
+    points: Callable[[Mapping[str, dict[str, Any]]], list[Point]]
+    measure: Callable[[Mapping[str, Any], Result], dict[str, float]]
+    checks: Callable[[pd.DataFrame], list[Check]]
+    plot: Callable[[pd.DataFrame, Path], None]
+    seeds: int = 5
+    notes: str = ""
+    extra_tables: Callable[[pd.DataFrame], dict[str, pd.DataFrame]] | None = field(default=None)
+
+    def build_points(self, duration: str | None = None) -> list[Point]:
+        bases = {name: load_scenario(name) for name in self.scenarios}
+        pts = self.points(bases)
+        if duration is not None:
+            pts = [Point(p.label, shortened(p.scenario, duration)) for p in pts]
+        return pts
+
+
+# ---- the registry -----------------------------------------------------------------
+
+REGISTRY: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    if exp.id in REGISTRY:
+        raise ValueError(f"experiment {exp.id!r} is registered twice")
+    REGISTRY[exp.id] = exp
+    return exp
+
+
+# ---- running, with a cache --------------------------------------------------------
+
+_ENGINE_ID: str | None = None
+
+
+def engine_id() -> str:
+    """A digest of the simulator extension this process loaded: a rebuilt engine
+    never reuses a cached result of an older one."""
+    global _ENGINE_ID
+    if _ENGINE_ID is None:
+        from aqmlab import __version__, _aqmlab
+
+        h = hashlib.sha256(__version__.encode())
+        path = getattr(_aqmlab, "__file__", None)
+        if path and os.path.isfile(path):
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        _ENGINE_ID = h.hexdigest()[:16]
+    return _ENGINE_ID
+
+
+def run_key(scenario: Mapping[str, Any], seed: int) -> str:
+    text = json.dumps(
+        {"scenario": scenario, "seed": seed, "engine": engine_id()}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cache_path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / f"{key}.json"
+
+
+def read_cached(cache_dir: Path, key: str) -> Result | None:
+    """The cached result for ``key``; ``None`` when missing, partial or corrupt."""
+    from aqmlab.result import Result
+
+    path = _cache_path(cache_dir, key)
+    try:
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f)
+        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+            return None
+        text = entry["result"]
+        data = json.loads(text)
+        if not isinstance(data, dict) or "flows" not in data or "groups" not in data:
+            return None
+        return Result(text)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write_cached(cache_dir: Path, key: str, scenario: Mapping[str, Any], seed: int, result: Result) -> None:
+    """Writes one cache entry atomically: a temporary file, then ``os.replace``."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    entry = {
+        "format": CACHE_FORMAT,
+        "key": key,
+        "engine": engine_id(),
+        "seed": seed,
+        "scenario": scenario,
+        "result": result.to_json(),
+    }
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entry, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, _cache_path(cache_dir, key))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _simulate(scenario: Mapping[str, Any], seed: int) -> str:
+    """One run in a worker process; returns the result's JSON (cheap to pickle)."""
+    import aqmlab
+
+    return aqmlab.run(dict(scenario), seed=seed).to_json()
+
+
+@dataclass
+class RunStats:
+    simulated: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+
+
+class _Progress:
+    """A one-line progress report on stderr (redrawn in place on a terminal)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.last = 0.0
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty or self.done == self.total or now - self.last >= 5:
+            self.last = now
+            elapsed = now - self.started
+            eta = elapsed / self.done * (self.total - self.done)
+            width = 30
+            filled = int(width * self.done / self.total)
+            line = (
+                f"simulating [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} runs, "
+                f"{elapsed:.0f}s elapsed, ~{eta:.0f}s left"
+            )
+            sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
+            if self.tty and self.done == self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def run_all(
+    jobs_in: Sequence[tuple[Mapping[str, Any], int]],
+    cache_dir: Path | None,
+    *,
+    jobs: int | None = None,
+    progress: bool = True,
+) -> tuple[dict[str, Result], RunStats]:
+    """Runs every (scenario, seed) not already cached, ``jobs`` at a time, and
+    returns {key: Result} for all of them. Each finished run is cached at once, so
+    an interrupted sweep resumes where it stopped."""
+    from aqmlab.result import Result
+
+    started = time.monotonic()
+    stats = RunStats()
+    results: dict[str, Result] = {}
+    todo: dict[str, tuple[Mapping[str, Any], int]] = {}
+    for scenario, seed in jobs_in:
+        key = run_key(scenario, seed)
+        if key in results or key in todo:
+            continue
+        cached = read_cached(cache_dir, key) if cache_dir is not None else None
+        if cached is not None:
+            results[key] = cached
+            stats.cached += 1
+        else:
+            todo[key] = (scenario, seed)
+
+    bar = _Progress(len(todo), progress)
+
+    def done(key: str, text: str) -> None:
+        result = Result(text)
+        results[key] = result
+        stats.simulated += 1
+        if cache_dir is not None:
+            scenario, seed = todo[key]
+            write_cached(cache_dir, key, scenario, seed, result)
+        bar.step()
+
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    if workers == 1:
+        for key, (scenario, seed) in todo.items():
+            done(key, _simulate(scenario, seed))
+    elif todo:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            pending = {pool.submit(_simulate, s, seed): key for key, (s, seed) in todo.items()}
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        done(pending.pop(fut), fut.result())
+            except BaseException:
+                for fut in pending:
+                    fut.cancel()
+                raise
+    stats.seconds = time.monotonic() - started
+    return results, stats
+
+
+# ---- one experiment end to end ----------------------------------------------------
+
+
+def plan(exp: Experiment, seeds: int | None, duration: str | None) -> list[tuple[Point, int]]:
+    n = exp.seeds if seeds is None else seeds
+    return [(p, s) for p in exp.build_points(duration) for s in range(1, n + 1)]
+
+
+def evaluate(exp: Experiment, planned: Iterable[tuple[Point, int]], results: Mapping[str, Result]):
+    """(runs DataFrame, checks DataFrame) from the results of ``planned``."""
+    import pandas as pd
+
+    rows = []
+    for point, seed in planned:
+        result = results[run_key(point.scenario, seed)]
+        row = dict(point.label)
+        row["seed"] = seed
+        row.update(exp.measure(point.label, result))
+        rows.append(row)
+    runs = pd.DataFrame(rows)
+    checks = exp.checks(runs)
+    return runs, checks_frame(exp, checks)
+
+
+def checks_frame(exp: Experiment, checks: Sequence[Check]):
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "experiment": exp.id,
+                "quantity": c.quantity,
+                "source": c.source,
+                "paper": c.paper,
+                "paper_value": c.paper_value,
+                "ours": c.ours,
+                "ours_sd": c.ours_sd,
+                "ours_lo": c.ours_lo,
+                "ours_hi": c.ours_hi,
+                "ours_text": c.ours_text(),
+                "unit": c.unit,
+                "tolerance": c.tolerance,
+                "lo": c.lo,
+                "hi": c.hi,
+                "verdict": c.verdict,
+                "pass": c.passed,
+                "note": c.note,
+            }
+            for c in checks
+        ]
+    )
+
+
+def write_outputs(exp: Experiment, runs, table, out: Path) -> list[Path]:
+    """``ID.csv`` (the checks), ``ID-runs.csv`` (every run's numbers), extra tables,
+    and ``ID.png``. Each file is written atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def atomic(path: Path, write: Callable[[str], None]) -> None:
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-", suffix=path.suffix)
+        os.close(fd)
+        try:
+            write(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        written.append(path)
+
+    atomic(out / f"{exp.id}.csv", lambda p: table.to_csv(p, index=False))
+    atomic(out / f"{exp.id}-runs.csv", lambda p: runs.to_csv(p, index=False))
+    if exp.extra_tables is not None:
+        for name, frame in exp.extra_tables(runs).items():
+            atomic(out / f"{exp.id}-{name}.csv", lambda p, f=frame: f.to_csv(p, index=True))
+
+    def png(p: str) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        exp.plot(runs, Path(p))
+
+    atomic(out / f"{exp.id}.png", png)
+    return written
+
+
+def format_table(exp: Experiment, table) -> str:
+    """The checks as a fixed-width text table."""
+    header = ["quantity", "source", "paper", "ours (mean ± sd over seeds)", "tolerance", "result"]
+    rows = [[r.quantity, r.source, r.paper, r.ours_text, r.tolerance, r.verdict] for _, r in table.iterrows()]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    lines = [f"{exp.id}: {exp.title} ({exp.source})"]
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip())
+    n_pass = int(table["pass"].sum())
+    n_open = int((table["verdict"] == "OPEN").sum())
+    lines.append(f"{n_pass}/{len(table)} within tolerance" + (f", {n_open} open" if n_open else ""))
+    return "\n".join(lines)

@@ -1,0 +1,172 @@
+"""aqmlab repro: the registry, an experiment end to end, the run cache, argument
+errors, and the CHOKe Fig. 3 check itself (short runs)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import aqmlab
+from aqmlab.repro import _core
+
+from conftest import ROOT, cli_error, run_cli
+
+CHOKE_IDS = [
+    "choke-fig3",
+    "choke-fig4",
+    "choke-fig5",
+    "choke-fig6",
+    "choke-table1",
+    "choke-fig8",
+    "choke-fig9",
+    "choke-fig10",
+]
+
+
+class Counter:
+    """Counts in-process simulations (jobs=1 runs them in this process)."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        real = _core._simulate
+
+        def counting(scenario, seed):
+            self.calls += 1
+            return real(scenario, seed)
+
+        monkeypatch.setattr(_core, "_simulate", counting)
+
+
+def test_the_registry_lists_every_choke_experiment():
+    assert aqmlab.repro is aqmlab.repro  # the callable module, imported on first use
+    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("choke-")] == CHOKE_IDS
+    listed = aqmlab.repro.experiments()
+    assert list(listed.index[: len(CHOKE_IDS)]) == CHOKE_IDS
+    for exp in aqmlab.repro.EXPERIMENTS.values():
+        for name in exp.scenarios:
+            assert (ROOT / "scenarios" / f"{name}.toml").is_file(), name
+        points = exp.build_points()
+        assert points, exp.id
+        for p in points:  # every point's scenario is a valid scenario
+            aqmlab.run(p.scenario, duration="0.5s", warmup="0s")
+    proc = run_cli("repro", "--list", script=True)
+    assert proc.returncode == 0, proc.stderr
+    ids = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert ids[: len(CHOKE_IDS)] == CHOKE_IDS
+    assert "sfb-*" in ids  # the SFB paper is listed as not yet reproduced
+
+
+def test_sweeps_share_points_so_they_are_simulated_once():
+    fig5 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig5"].build_points()}
+    fig6 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig6"].build_points()}
+    fig8 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig8"].build_points()}
+    assert len(fig5) == 16
+    assert fig6 < fig5  # Fig. 6 is Fig. 5's CHOKe half
+    assert len(fig8 & fig5) == 1  # drop 2 at 2 Mbit/s is Fig. 5's CHOKe point at 2 Mbit/s
+
+
+def test_an_experiment_runs_end_to_end_and_writes_csv_and_png(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli(
+        "repro", "choke-fig4", "--out", str(out), "--seeds", "1", "--duration", "15s", "--jobs", "1", "-q"
+    )
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out / "choke-fig4.csv")
+    assert {"quantity", "source", "paper", "ours", "tolerance", "lo", "hi", "verdict", "pass"} <= set(
+        table.columns
+    )
+    assert len(table) == 4
+    assert table["ours"].notna().all()
+    # Every row is printed with its verdict.
+    printed = [line for line in proc.stdout.splitlines() if line.rstrip().endswith(("PASS", "MISS", "OPEN"))]
+    assert len(printed) == len(table)
+    assert "runs: 1 simulated, 0 from cache" in proc.stdout
+    runs = pd.read_csv(out / "choke-fig4-runs.csv")
+    assert list(runs["seed"]) == [1]
+    assert runs["udp_match_pct_of_drops"].between(0, 100).all()
+    with open(out / "choke-fig4.png", "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert len(list((out / "cache").glob("*.json"))) == 1
+    assert not list(out.glob(".tmp-*")) and not list((out / "cache").glob(".tmp-*"))
+
+
+def test_a_second_run_comes_from_the_cache_and_bad_entries_are_ignored(tmp_path, monkeypatch):
+    count = Counter(monkeypatch)
+    args = {"out": tmp_path, "seeds": 1, "duration": "10s", "jobs": 1}
+    first = aqmlab.repro("choke-fig3", **args)
+    assert count.calls == 3 and first.attrs["simulated"] == 3 and first.attrs["cached"] == 0
+
+    second = aqmlab.repro("choke-fig3", **args)
+    assert count.calls == 3, "a cached run was simulated again"
+    assert second.attrs["simulated"] == 0 and second.attrs["cached"] == 3
+    pd.testing.assert_frame_equal(first, second)
+
+    entries = sorted((tmp_path / "cache").glob("*.json"))
+    assert len(entries) == 3
+    text = entries[0].read_text()
+    entries[0].write_text(text[: len(text) // 2])  # a partial write
+    entry = json.loads(entries[1].read_text())
+    entry["result"] = "{}"  # parses, but is no result
+    entries[1].write_text(json.dumps(entry))
+    (tmp_path / "cache" / ".tmp-stray.json").write_text("{")  # a killed writer's temp file
+    third = aqmlab.repro("choke-fig3", **args)
+    assert count.calls == 5 and third.attrs["simulated"] == 2 and third.attrs["cached"] == 1
+    pd.testing.assert_frame_equal(first, third)
+    json.loads(entries[0].read_text())  # rewritten whole
+
+    # Another seed count or duration is another run, not a cache hit.
+    aqmlab.repro("choke-fig3", **{**args, "duration": "11s"})
+    assert count.calls == 8
+
+
+def test_the_cache_key_covers_the_scenario_and_the_seed():
+    base = _core.load_scenario("choke-fig5")
+    k = _core.run_key(base, 1)
+    assert k == _core.run_key(_core.load_scenario("choke-fig5"), 1)
+    assert k != _core.run_key(base, 2)
+    assert k != _core.run_key(_core.with_qdisc(base, candidates=2), 1)
+    assert k != _core.run_key(_core.with_flows(base, "udp", rate="2Mbps"), 1)
+
+
+def test_bad_arguments_exit_2():
+    assert cli_error("repro", "nonesuch").startswith('no experiment "nonesuch"')
+    assert "seeds" in cli_error("repro", "choke-fig3", "--seeds", "0")
+    assert "must be at least 1" in cli_error("repro", "choke-fig3", "--jobs", "0")
+    assert "duration" in cli_error("repro", "choke-fig3", "--duration", "soon")
+    assert "name an experiment" in cli_error("repro")
+    assert "unrecognized arguments" in cli_error("repro", "choke-fig3", "--frobnicate")
+    assert cli_error("repro", "--list", "choke-fig3")
+    proc = run_cli("repro", "--help")
+    assert proc.returncode == 0 and "aqmlab repro" in proc.stdout
+    with pytest.raises(ValueError, match="no experiment"):
+        aqmlab.repro("nonesuch")
+    with pytest.raises(ValueError, match="seeds"):
+        aqmlab.repro("choke-fig3", seeds=0)
+
+
+def test_a_bounded_check_passes_only_when_its_bounds_lie_in_the_band():
+    c = _core.within("share", "Fig. 6", 50, 20, 15, "%")
+    assert c.verdict == "MISS" and not c.passed
+    c.ours_lo, c.ours_hi = 40, 60
+    assert c.verdict == "PASS" and c.passed
+    c.ours_lo, c.ours_hi = 5, 36
+    assert c.verdict == "OPEN" and not c.passed
+    c.ours_hi = 34
+    assert c.verdict == "MISS"
+    assert _core.trend("rises", "Fig. 6", "increases", None).verdict == "OPEN"
+    assert _core.trend("rises", "Fig. 6", "increases", False).verdict == "MISS"
+    assert _core.trend("rises", "Fig. 6", "increases", True).verdict == "PASS"
+
+
+def test_choke_fig3_holds_udp_to_a_fraction_of_the_link():
+    # Short runs (30 s, 6 s warm-up), two seeds: the paper's 25% (Fig. 3), loosely.
+    table = aqmlab.repro("choke-fig3", seeds=2, duration="30s")
+    rows = table.set_index("quantity")
+    choke_udp = rows.loc["CHOKe: UDP throughput", "ours"] / 1000
+    assert 0.10 <= choke_udp <= 0.40, choke_udp
+    assert rows.loc["RED: UDP throughput", "ours"] > 850
+    assert rows.loc["DropTail: UDP throughput", "ours"] > 850
+    assert rows.loc["CHOKe: all TCP throughput", "ours"] > 500
+    assert bool(rows.loc["CHOKe: UDP throughput", "pass"]) == (150 <= choke_udp * 1000 <= 350)
