@@ -9,6 +9,18 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/choke-fig3.toml"),
     ),
     (
+        "choke-fig5",
+        include_str!("../../../scenarios/choke-fig5.toml"),
+    ),
+    (
+        "choke-fig9",
+        include_str!("../../../scenarios/choke-fig9.toml"),
+    ),
+    (
+        "choke-table1",
+        include_str!("../../../scenarios/choke-table1.toml"),
+    ),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),
@@ -42,5 +54,22 @@ mod tests {
             crate::Simulation::new(&s).unwrap();
         }
         assert!(builtin(DEFAULT).is_some());
+    }
+
+    #[test]
+    fn every_file_under_scenarios_is_a_builtin() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let name = path.file_stem().unwrap().to_str().unwrap();
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert_eq!(
+                    builtin(name),
+                    Some(text.as_str()),
+                    "scenarios/{name}.toml is not in BUILTINS"
+                );
+            }
+        }
     }
 }
