@@ -88,6 +88,20 @@ def sfb(**extra: Any) -> dict[str, Any]:
     return {**QDISCS["sfb"], **extra}
 
 
+def with_ecn(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """Diagnostic only (no experiment uses it): ECN-capable TCP flows and a
+    bottleneck that marks instead of dropping. The paper does not say whether its
+    TCP used ECN; ns-2's default was off, and so are the experiments."""
+    out = copy.deepcopy(dict(scenario))
+    for spec in out["flows"]:
+        if spec["kind"] == "tcp":
+            spec["ecn"] = True
+    for link in out["topology"]["links"]:
+        if "qdisc" in link:
+            link["qdisc"]["ecn"] = True
+    return out
+
+
 # ---- measurements -----------------------------------------------------------------
 
 
