@@ -102,6 +102,40 @@ def with_ecn(scenario: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def table1_diagnostic(
+    transform, *, qdiscs=("sfb", "red", "sfred"), seeds=(1, 2, 3), jobs: int | None = None
+) -> pd.DataFrame:
+    """Table I's points with ``transform`` (scenario -> scenario) applied, simulated
+    (uncached) and averaged over ``seeds``: loss and throughput in Mbit/s, and the
+    share of the non-responsive flow's drops that were ``rate_limit`` (pmin = 1).
+    For the diagnostics in REPRODUCTION.md, e.g. ``table1_diagnostic(with_ecn)``."""
+    import pandas as pd
+
+    from aqmlab.repro._core import load_scenario, run_all, run_key
+
+    points = [
+        p for p in _table1_points({"sfb-fig2b": load_scenario("sfb-fig2b")}) if p.label["qdisc"] in qdiscs
+    ]
+    jobs_in = [(transform(p.scenario), s) for p in points for s in seeds]
+    results, _ = run_all(jobs_in, None, jobs=jobs, progress=False)
+    rows = []
+    for p in points:
+        for seed in seeds:
+            r = results[run_key(transform(p.scenario), seed)]
+            n = _numbers(p.label, r)
+            nr = r.flows[r.flows["group"] == "nonresp"]
+            keep = ("loss_total_mbps", "loss_nonresp_mbps", "loss_tcp_mbps", "nonresp_mbps", "tcp_jain")
+            rows.append(
+                {
+                    **p.label,
+                    **{k: n[k] for k in keep},
+                    "nonresp_rate_limit_pct": 100
+                    * float(nr["drops_rate_limit"].sum() / nr["drops_total"].sum()),
+                }
+            )
+    return pd.DataFrame(rows).groupby(["rate_mbps", "qdisc"]).mean().round(3)
+
+
 # ---- measurements -----------------------------------------------------------------
 
 
