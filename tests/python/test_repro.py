@@ -23,6 +23,7 @@ CHOKE_IDS = [
     "choke-fig9",
     "choke-fig10",
 ]
+SFB_IDS = ["sfb-table1", "sfb-fig3", "sfb-fig5", "sfb-fig6", "sfb-table2", "sfb-fig8"]
 
 
 class Counter:
@@ -55,7 +56,42 @@ def test_the_registry_lists_every_choke_experiment():
     assert proc.returncode == 0, proc.stderr
     ids = [line.split()[0] for line in proc.stdout.splitlines()]
     assert ids[: len(CHOKE_IDS)] == CHOKE_IDS
-    assert "sfb-*" in ids  # the SFB paper is listed as not yet reproduced
+    assert ids[len(CHOKE_IDS) : len(CHOKE_IDS) + len(SFB_IDS)] == SFB_IDS
+    assert not [i for i in ids if i.endswith("-*")]  # no paper is left "not yet reproduced"
+
+
+def test_the_sfb_experiments_are_registered_with_their_scenarios():
+    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("sfb-")] == SFB_IDS
+    assert [e.id for e in aqmlab.repro.resolve("sfb")] == SFB_IDS
+    for name in ("sfb-fig2b", "sfb-fig8"):
+        assert aqmlab.scenario_text(name), name  # a built-in too (needs a rebuild)
+    # Table I's points put each scheme on the bottleneck A->B and nowhere else.
+    for p in aqmlab.repro.EXPERIMENTS["sfb-table1"].build_points():
+        links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
+        assert links[("A", "B")]["qdisc"]["kind"] == p.label["qdisc"]
+        assert all("qdisc" not in lk for k, lk in links.items() if k != ("A", "B"))
+        assert p.scenario["qdisc"]["kind"] == "droptail"
+    # Fig. 5: eq. (1) gives the paper's 11 and 36 misclassified flows of 400.
+    from aqmlab.repro import sfb
+
+    assert round(400 * sfb.misclassification(2, 23, 4)) == 11
+    assert round(400 * sfb.misclassification(2, 23, 8)) == 36
+
+
+def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_path):
+    # Short runs (20 s, 4 s warm-up), one seed: the paper's Fig. 3, loosely. SFB
+    # holds the 45 Mbit/s flow to a small fraction of what RED lets through, and
+    # the TCP flows get the link back.
+    table = aqmlab.repro("sfb-fig3", seeds=1, duration="20s", jobs=1, out=tmp_path)
+    rows = table.set_index("quantity")
+    sfb_nr = rows.loc["SFB: non-responsive throughput", "ours"]
+    red_nr = rows.loc["RED: non-responsive throughput", "ours"]
+    assert red_nr > 20, red_nr
+    assert sfb_nr < 0.1 * red_nr, (sfb_nr, red_nr)
+    assert bool(rows.loc["RED: mean TCP throughput < half of SFB's", "pass"])
+    runs = pd.read_csv(tmp_path / "sfb-fig3-runs.csv").set_index("qdisc")
+    assert runs.loc["sfb", "tcp_mbps"] > 30 > runs.loc["red", "tcp_mbps"]
+    assert (tmp_path / "sfb-fig3.png").is_file()
 
 
 def test_sweeps_share_points_so_they_are_simulated_once():

@@ -21,6 +21,11 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/choke-table1.toml"),
     ),
     (
+        "sfb-fig2b",
+        include_str!("../../../scenarios/sfb-fig2b.toml"),
+    ),
+    ("sfb-fig8", include_str!("../../../scenarios/sfb-fig8.toml")),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
+from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experiments)
 from aqmlab.repro._core import (
     REGISTRY,
     Check,
@@ -43,9 +44,7 @@ __all__ = ["EXPERIMENTS", "Check", "Experiment", "Point", "RunStats", "experimen
 EXPERIMENTS = REGISTRY
 
 #: Papers whose experiments are planned but not yet reproduced: id -> what they are.
-NOT_YET = {
-    "sfb": "Stochastic Fair Blue (seed 000): Tables I-II, Figs. 3-8; see REPRODUCTION.md",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def experiments():
