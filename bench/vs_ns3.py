@@ -149,14 +149,11 @@ def python_ns3_version() -> str:
 
 
 def ns3_link_flags() -> list[str]:
-    # Debian 12's .pc files carry a broken -I ("-I/usr\;"): take the libraries from
-    # pkg-config when it answers, the include directory from dpkg -L.
-    libs = [f"-l{lib}" for lib in NS3_LIBS]
-    if shutil.which("pkg-config"):
-        r = subprocess.run(["pkg-config", "--libs", *NS3_LIBS], capture_output=True, text=True)
-        if r.returncode == 0 and r.stdout.strip():
-            libs = r.stdout.split()
-    return ["-I/usr/include", *libs]
+    # Debian 12's .pc files for ns-3 are broken (an "-I/usr\\;" flag, and libgsl.so /
+    # libsqlite3.so paths that only their -dev packages install), so pkg-config is
+    # not used: the headers are in /usr/include/ns3 (dpkg -L libns3-dev) and the
+    # libraries are libns3-<module>.so in the default library path.
+    return ["-I/usr/include", *(f"-l{lib}" for lib in NS3_LIBS)]
 
 
 def build_ns3() -> Path:

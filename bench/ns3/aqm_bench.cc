@@ -123,8 +123,13 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(1));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(maxWindow * segSize));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 * maxWindow * segSize));
+    // aqmlab's max_window caps what is in flight, whatever the receiver holds out of
+    // order.  In ns-3 the send buffer (BulkSend keeps it full, acked data leaves it)
+    // does the same; the receive buffer is made large enough never to bind.  (With
+    // the receive buffer as the cap, ns-3.37 segfaults in TcpRateLinux::SkbSent as
+    // soon as the window closes under loss: seen with RcvBufSize < SndBufSize.)
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(maxWindow * segSize));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 * maxWindow * segSize));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));

@@ -51,8 +51,9 @@ def main():
     D("ns3::TcpSocket::SegmentSize", ns.UintegerValue(seg))
     D("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(1))
     D("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
-    D("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(o.maxWindow * seg))
-    D("ns3::TcpSocket::SndBufSize", ns.UintegerValue(4 * o.maxWindow * seg))
+    # The send buffer caps the window, as in aqm_bench.cc (see there why).
+    D("ns3::TcpSocket::SndBufSize", ns.UintegerValue(o.maxWindow * seg))
+    D("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(4 * o.maxWindow * seg))
     D("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
     D("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
     D("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
