@@ -131,6 +131,14 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(maxWindow * segSize));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 * maxWindow * segSize));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    // aqmlab's flows never give up and start without a handshake: ns-3's sockets
+    // close after 6 timeouts of one segment (DataRetries) and retry a lost SYN after
+    // 3 s at most 6 times (ConnTimeout, ConnCount).  Under the heavy loss of
+    // experiment (a) that kills or delays flows, so raise the limits and use
+    // aqmlab's initial RTO for the SYN.
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000000));
+    Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(1000000));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
