@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -56,37 +55,83 @@ EXPERIMENTS: dict[str, dict] = {
     # 1 Mbps, under RED and under DropTail.
     "a-red": dict(
         desc="CHOKe Fig. 3: 32 TCP + 2 Mbps UDP over 1 Mbps, RED(100, 200, limit 300), 100 s",
-        tcp=32, udp="2Mbps", bn_rate="1Mbps", bn_delay="1ms",
-        access_rate="10Mbps", access_delay="1ms", queue="red",
-        limit=300, min_th=100, max_th=200, duration=100, warmup=20, max_window=300,
+        tcp=32,
+        udp="2Mbps",
+        bn_rate="1Mbps",
+        bn_delay="1ms",
+        access_rate="10Mbps",
+        access_delay="1ms",
+        queue="red",
+        limit=300,
+        min_th=100,
+        max_th=200,
+        duration=100,
+        warmup=20,
+        max_window=300,
     ),
     "a-droptail": dict(
         desc="CHOKe Fig. 3: 32 TCP + 2 Mbps UDP over 1 Mbps, DropTail(300), 100 s",
-        tcp=32, udp="2Mbps", bn_rate="1Mbps", bn_delay="1ms",
-        access_rate="10Mbps", access_delay="1ms", queue="fifo",
-        limit=300, duration=100, warmup=20, max_window=300,
+        tcp=32,
+        udp="2Mbps",
+        bn_rate="1Mbps",
+        bn_delay="1ms",
+        access_rate="10Mbps",
+        access_delay="1ms",
+        queue="fifo",
+        limit=300,
+        duration=100,
+        warmup=20,
+        max_window=300,
     ),
     # SFB paper, Section IV: 400 TCP + 1 UDP at 45 Mbps over 45 Mbps (100 Mbps,
     # 5 ms access; 10 ms bottleneck), RED on a 200-packet buffer.
     "b": dict(
         desc="SFB: 400 TCP + 45 Mbps UDP over 45 Mbps, RED(50, 150, limit 200), 100 s",
-        tcp=400, udp="45Mbps", bn_rate="45Mbps", bn_delay="10ms",
-        access_rate="100Mbps", access_delay="5ms", queue="red",
-        limit=200, min_th=50, max_th=150, duration=100, warmup=20, max_window=131,
+        tcp=400,
+        udp="45Mbps",
+        bn_rate="45Mbps",
+        bn_delay="10ms",
+        access_rate="100Mbps",
+        access_delay="5ms",
+        queue="red",
+        limit=200,
+        min_th=50,
+        max_th=150,
+        duration=100,
+        warmup=20,
+        max_window=131,
     ),
     # Scale: 1000 TCP flows over 100 Mbps, DropTail of 1000 packets.
     "c": dict(
         desc="1000 TCP over 100 Mbps (1 Gbps, 1 ms access; 10 ms bottleneck), DropTail(1000), 30 s",
-        tcp=1000, udp=None, bn_rate="100Mbps", bn_delay="10ms",
-        access_rate="1Gbps", access_delay="1ms", queue="fifo",
-        limit=1000, duration=30, warmup=10, max_window=131,
+        tcp=1000,
+        udp=None,
+        bn_rate="100Mbps",
+        bn_delay="10ms",
+        access_rate="1Gbps",
+        access_delay="1ms",
+        queue="fifo",
+        limit=1000,
+        duration=30,
+        warmup=10,
+        max_window=131,
     ),
     # The smoke test: a few flows for a few seconds.
     "smoke": dict(
         desc="smoke: 4 TCP + 2 Mbps UDP over 10 Mbps, RED(20, 60, limit 100), 10 s",
-        tcp=4, udp="2Mbps", bn_rate="10Mbps", bn_delay="10ms",
-        access_rate="100Mbps", access_delay="2ms", queue="red",
-        limit=100, min_th=20, max_th=60, duration=10, warmup=2, max_window=131,
+        tcp=4,
+        udp="2Mbps",
+        bn_rate="10Mbps",
+        bn_delay="10ms",
+        access_rate="100Mbps",
+        access_delay="2ms",
+        queue="red",
+        limit=100,
+        min_th=20,
+        max_th=60,
+        duration=10,
+        warmup=2,
+        max_window=131,
     ),
 }
 
@@ -113,14 +158,15 @@ def ensure_ns3_cpp():
     log("libns3-dev is missing: installing it with apt-get")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     sudo = [] if os.geteuid() == 0 else ["sudo"]
-    run(sudo + ["apt-get", "update", "-q"], env=env)
-    run(sudo + ["apt-get", "install", "-y", "-q", "libns3-dev"], env=env)
+    run([*sudo, "apt-get", "update", "-q"], env=env)
+    run([*sudo, "apt-get", "install", "-y", "-q", "libns3-dev"], env=env)
 
 
 def ns3_python_available() -> bool:
     r = subprocess.run(
         [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('ns') is not None)"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     return r.stdout.strip() == "True"
 
@@ -132,16 +178,12 @@ def ensure_ns3_python():
 
 
 def debian_ns3_version() -> str:
-    r = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Version}", "libns3-dev"], capture_output=True, text=True
-    )
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libns3-dev"], capture_output=True, text=True)
     return r.stdout.strip() or "unknown"
 
 
 def python_ns3_version() -> str:
-    r = subprocess.run(
-        [sys.executable, "-m", "pip", "show", "ns3"], capture_output=True, text=True
-    )
+    r = subprocess.run([sys.executable, "-m", "pip", "show", "ns3"], capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if line.startswith("Version:"):
             return line.split(":", 1)[1].strip()
@@ -162,8 +204,7 @@ def build_ns3() -> Path:
     exe = BUILD / "aqm_bench"
     if exe.exists() and exe.stat().st_mtime >= NS3_SRC.stat().st_mtime:
         return exe
-    run(["nice", "-n", "10", "g++", "-O3", "-std=c++17", str(NS3_SRC), "-o", str(exe),
-         *ns3_link_flags()])
+    run(["nice", "-n", "10", "g++", "-O3", "-std=c++17", str(NS3_SRC), "-o", str(exe), *ns3_link_flags()])
     return exe
 
 
@@ -180,11 +221,16 @@ def build_aqmlab() -> Path:
 
 
 def scenario_toml(name: str, e: dict) -> str:
-    q = [f'kind = "{"red" if e["queue"] == "red" else "droptail"}"', f'limit = {e["limit"]}']
+    q = [f'kind = "{"red" if e["queue"] == "red" else "droptail"}"', f"limit = {e['limit']}"]
     if e["queue"] == "red":
         q += [
-            f'min_th = {e["min_th"]}', f'max_th = {e["max_th"]}', f"w_q = {W_Q}",
-            f"max_p = {MAX_P}", f"mean_pkt_size = {MEAN_PKT}", "wait = true", "gentle = false",
+            f"min_th = {e['min_th']}",
+            f"max_th = {e['max_th']}",
+            f"w_q = {W_Q}",
+            f"max_p = {MAX_P}",
+            f"mean_pkt_size = {MEAN_PKT}",
+            "wait = true",
+            "gentle = false",
         ]
     lines = [
         f"# Written by bench/vs_ns3.py: {e['desc']}.",
@@ -206,26 +252,43 @@ def scenario_toml(name: str, e: dict) -> str:
         'name = "tcp"',
         'kind = "tcp"',
         'variant = "newreno"',
-        f'count = {e["tcp"]}',
+        f"count = {e['tcp']}",
         f"packet_size = {PKT}",
-        f'max_window = {e["max_window"]}',
+        f"max_window = {e['max_window']}",
     ]
     if e["udp"]:
         lines += [
-            "", "[[flows]]", 'name = "udp"', 'kind = "cbr"', f'rate = "{e["udp"]}"',
-            "count = 1", f"packet_size = {PKT}",
+            "",
+            "[[flows]]",
+            'name = "udp"',
+            'kind = "cbr"',
+            f'rate = "{e["udp"]}"',
+            "count = 1",
+            f"packet_size = {PKT}",
         ]
     return "\n".join(lines) + "\n"
 
 
 def ns3_args(e: dict) -> list[str]:
     a = {
-        "tcp": e["tcp"], "udpRate": e["udp"] or "0", "bnRate": e["bn_rate"],
-        "bnDelay": e["bn_delay"], "accessRate": e["access_rate"],
-        "accessDelay": e["access_delay"], "queue": e["queue"], "limit": e["limit"],
-        "minTh": e.get("min_th", 5), "maxTh": e.get("max_th", 15), "wq": W_Q, "maxP": MAX_P,
-        "meanPktSize": MEAN_PKT, "duration": e["duration"], "warmup": e["warmup"],
-        "seed": 1, "pktSize": PKT, "maxWindow": e["max_window"],
+        "tcp": e["tcp"],
+        "udpRate": e["udp"] or "0",
+        "bnRate": e["bn_rate"],
+        "bnDelay": e["bn_delay"],
+        "accessRate": e["access_rate"],
+        "accessDelay": e["access_delay"],
+        "queue": e["queue"],
+        "limit": e["limit"],
+        "minTh": e.get("min_th", 5),
+        "maxTh": e.get("max_th", 15),
+        "wq": W_Q,
+        "maxP": MAX_P,
+        "meanPktSize": MEAN_PKT,
+        "duration": e["duration"],
+        "warmup": e["warmup"],
+        "seed": 1,
+        "pktSize": PKT,
+        "maxWindow": e["max_window"],
     }
     return [f"--{k}={v}" for k, v in a.items()]
 
@@ -240,7 +303,7 @@ def timed(cmd: list[str]) -> tuple[dict, float, float]:
     if r.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({r.returncode}):\n{r.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    line = [l for l in r.stdout.splitlines() if l.startswith("{")][-1]
+    line = [s for s in r.stdout.splitlines() if s.startswith("{")][-1]
     return json.loads(line), wall, cpu
 
 
@@ -249,8 +312,12 @@ def aqmlab_row(out: dict, wall: float, cpu: float) -> dict:
     bn = out["links"][0]
     assert bn["name"] == "left->right", bn["name"]
     return dict(
-        simulator="aqmlab", wall=wall, cpu=cpu, inner_wall=out["wall_seconds"],
-        events=out["events"], bottleneck_packets=bn["tx_packets"],
+        simulator="aqmlab",
+        wall=wall,
+        cpu=cpu,
+        inner_wall=out["wall_seconds"],
+        events=out["events"],
+        bottleneck_packets=bn["tx_packets"],
         tcp_bps=groups["tcp"]["goodput_bps"],
         udp_bps=groups["udp"]["goodput_bps"] if "udp" in groups else 0.0,
         jain=groups["tcp"]["jain"],
@@ -259,9 +326,15 @@ def aqmlab_row(out: dict, wall: float, cpu: float) -> dict:
 
 def ns3_row(name: str, out: dict, wall: float, cpu: float) -> dict:
     return dict(
-        simulator=name, wall=wall, cpu=cpu, inner_wall=out["wall_seconds"],
-        events=out["events"], bottleneck_packets=out["bottleneck_packets"],
-        tcp_bps=out["tcp_goodput_bps"], udp_bps=out["udp_goodput_bps"], jain=out["jain"],
+        simulator=name,
+        wall=wall,
+        cpu=cpu,
+        inner_wall=out["wall_seconds"],
+        events=out["events"],
+        bottleneck_packets=out["bottleneck_packets"],
+        tcp_bps=out["tcp_goodput_bps"],
+        udp_bps=out["udp_goodput_bps"],
+        jain=out["jain"],
     )
 
 
@@ -321,15 +394,23 @@ def run_experiment(name: str, pairs: int, with_python: bool, ns3_exe: Path, aqml
     agree = dict(
         tcp_goodput_diff=(med(aq, "tcp_bps") - med(ns, "tcp_bps")) / max(med(ns, "tcp_bps"), 1e-9),
         udp_share_diff_pp=(med(aq, "udp_share") - med(ns, "udp_share")) * 100,
-        jain_ns3=med(ns, "jain"), jain_aqmlab=med(aq, "jain"),
+        jain_ns3=med(ns, "jain"),
+        jain_aqmlab=med(aq, "jain"),
     )
     result = dict(
-        experiment=name, description=e["desc"], params=e, pairs=pairs, runs=rows,
+        experiment=name,
+        description=e["desc"],
+        params=e,
+        pairs=pairs,
+        runs=rows,
         python_runs=py_rows,
-        ratio_wall=dict(per_pair=ratios, median=statistics.median(ratios),
-                        min=min(ratios), max=max(ratios)),
-        ratio_cpu=dict(per_pair=cpu_ratios, median=statistics.median(cpu_ratios),
-                       min=min(cpu_ratios), max=max(cpu_ratios)),
+        ratio_wall=dict(per_pair=ratios, median=statistics.median(ratios), min=min(ratios), max=max(ratios)),
+        ratio_cpu=dict(
+            per_pair=cpu_ratios,
+            median=statistics.median(cpu_ratios),
+            min=min(cpu_ratios),
+            max=max(cpu_ratios),
+        ),
         events_per_s_aqmlab_median=med(aq, "events_per_s"),
         events_per_s_ns3_median=med(ns, "events_per_s"),
         agreement=agree,
@@ -358,8 +439,7 @@ def report(res: dict) -> str:
         f"{a['jain_ns3']:.3f}",
     ]
     if "ratio_wall_python_vs_aqmlab" in res:
-        out.append(f"ns-3.44 PyPI / aqmlab wall (median aqmlab): "
-                   f"{res['ratio_wall_python_vs_aqmlab']:.1f}x")
+        out.append(f"ns-3.44 PyPI / aqmlab wall (median aqmlab): {res['ratio_wall_python_vs_aqmlab']:.1f}x")
     return "\n".join(out) + "\n"
 
 
@@ -370,9 +450,13 @@ def machine() -> dict:
     except OSError:
         pass
     return dict(
-        date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), cores=os.cpu_count(),
-        platform=platform.platform(), memory=mem, loadavg=os.getloadavg(),
-        ns3_debian=debian_ns3_version(), ns3_pypi=python_ns3_version(),
+        date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        cores=os.cpu_count(),
+        platform=platform.platform(),
+        memory=mem,
+        loadavg=os.getloadavg(),
+        ns3_debian=debian_ns3_version(),
+        ns3_pypi=python_ns3_version(),
     )
 
 

@@ -131,12 +131,8 @@ def main():
     left.AddNetworkRouteTo(ns.Ipv4Address("10.2.0.0"), mask16, bn_if.GetAddress(1), 1)
     right.AddNetworkRouteTo(ns.Ipv4Address("10.1.0.0"), mask16, bn_if.GetAddress(0), 1)
     for i in range(n):
-        srh.GetStaticRouting(senders.Get(i).GetObject[ns.Ipv4]()).SetDefaultRoute(
-            s_if[i].GetAddress(1), 1
-        )
-        srh.GetStaticRouting(receivers.Get(i).GetObject[ns.Ipv4]()).SetDefaultRoute(
-            r_if[i].GetAddress(0), 1
-        )
+        srh.GetStaticRouting(senders.Get(i).GetObject[ns.Ipv4]()).SetDefaultRoute(s_if[i].GetAddress(1), 1)
+        srh.GetStaticRouting(receivers.Get(i).GetObject[ns.Ipv4]()).SetDefaultRoute(r_if[i].GetAddress(0), 1)
 
     start_rv = ns.CreateObject[ns.UniformRandomVariable]()
     start_rv.SetStream(1)
