@@ -5,8 +5,8 @@
 //! Bloom filter). Each level hashes the flow id with its own key into one of its
 //! bins. A bin counts the packets of its flows in the queue and keeps a BLUE
 //! probability `pm`: an arrival that finds the bin at `bin_size` raises `pm` by
-//! `increment` and is dropped; an arrival that finds it empty lowers `pm` by
-//! `decrement` (each bin at most once per `freeze_time`). The arrival is then marked
+//! `increment`; a departure that leaves the bin empty lowers `pm` by `decrement`
+//! (each bin at most once per `freeze_time`). The arrival is then marked
 //! or dropped with `pmin`, the least `pm` of its bins. A flow whose bins are all at
 //! 1 (`pmin = 1`) is judged non-responsive and rate-limited to `rate_limit`. A
 //! responsive flow sharing a bin with it keeps at least one clean bin, so its `pmin`
@@ -38,13 +38,22 @@
 //!   flows together (Figs. 3(a), 5, 6(b)), which a shared bucket of 0.16 Mbps gives
 //!   and per-flow buckets (8 x 0.16) would not. A shared bucket also needs no
 //!   per-flow state. Drops report [`DropReason::RateLimit`].
-//! - **Penalty box**: an arrival of a flow already at `pmin = 1` does not lower
-//!   its own bins when it finds them empty. The rate limiter keeps such a flow's
-//!   bins nearly empty, so without this rule its own (dropped) arrivals would pull
-//!   its `pm` below 1 within a few hundred packets and free it; the paper instead
-//!   has flows stay rate-limited until a moving hash re-classifies them (III-D:
-//!   "detect when non-responsive flows become responsive and ... reclassify them").
-//!   Other flows finding a shared bin empty still lower it.
+//! - **Decrement when a bin empties, not when an arrival finds it empty**: the
+//!   paper's text says "If the number of packets drops to zero, pm is
+//!   decreased" (section III-A), BLUE lowers its probability when the queue
+//!   empties, and the SFB in Apple's XNU (`classq_sfb.c`) lowers a bin on the
+//!   dequeue that empties it. Fig. 1 and Linux instead lower a bin whenever an
+//!   arrival finds it empty. With that rule a rate-limited flow's own arrivals,
+//!   nearly all dropped, find its bins empty and pull `pm` down at the flow's full
+//!   arrival rate: in the SFB paper's Table I run (45 Mbps CBR flow), 51,409 of
+//!   the 52,451 decrements of its bins came from its own arrivals and 1,042 from
+//!   other flows, and it got 1.9 Mbps instead of about 0.16. Our earlier "penalty
+//!   box" rule (a flow at `pmin = 1` does not lower its own bins) covered only
+//!   `pmin = 1` exactly: one decrement by any sharer let the flow's own arrivals
+//!   take over. Lowering on emptying bounds the decrements by the departures of
+//!   the bin's packets, whatever the offered load of a flow that is being dropped.
+//!   (The flow still leaks somewhat: its bins sit between empty and `bin_size`, so
+//!   `pm` can rest a little below 1; see REPRODUCTION.md.)
 //! - **Freeze time**: Fig. 1 has none (Linux neither). We keep BLUE's per-bin
 //!   `freeze_time` as a parameter, default 0: with `increment = 0.0025` a bin needs
 //!   400 steps to reach 1, and the paper re-learns non-responsive flows within a
@@ -273,12 +282,18 @@ impl BinSet {
         }
     }
 
+    /// Takes a departing packet of `flow` out of its bins; a bin whose count drops
+    /// to zero lowers its pm by `decrement` (at most once per `freeze`).
     #[inline]
-    fn uncount(&mut self, n: u32, flow: FlowId) {
+    fn uncount(&mut self, n: u32, flow: FlowId, decrement: f64, now: Time, freeze: Dur) {
         for l in 0..self.keys.len() {
             let i = self.index(l, n, flow);
-            debug_assert!(self.bins[i].qlen > 0, "bin {i} would go negative");
-            self.bins[i].qlen = self.bins[i].qlen.saturating_sub(1);
+            let bin = &mut self.bins[i];
+            debug_assert!(bin.qlen > 0, "bin {i} would go negative");
+            bin.qlen = bin.qlen.saturating_sub(1);
+            if bin.qlen == 0 {
+                bin.pm.lower(decrement, now, freeze);
+            }
         }
     }
 }
@@ -401,10 +416,10 @@ impl Sfb {
         }
     }
 
-    /// Fig. 1's per-level update of `flow`'s bins in set `s`: a full bin raises its
-    /// pm, an empty one lowers it (not when `penalty_box`). Returns whether every
-    /// bin was full.
-    fn update_bins(&mut self, s: usize, flow: FlowId, now: Time, penalty_box: bool) -> bool {
+    /// Fig. 1's per-level update of `flow`'s bins in set `s` on an arrival: a full
+    /// bin raises its pm. (Bins are lowered when they empty, in `uncount`.) Returns
+    /// whether every bin was full.
+    fn update_bins(&mut self, s: usize, flow: FlowId, now: Time) -> bool {
         let p = &self.params;
         let set = &mut self.sets[s];
         let mut full = true;
@@ -415,9 +430,6 @@ impl Sfb {
                 bin.pm.raise(p.increment, now, p.freeze_time);
             } else {
                 full = false;
-                if bin.qlen == 0 && !penalty_box {
-                    bin.pm.lower(p.decrement, now, p.freeze_time);
-                }
             }
         }
         full
@@ -495,14 +507,13 @@ impl Qdisc for Sfb {
         self.advance_clock(now);
         let flow = pkt.flow;
         let n = self.params.bins;
-        let penalty_box = self.sets[self.active].pmin(n, flow) >= 1.0;
-        let bin_full = self.update_bins(self.active, flow, now, penalty_box);
+        let bin_full = self.update_bins(self.active, flow, now);
         let pmin = self.pmin(flow);
         if self.warming {
             if pmin >= 1.0 {
                 self.raise_warm_bins(flow, now);
             } else {
-                self.update_bins(1 - self.active, flow, now, false);
+                self.update_bins(1 - self.active, flow, now);
             }
         }
         if pmin >= 1.0 {
@@ -540,11 +551,11 @@ impl Qdisc for Sfb {
         self.advance_clock(ctx.now);
         let pkt = self.queue.pop_front()?;
         let (a, b) = (pkt.cb as u32, (pkt.cb >> 32) as u32);
-        let n = self.params.bins;
+        let p = &self.params;
         for set in &mut self.sets {
             let g = set.generation;
             if g != 0 && (g == a || g == b) {
-                set.uncount(n, pkt.flow);
+                set.uncount(p.bins, pkt.flow, p.decrement, ctx.now, p.freeze_time);
             }
         }
         Some(pkt)
@@ -755,6 +766,44 @@ mod tests {
         let link: u64 = got.iter().sum();
         assert!(link > 12_000, "the link stays busy: {got:?}");
         assert!(sim.h.drops(DropReason::RateLimit) > 20_000);
+    }
+
+    /// Table I's failure (REPRODUCTION.md, "SFB paper (000)") in miniature. In the
+    /// 45 Mbps run, 51,409 of the 52,451 decrements of the CBR flow's bins came
+    /// from its own arrivals (nearly all then dropped) finding the bins empty, and
+    /// only 1,042 from other flows: once anything moved its pmin one step below 1,
+    /// the penalty box no longer applied and its own arrivals pulled pm down at
+    /// its full arrival rate. Here: `A` drives its bins to 1, a sharer finds one
+    /// empty, then 1000 arrivals of `A` each find its bins empty. A bin is now
+    /// lowered only when a departure empties it, so `A`'s dropped arrivals cannot
+    /// free it.
+    #[test]
+    fn own_dropped_arrivals_do_not_free_a_flow_from_the_penalty_box() {
+        let mut h = sfb(SfbParams::default());
+        let sharer = sharers_of(h.q.qdisc(), A, 0, 1, &[])[0];
+        let mut seq = 0;
+        // 13 packets fill both bins; 400 more raise them to 1 (and are dropped).
+        for _ in 0..413 {
+            seq += 1;
+            h.offer(A, seq);
+        }
+        assert!(h.q.qdisc().is_rate_limited(FlowId(A)));
+        h.drain_seqs();
+        seq += 1;
+        h.offer(sharer, seq);
+        h.drain_seqs();
+        let mut admitted = 0;
+        for _ in 0..1000 {
+            seq += 1;
+            if h.offer(A, seq) == Verdict::Queued {
+                admitted += 1;
+            }
+            h.drain_seqs();
+        }
+        let pmin = h.q.qdisc().pmin(FlowId(A));
+        assert!(pmin > 0.99, "pmin(A) = {pmin}, {admitted} admitted");
+        // The rate limiter's burst (20 packets) and a few pmin < 1 admissions.
+        assert!(admitted <= 25, "pmin(A) = {pmin}, {admitted} admitted");
     }
 
     #[test]
