@@ -39,7 +39,8 @@ class Result:
     - ``links``: one row per monitored link direction (drops and marks by reason).
     - ``queue``: the sampled backlog of every monitored link, long format
       (``link, t_s, packets, bytes``).
-    - ``link_flows``: each flow's throughput across each monitored link.
+    - ``link_flows``: each flow's throughput across each monitored link, and its
+      mean number of packets in that link's queue.
     - ``fairness``: Jain's index and the coefficient of variation, over TCP flows,
       over all flows and per group.
 
@@ -170,7 +171,8 @@ class Result:
             import pandas as pd
 
             return pd.DataFrame(
-                self.data["link_flows"], columns=["link", "flow", "throughput_bps", "packets"]
+                self.data["link_flows"],
+                columns=["link", "flow", "throughput_bps", "packets", "mean_queue_packets"],
             )
 
         return self._frame("link_flows", build)

@@ -61,9 +61,13 @@ def test_tables_have_one_row_per_thing(fig3):
     assert (q["bytes"] == q["packets"] * 1000).all()  # every data packet is 1000 bytes
 
     lf = fig3.link_flows
-    assert list(lf.columns) == ["link", "flow", "throughput_bps", "packets"]
+    assert list(lf.columns) == ["link", "flow", "throughput_bps", "packets", "mean_queue_packets"]
     on_bottleneck = lf[lf["link"] == "left->right"]
     assert on_bottleneck["throughput_bps"].sum() == pytest.approx(bottleneck["throughput_bps"], rel=0.01)
+    # Per-flow occupancy adds up to the link's time-averaged queue.
+    assert on_bottleneck["mean_queue_packets"].sum() == pytest.approx(
+        bottleneck["mean_queue_packets"], rel=1e-9
+    )
 
 
 def test_summary_equals_the_cli_json():

@@ -151,6 +151,10 @@ pub fn write_all(dir: &Path, r: &RunResult) -> anyhow::Result<()> {
         r.link_flows.iter().map(|x| x.throughput_bps),
     );
     link_flows.u64("packets", r.link_flows.iter().map(|x| x.packets));
+    link_flows.f64(
+        "mean_queue_packets",
+        r.link_flows.iter().map(|x| x.mean_queue_packets),
+    );
 
     for (name, table) in [
         ("flows", flows),

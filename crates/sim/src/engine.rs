@@ -13,7 +13,9 @@ use crate::pcap::{Addresses, PcapTap};
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, Topology};
 use crate::tcp::{Actions, Reduction, Seg, TcpConfig, TcpReceiver, TcpSender, TimerCmd};
 use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
-use aqm::{rng, DropReason, Dur, Ecn, FlowId, LinkInfo, Packet, QdiscSpec, Rate, Time, VecSink};
+use aqm::{
+    rng, DropReason, Dur, Ecn, FlowId, LinkInfo, Packet, QdiscSpec, Rate, Time, VecSink, Verdict,
+};
 use rand::Rng as _;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -32,25 +34,66 @@ pub struct Group {
     pub demand_bps: f64,
 }
 
+/// What a monitored link did for one flow.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LinkFlowCounters {
+    /// Packets and bytes of the flow the link sent.
+    pub packets: u64,
+    pub bytes: u64,
+    /// The integral over time of the flow's packets in the queue, in packet-ns:
+    /// divided by the measured time it is the flow's mean queue occupancy, the
+    /// quantity of the CHOKe paper's Fig. 6.
+    pub queue_area: u128,
+}
+
 /// A monitored link direction's extra records.
 struct Monitor {
     link: usize,
-    /// Per flow: packets and bytes this link sent.
-    per_flow: Vec<(u64, u64)>,
+    per_flow: Vec<LinkFlowCounters>,
+    /// Per flow: packets in the queue now, and since when that count holds (the
+    /// part of `queue_area` not yet added).
+    queued: Vec<(u32, Time)>,
     samples: Vec<(f64, u32, u64)>,
+}
+
+impl Monitor {
+    /// `flow` has `delta` more packets in the queue from `now` on.
+    #[inline]
+    fn occupancy_change(&mut self, flow: usize, now: Time, delta: i32) {
+        let (count, since) = &mut self.queued[flow];
+        self.per_flow[flow].queue_area +=
+            u128::from(*count) * u128::from(now.saturating_since(*since).as_nanos());
+        *count = count
+            .checked_add_signed(delta)
+            .expect("a flow's queued packets never go below zero");
+        *since = now;
+    }
+
+    /// The counters as of `now`, the occupancy integral brought up to date.
+    fn per_flow_at(&self, now: Time) -> Vec<LinkFlowCounters> {
+        let mut out = self.per_flow.clone();
+        for (c, &(count, since)) in out.iter_mut().zip(&self.queued) {
+            c.queue_area += u128::from(count) * u128::from(now.saturating_since(since).as_nanos());
+        }
+        out
+    }
 }
 
 /// Per node, how BFS reached it: (previous node, link direction used).
 type BfsTree = Vec<Option<(u32, u32)>>;
 
 /// Counters over the measured interval: per flow, per link, per monitored link and flow.
-pub(crate) type Measured = (Vec<FlowCounters>, Vec<LinkCounters>, Vec<Vec<(u64, u64)>>);
+pub(crate) type Measured = (
+    Vec<FlowCounters>,
+    Vec<LinkCounters>,
+    Vec<Vec<LinkFlowCounters>>,
+);
 
 /// Counters frozen when the warm-up ends.
 struct Snapshot {
     flows: Vec<FlowCounters>,
     links: Vec<LinkCounters>,
-    per_flow: Vec<Vec<(u64, u64)>>,
+    per_flow: Vec<Vec<LinkFlowCounters>>,
 }
 
 pub struct Simulation {
@@ -436,7 +479,8 @@ impl Simulation {
             .iter()
             .map(|&l| Monitor {
                 link: l,
-                per_flow: vec![(0, 0); flows.len()],
+                per_flow: vec![LinkFlowCounters::default(); flows.len()],
+                queued: vec![(0, Time::ZERO); flows.len()],
                 samples: Vec::new(),
             })
             .collect();
@@ -570,7 +614,7 @@ impl Simulation {
         self.snapshot = Some(Snapshot {
             flows: self.flows.iter().map(Flow::counters).collect(),
             links: self.links.iter().map(|l| l.counters(now)).collect(),
-            per_flow: self.monitors.iter().map(|m| m.per_flow.clone()).collect(),
+            per_flow: self.monitors.iter().map(|m| m.per_flow_at(now)).collect(),
         });
     }
 
@@ -590,8 +634,17 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         link.before_queue_change(now);
-        link.qdisc.enqueue(pkt, now, &mut link.rng, &mut self.sink);
+        let verdict = link.qdisc.enqueue(pkt, now, &mut link.rng, &mut self.sink);
         link.after_queue_change();
+        if let Some(m) = link.monitor {
+            // The arrival joins the queue unless dropped; every other drop is a
+            // packet that was queued (a CHOKe victim, a push-out).
+            if matches!(verdict, Verdict::Queued) {
+                let flow = self.headers.get(pkt.tag).flow as usize;
+                self.monitors[m].occupancy_change(flow, now, 1);
+            }
+            self.count_victims(m, Some(pkt.tag));
+        }
         self.settle_sink();
         if !self.links[l].is_busy() {
             self.start_next(l);
@@ -605,6 +658,14 @@ impl Simulation {
         link.before_queue_change(now);
         let next = link.qdisc.dequeue(now, &mut link.rng, &mut self.sink);
         link.after_queue_change();
+        if let Some(m) = link.monitor {
+            if let Some(pkt) = &next {
+                let flow = self.headers.get(pkt.tag).flow as usize;
+                self.monitors[m].occupancy_change(flow, now, -1);
+            }
+            self.count_victims(m, None);
+        }
+        let link = &mut self.links[l];
         match next {
             Some(pkt) => {
                 let done = link.begin_tx(pkt, now);
@@ -625,8 +686,8 @@ impl Simulation {
         let h = *self.headers.get(pkt.tag);
         if let Some(m) = self.links[l].monitor {
             let e = &mut self.monitors[m].per_flow[h.flow as usize];
-            e.0 += 1;
-            e.1 += pkt.size as u64;
+            e.packets += 1;
+            e.bytes += pkt.size as u64;
         }
         if let Some(tap) = &mut self.pcap {
             if tap.link == l {
@@ -678,6 +739,18 @@ impl Simulation {
                 self.enqueue_on(l as usize, pkt);
             }
             None => self.deliver(pkt),
+        }
+    }
+
+    /// Takes the queued packets the last qdisc call dropped (all its drops but
+    /// `arrival`) out of monitor `m`'s per-flow occupancy.
+    fn count_victims(&mut self, m: usize, arrival: Option<u32>) {
+        let now = self.now;
+        for (pkt, _) in &self.sink.drops {
+            if Some(pkt.tag) != arrival {
+                let flow = self.headers.get(pkt.tag).flow as usize;
+                self.monitors[m].occupancy_change(flow, now, -1);
+            }
         }
     }
 
@@ -892,8 +965,8 @@ impl Simulation {
         let now = self.now;
         let mut flows: Vec<FlowCounters> = self.flows.iter().map(Flow::counters).collect();
         let mut links: Vec<LinkCounters> = self.links.iter().map(|l| l.counters(now)).collect();
-        let mut per_flow: Vec<Vec<(u64, u64)>> =
-            self.monitors.iter().map(|m| m.per_flow.clone()).collect();
+        let mut per_flow: Vec<Vec<LinkFlowCounters>> =
+            self.monitors.iter().map(|m| m.per_flow_at(now)).collect();
         if let Some(s) = &self.snapshot {
             for (c, b) in flows.iter_mut().zip(&s.flows) {
                 c.sent -= b.sent;
@@ -929,8 +1002,9 @@ impl Simulation {
             }
             for (c, b) in per_flow.iter_mut().zip(&s.per_flow) {
                 for (x, y) in c.iter_mut().zip(b) {
-                    x.0 -= y.0;
-                    x.1 -= y.1;
+                    x.packets -= y.packets;
+                    x.bytes -= y.bytes;
+                    x.queue_area -= y.queue_area;
                 }
             }
         }

@@ -135,13 +135,14 @@ impl Simulation {
                     bytes: samples.iter().map(|s| s.2).collect(),
                 },
             });
-            for (flow, &(packets, bytes)) in per.iter().enumerate() {
-                if packets > 0 {
+            for (flow, c) in per.iter().enumerate() {
+                if c.packets > 0 || c.queue_area > 0 {
                     link_flows.push(LinkFlowResult {
                         link: l.name.clone(),
                         flow: flow as u32,
-                        throughput_bps: bytes as f64 * 8.0 / secs,
-                        packets,
+                        throughput_bps: c.bytes as f64 * 8.0 / secs,
+                        packets: c.packets,
+                        mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
                     });
                 }
             }

@@ -96,6 +96,10 @@ pub struct LinkFlowResult {
     pub flow: u32,
     pub throughput_bps: f64,
     pub packets: u64,
+    /// The flow's mean number of packets in the link's queue over the measured
+    /// interval (time-weighted; summed over flows it is the link's
+    /// `mean_queue_packets`).
+    pub mean_queue_packets: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

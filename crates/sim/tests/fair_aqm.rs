@@ -81,3 +81,38 @@ fn every_qdisc_runs_the_experiment_and_keeps_the_link_busy() {
         assert!(imbalance.abs() <= 1001, "{kind}: imbalance {imbalance}");
     }
 }
+
+/// Each flow's mean queue occupancy on a monitored link, summed over flows, is the
+/// link's mean queue: every packet that enters the queue is counted until it leaves
+/// it, whether sent, dropped as a CHOKe victim or pushed out from the front.
+#[test]
+fn per_flow_queue_occupancy_adds_up_to_the_link_mean_queue() {
+    for qdisc in [
+        "kind = \"choke\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n",
+        "kind = \"droptail\"\nlimit = 100\ndrop = \"front\"\n",
+    ] {
+        let r = with_qdisc(qdisc);
+        let link = &r.links[0];
+        let sum: f64 = r.link_flows.iter().map(|x| x.mean_queue_packets).sum();
+        assert!(
+            link.mean_queue_packets > 10.0,
+            "{}",
+            link.mean_queue_packets
+        );
+        assert!(
+            (sum - link.mean_queue_packets).abs() <= 1e-9 * link.mean_queue_packets,
+            "{}: flows {sum} vs link {}",
+            link.qdisc,
+            link.mean_queue_packets
+        );
+        // The UDP flow (the last one) holds the largest share of the queue.
+        let udp = r.link_flows.iter().find(|x| x.flow == 32).unwrap();
+        let max_tcp = r
+            .link_flows
+            .iter()
+            .filter(|x| x.flow < 32)
+            .map(|x| x.mean_queue_packets)
+            .fold(0.0, f64::max);
+        assert!(udp.mean_queue_packets > max_tcp, "{}", link.qdisc);
+    }
+}
