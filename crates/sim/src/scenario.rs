@@ -9,6 +9,7 @@ use crate::tcp::{Counting, Variant};
 use crate::udp::Distribution;
 use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
@@ -234,6 +235,53 @@ fn key_line(src: &str, span: Range<usize>, key: Option<&str>) -> usize {
     line_at(src, offset)
 }
 
+/// Where `offset` falls in TOML text written by `toml::to_string` (a dict's
+/// scenario): the table around it as a Python user would name it, `qdisc`,
+/// `topology.access` or `flows[1]`; `None` at the top level.
+fn table_path(src: &str, offset: usize) -> Option<String> {
+    let mut current: Option<String> = None;
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut pos = 0;
+    for l in src.split_inclusive('\n') {
+        if pos > offset {
+            break;
+        }
+        let t = l.trim();
+        if let Some(name) = t.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
+            let n = seen.entry(name.to_string()).or_insert(0);
+            current = Some(format!("{name}[{n}]"));
+            *n += 1;
+        } else if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            current = Some(name.to_string());
+        }
+        pos += l.len();
+    }
+    current
+}
+
+/// An error's place: the line of `key` (or of its table) in a file, or for a
+/// dict, whose lines mean nothing to its author, the table's name in the message.
+fn place(
+    src: &str,
+    span: Option<Range<usize>>,
+    key: Option<&str>,
+    lines_known: bool,
+    message: String,
+) -> (Option<usize>, String) {
+    match span {
+        Some(span) if lines_known => (Some(key_line(src, span, key)), message),
+        Some(span) => match table_path(src, span.start.min(src.len())) {
+            // Checks of a table's values already name it ("qdisc.min_th = ...").
+            Some(table) if message.starts_with(table.split('[').next().unwrap_or("")) => {
+                (None, message)
+            }
+            Some(table) => (None, format!("in {table}: {message}")),
+            None => (None, message),
+        },
+        None => (None, message),
+    }
+}
+
 impl Scenario {
     /// Parses a scenario from TOML text. `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
@@ -275,13 +323,12 @@ impl Scenario {
             // at the key itself.
             let key = message
                 .strip_prefix("unknown field `")
-                .and_then(|r| r.split('`').next());
+                .and_then(|r| r.split('`').next())
+                .map(str::to_string);
+            let (line, message) = place(text, e.span(), key.as_deref(), lines_known, message);
             ScenarioError {
                 origin: origin.to_string(),
-                line: e
-                    .span()
-                    .filter(|_| lines_known)
-                    .map(|span| key_line(text, span, key)),
+                line,
                 message,
             }
         })?;
@@ -303,9 +350,7 @@ impl Scenario {
         key: Option<&str>,
         message: String,
     ) -> ScenarioError {
-        let line = span
-            .filter(|_| self.lines_known)
-            .map(|span| key_line(&self.source, span, key));
+        let (line, message) = place(&self.source, span, key, self.lines_known, message);
         ScenarioError {
             origin: self.origin.clone(),
             line,
@@ -605,6 +650,33 @@ mod tests {
         let s = Scenario::from_toml(EXAMPLE, "choke-fig3.toml").unwrap();
         assert_eq!(s.file.flows.len(), 2);
         assert_eq!(s.file.duration, Dur::from_secs(100));
+    }
+
+    #[test]
+    fn a_dicts_errors_name_the_table_instead_of_a_line() {
+        let json = |qdisc: &str, rate_key: &str| {
+            format!(
+                r#"{{"name": "d", "duration": "10s", "warmup": "1s",
+                "topology": {{"kind": "dumbbell", "access": {{"rate": "10Mbps", "delay": "1ms"}},
+                              "bottleneck": {{"rate": "1Mbps", "delay": "1ms"}}}},
+                "qdisc": {qdisc},
+                "flows": [{{"name": "a", "kind": "tcp"}}, {{"name": "b", "kind": "cbr", "{rate_key}": "1Mbps"}}]}}"#
+            )
+        };
+        let e = Scenario::from_json(&json(r#"{"kind": "red", "candidates": 2}"#, "rate"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("<dict>: in qdisc: unknown field `candidates`"),
+            "{e}"
+        );
+        let e = Scenario::from_json(&json(r#"{"kind": "red"}"#, "rat"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("<dict>: in flows[1]: unknown field `rat`"),
+            "{e}"
+        );
     }
 
     #[test]
