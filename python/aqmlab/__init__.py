@@ -11,6 +11,9 @@ Run a scenario and read its results as DataFrames::
 ``aqmlab.repro("choke-fig5")`` reproduces an experiment of a seed paper and returns
 the paper's numbers beside ours (see :mod:`aqmlab.repro` and REPRODUCTION.md).
 
+``aqmlab.sweep("choke-fig3", {"qdisc.kind": ["red", "choke"]}, seeds=10)`` runs a
+grid of points and seeds on every core and returns their tables, labelled.
+
 ``aqmlab.scenarios()`` lists the built-in scenarios, ``aqmlab.qdisc_kinds()`` the
 queueing disciplines a scenario's ``[qdisc] kind`` may name. The simulator itself
 is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
@@ -19,9 +22,20 @@ is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
 from __future__ import annotations
 
 from aqmlab._run import qdisc_kinds, run, scenario_text, scenarios
+from aqmlab._sweep import Sweep, sweep
 from aqmlab.result import Result
 
-__all__ = ["Result", "__version__", "qdisc_kinds", "repro", "run", "scenario_text", "scenarios"]
+__all__ = [
+    "Result",
+    "Sweep",
+    "__version__",
+    "qdisc_kinds",
+    "repro",
+    "run",
+    "scenario_text",
+    "scenarios",
+    "sweep",
+]
 
 
 def __getattr__(name: str):

@@ -25,7 +25,14 @@ def _repro(args: list[str]) -> int:
     return repro_main(args)
 
 
+def _sweep(args: list[str]) -> int:
+    from aqmlab._sweep import main as sweep_main
+
+    return sweep_main(args)
+
+
 PYTHON_COMMANDS["repro"] = _repro
+PYTHON_COMMANDS["sweep"] = _sweep
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,9 @@ def run_builtin_or_path(
     arg: str | None = None, seed: int | None = None, duration: str | None = None
 ) -> str: ...
 
+# Check a scenario (a dict as JSON) as run_json would, without simulating it.
+def check_json(json: str, seed: int | None = None, duration: str | None = None) -> None: ...
+
 # The `aqmlab` command line (program name first); returns its exit status.
 def cli_main(argv: list[str]) -> int: ...
 

@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 #[command(
     name = "aqmlab",
     version,
-    about = "Packet-level simulation of fair active queue management"
+    about = "Packet-level simulation of fair active queue management",
+    after_help = "Installed with pip, the command also has `aqmlab repro` (the papers' \
+                  experiments) and `aqmlab sweep` (a grid of runs on every core)."
 )]
 struct Cli {
     #[command(subcommand)]

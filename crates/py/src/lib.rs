@@ -81,6 +81,27 @@ fn run_json(
     simulate(py, configure(s, seed, duration)?)
 }
 
+/// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
+/// build the network) without simulating it: a sweep checks every point before it
+/// starts one, so a typo in the last point does not cost the runs before it.
+#[pyfunction]
+#[pyo3(signature = (json, seed=None, duration=None))]
+fn check_json(
+    py: Python<'_>,
+    json: &str,
+    seed: Option<u64>,
+    duration: Option<&str>,
+) -> PyResult<()> {
+    let s = configure(
+        Scenario::from_json(json).map_err(Error::from)?,
+        seed,
+        duration,
+    )?;
+    py.detach(|| Simulation::new(&s).map(drop))
+        .map_err(Error::from)?;
+    Ok(())
+}
+
 /// Runs a scenario file, or a built-in scenario by name (the default when `None`),
 /// resolved exactly as `aqmlab run ARG` resolves it.
 #[pyfunction]
@@ -138,6 +159,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;
+    m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_text, m)?)?;

@@ -1,0 +1,465 @@
+"""``aqmlab.sweep``: one scenario over a grid of parameter values and seeds.
+
+A sweep is the cartesian product of the values given for each key, each point run
+once per seed, the runs spread over worker processes (one per core by default).
+Runs are independent and each is deterministic, so the tables do not depend on how
+many workers ran them or in which order they finished.
+
+Keys are dotted paths into the scenario, as its TOML spells them::
+
+    qdisc.kind                  the bottleneck's queueing discipline
+    qdisc.max_th                one of its parameters
+    flows.udp.rate              the key `rate` of the flow group named "udp"
+    topology.bottleneck.rate    a key of an inline table
+
+A path step into a list (``flows``) names an element by its ``name`` (or its
+index). A missing key is added, so a path can set a parameter the file leaves at
+its default; an unknown key is the scenario's error, reported with the point it
+came from before any run starts. Setting ``qdisc.kind`` keeps the table's other
+keys: to compare qdiscs that take different parameters, give whole tables
+(``{"qdisc": [{"kind": "red", ...}, {"kind": "sfb", ...}]}``).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from aqmlab.result import Result
+
+__all__ = ["Sweep", "parse_assignment", "set_path", "sweep"]
+
+
+# ---- the grid -----------------------------------------------------------------------
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Splits ``text`` at commas that are not inside quotes, brackets or braces, so
+    ``1Mbps,2Mbps`` is two values and ``{kind="red", limit=300}`` is one."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    start = 0
+    for i, ch in enumerate(text):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML value (``300``, ``0.02``, ``true``, ``"red"``, ``{...}``), or the text
+    itself when it is not one, so ``red`` and ``2Mbps`` need no quotes."""
+    from aqmlab._run import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_assignment(text: str) -> tuple[str, list[Any]]:
+    """``"qdisc.kind=red,choke"`` -> ``("qdisc.kind", ["red", "choke"])``: the form
+    ``aqmlab sweep --set`` takes."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f'--set {text!r}: expected KEY=VALUE[,VALUE...], e.g. "qdisc.kind=red,choke"')
+    parts = _split_top_level(values)
+    if any(p == "" for p in parts):
+        raise ValueError(f"--set {text!r}: empty value (values are separated by commas)")
+    _check_key(key)
+    return key, [_parse_value(p) for p in parts]
+
+
+def _check_key(key: str) -> list[str]:
+    steps = key.split(".")
+    if any(s == "" for s in steps):
+        raise ValueError(f"sweep key {key!r} has an empty step (keys look like qdisc.kind or flows.udp.rate)")
+    return steps
+
+
+def set_path(scenario: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of ``scenario`` with the dotted ``key`` set to ``value``."""
+    out = copy.deepcopy(dict(scenario))
+    steps = _check_key(key)
+    node: Any = out
+    for depth, step in enumerate(steps):
+        last = depth == len(steps) - 1
+        where = ".".join(steps[:depth]) or "the scenario"
+        if isinstance(node, list):
+            index = _list_index(node, step, key, where)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[step] = value
+            else:
+                node = node.setdefault(step, {})
+        else:
+            raise ValueError(f"sweep key {key!r}: {where} is {node!r}, not a table")
+    return out
+
+
+def _list_index(items: list[Any], step: str, key: str, where: str) -> int:
+    names = [item.get("name") for item in items if isinstance(item, dict)]
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and item.get("name") == step:
+            return i
+    if step.isdigit() and int(step) < len(items):
+        return int(step)
+    known = ", ".join(repr(n) for n in names if n is not None) or "none named"
+    raise ValueError(f"sweep key {key!r}: {where} has no entry named {step!r} (entries: {known})")
+
+
+def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    for key, values in grid.items():
+        _check_key(key)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise ValueError(f"sweep grid[{key!r}] must be a list of values, got {values!r}")
+        if len(list(values)) == 0:
+            raise ValueError(f"sweep grid[{key!r}] is empty")
+    keys = list(grid)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
+
+
+def _seed_list(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, bool):
+        raise ValueError(f"seeds must be a count or a list of seeds, got {seeds!r}")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds = {seeds} must be at least 1")
+        return list(range(1, seeds + 1))
+    out = list(seeds)
+    if not out:
+        raise ValueError("seeds is an empty list")
+    for s in out:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+            raise ValueError(f"seed {s!r} must be an integer between 0 and 2**64 - 1")
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds {out} repeat a seed")
+    return out
+
+
+def _label_text(value: Any) -> Any:
+    """A grid value as a table cell: scalars stay, tables become their JSON."""
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+# ---- the result -----------------------------------------------------------------------
+
+
+@dataclass
+class Sweep:
+    """What a sweep produced: one :class:`~aqmlab.Result` per (point, seed), and
+    tables over all of them, each row labelled with the point's values (one column
+    per sweep key) and the ``seed``.
+
+    - ``runs``: one row per run: events, the Jain index over TCP flows and over all
+      flows, and per flow group ``<group>_goodput_bps`` and ``<group>_drops``.
+    - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
+    """
+
+    keys: list[str]
+    runs_done: list[tuple[dict[str, Any], int, Result]]
+    simulated: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+    _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    def _labelled(self, name: str, table_of) -> pd.DataFrame:
+        frame = self._frames.get(name)
+        if frame is None:
+            import pandas as pd
+
+            parts = []
+            for label, seed, result in self.runs_done:
+                t = table_of(result).copy()
+                for i, key in enumerate(self.keys):
+                    t.insert(i, key, _label_text(label[key]))
+                t.insert(len(self.keys), "seed", seed)
+                parts.append(t)
+            frame = self._frames[name] = pd.concat(parts, ignore_index=True)
+        return frame
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        def one(result: Result) -> pd.DataFrame:
+            import pandas as pd
+
+            d = result.data
+            row: dict[str, Any] = {
+                "events": d["events"],
+                "jain_tcp": d["fairness"]["tcp"]["jain"],
+                "jain_all": d["fairness"]["all"]["jain"],
+            }
+            for group, g in d["groups"].items():
+                row[f"{group}_goodput_bps"] = g["goodput_bps"]
+                row[f"{group}_drops"] = g["drops_total"]
+            return pd.DataFrame([row])
+
+        return self._labelled("runs", one)
+
+    @property
+    def groups(self) -> pd.DataFrame:
+        return self._labelled("groups", lambda r: r.groups.reset_index())
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._labelled("flows", lambda r: r.flows)
+
+    @property
+    def links(self) -> pd.DataFrame:
+        return self._labelled("links", lambda r: r.links)
+
+    def write(self, out: str | os.PathLike[str]) -> list[Path]:
+        """Writes runs.csv, groups.csv, flows.csv and links.csv under ``out``, each
+        atomically (a temporary file, then a rename): a killed sweep never leaves a
+        half table behind that looks whole."""
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in ("runs", "groups", "flows", "links"):
+            path = folder / f"{name}.csv"
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".csv.tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                    getattr(self, name).to_csv(f, index=False)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            written.append(path)
+        return written
+
+
+# ---- running -------------------------------------------------------------------------
+
+
+def _scenario_table(scenario: Any) -> dict[str, Any]:
+    from aqmlab._run import _check_path_or_name, _source, tomllib
+
+    if isinstance(scenario, Mapping):
+        return copy.deepcopy(dict(scenario))
+    text, origin = _source(_check_path_or_name(scenario))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{origin}: {e}") from None
+
+
+def _describe(label: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={_label_text(v)}" for k, v in label.items())
+
+
+def sweep(
+    scenario: Any = None,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    seeds: int | Sequence[int] = 1,
+    duration: str | None = None,
+    jobs: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> Sweep:
+    """Runs ``scenario`` (a path, a built-in name, ``None`` for the default, or a
+    dict) at every point of ``grid`` ({dotted key: [values]}) with every seed
+    (``seeds``: a count, meaning 1..N, or a list), ``jobs`` runs at a time (default:
+    one per core), and returns a :class:`Sweep`.
+
+    ``duration`` replaces the scenario's (keeping its warm-up). With ``cache_dir``
+    every finished run is stored there, so a sweep that was killed resumes where it
+    stopped and a repeated one costs nothing.
+
+    Every point is checked before the first run starts; a bad one raises
+    ``ValueError`` naming the point and what is wrong with it.
+    """
+    from aqmlab import _aqmlab
+    from aqmlab._run import _check_duration, _to_json
+    from aqmlab.repro._core import run_all, run_key
+
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
+    duration = _check_duration(duration)
+    seed_list = _seed_list(seeds)
+    base = _scenario_table(scenario)
+    if duration is not None:
+        base["duration"] = duration
+    labels = _grid_points(grid or {})
+
+    planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
+    for label in labels:
+        point = base
+        for key, value in label.items():
+            point = set_path(point, key, value)
+        try:
+            _aqmlab.check_json(_to_json(point))
+        except ValueError as e:
+            where = f"sweep point {_describe(label)}: " if label else ""
+            raise ValueError(f"{where}{e}") from None
+        planned.extend((label, point, seed) for seed in seed_list)
+
+    results, stats = run_all(
+        [(point, seed) for _, point, seed in planned],
+        Path(cache_dir) if cache_dir is not None else None,
+        jobs=jobs,
+        progress=progress,
+    )
+    done = [(label, seed, results[run_key(point, seed)]) for label, point, seed in planned]
+    return Sweep(
+        keys=list(grid or {}),
+        runs_done=done,
+        simulated=stats.simulated,
+        cached=stats.cached,
+        seconds=stats.seconds,
+    )
+
+
+# ---- the command line -------------------------------------------------------------------
+
+USAGE = """\
+aqmlab sweep [SCENARIO] [--set KEY=V1,V2,...]... [--seeds N | --seed-list S1,S2,...]
+             [--duration D] [--jobs J] [--out DIR] [--no-cache] [-q]"""
+
+DESCRIPTION = """\
+Runs SCENARIO (a file or a built-in name; the default built-in when left out) at
+every combination of the --set values, once per seed, on every core. Writes
+runs.csv (one row per run), groups.csv, flows.csv and links.csv under DIR, each
+labelled with the point's values and the seed, and prints the runs averaged over
+seeds. Each finished run is cached under DIR/cache, so a killed sweep resumes."""
+
+EPILOG = """\
+examples:
+  aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10
+  aqmlab sweep choke-fig5 --set flows.udp.rate=0.1Mbps,1Mbps,10Mbps --set qdisc.candidates=1,2,3
+  aqmlab sweep my.toml --set 'qdisc={kind="droptail", limit=300},{kind="sfb"}'
+
+Setting qdisc.kind keeps the table's other keys; where the kinds take different
+parameters, give whole tables, as in the last example."""
+
+
+def _parser():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            raise ValueError(message)
+
+    def positive(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+        return value
+
+    p = Parser(
+        prog="aqmlab sweep",
+        usage=USAGE,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario file or built-in name")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V1,V2", help="a grid axis")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=positive, default=1, help="run seeds 1..N at every point")
+    seeds.add_argument("--seed-list", metavar="S1,S2", help="run exactly these seeds")
+    p.add_argument("--duration", help='simulated time of every run, e.g. "30s"')
+    p.add_argument("--jobs", "-j", type=positive, help="worker processes (default: every core)")
+    p.add_argument("--out", type=Path, default=Path("sweep-out"), help="output folder (default sweep-out)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write DIR/cache")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    return p
+
+
+def _summary_table(result: Sweep) -> str:
+    runs = result.runs
+    keys = result.keys
+    goodputs = [c for c in runs.columns if c.endswith("_goodput_bps")]
+    # A wide table is unreadable on a terminal; runs.csv has every group.
+    value_cols = (goodputs if len(goodputs) <= 6 else []) + ["jain_tcp", "jain_all"]
+    if keys:
+        means = runs.groupby(keys, sort=False)[value_cols].mean().reset_index()
+    else:
+        means = runs[value_cols].mean().to_frame().T
+    for c in value_cols:
+        if c.endswith("_goodput_bps"):
+            means[c] = means[c] / 1e3
+            means = means.rename(columns={c: c.replace("_goodput_bps", " kbit/s")})
+    return means.to_string(index=False, float_format=lambda x: f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}")
+
+
+def main(args: list[str]) -> int:
+    """Runs ``aqmlab sweep ARGS``; returns the exit status (2 for bad arguments or
+    a bad scenario point)."""
+    import sys
+
+    try:
+        ns = _parser().parse_args(args)
+        grid: dict[str, list[Any]] = {}
+        for text in ns.sets:
+            key, values = parse_assignment(text)
+            if key in grid:
+                raise ValueError(f"--set {key}: given twice (list every value in one --set)")
+            grid[key] = values
+        if ns.seed_list is not None:
+            seeds: int | list[int] = []
+            for part in ns.seed_list.split(","):
+                try:
+                    seeds.append(int(part))
+                except ValueError:
+                    raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
+        else:
+            seeds = ns.seeds
+        result = sweep(
+            ns.scenario,
+            grid,
+            seeds=seeds,
+            duration=ns.duration,
+            jobs=ns.jobs,
+            cache_dir=None if ns.no_cache else ns.out / "cache",
+            progress=not ns.quiet,
+        )
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0)
+    written = result.write(ns.out)
+    print(_summary_table(result))
+    print(
+        f"{len(result.runs_done)} runs ({result.simulated} simulated, {result.cached} from cache) "
+        f"in {result.seconds:.1f} s; tables in {', '.join(str(p) for p in written)}"
+    )
+    return 0

@@ -1,0 +1,185 @@
+"""aqmlab.sweep and `aqmlab sweep`: grids of points and seeds, run in parallel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import aqmlab
+from aqmlab._run import tomllib
+from aqmlab._sweep import parse_assignment, set_path
+
+from conftest import CHOKE_FIG3, run_cli
+
+
+@pytest.fixture
+def short_fig3() -> dict:
+    """The CHOKe Fig. 3 scenario (32 TCP + 2 Mbps UDP over 1 Mbps), 12 s long."""
+    with open(CHOKE_FIG3, "rb") as f:
+        s = tomllib.load(f)
+    s["duration"] = "12s"
+    s["warmup"] = "4s"
+    return s
+
+
+# ---- keys and values -----------------------------------------------------------------
+
+
+def test_set_path_reaches_tables_list_entries_by_name_and_new_keys(short_fig3):
+    s = set_path(short_fig3, "qdisc.kind", "choke")
+    assert s["qdisc"]["kind"] == "choke" and short_fig3["qdisc"]["kind"] == "red"  # a copy
+    s = set_path(s, "flows.udp.rate", "5Mbps")
+    assert [f["rate"] for f in s["flows"] if f["name"] == "udp"] == ["5Mbps"]
+    s = set_path(s, "flows.0.count", 4)
+    assert s["flows"][0]["count"] == 4
+    s = set_path(s, "qdisc.ecn", True)  # a key the file leaves at its default
+    assert s["qdisc"]["ecn"] is True
+    s = set_path(s, "topology.bottleneck.rate", "2Mbps")
+    assert s["topology"]["bottleneck"] == {"rate": "2Mbps", "delay": "1ms"}
+
+
+def test_set_path_names_what_is_missing(short_fig3):
+    with pytest.raises(ValueError, match=r"flows has no entry named 'udpx' \(entries: 'tcp', 'udp'\)"):
+        set_path(short_fig3, "flows.udpx.rate", "1Mbps")
+    with pytest.raises(ValueError, match="not a table"):
+        set_path(short_fig3, "qdisc.kind.x", 1)
+    with pytest.raises(ValueError, match="empty step"):
+        set_path(short_fig3, "qdisc..kind", 1)
+
+
+def test_parse_assignment_reads_toml_values_and_bare_words():
+    assert parse_assignment("qdisc.kind=red,choke") == ("qdisc.kind", ["red", "choke"])
+    assert parse_assignment("qdisc.max_th = 60, 90") == ("qdisc.max_th", [60, 90])
+    assert parse_assignment("flows.udp.rate=0.1Mbps,2Mbps") == ("flows.udp.rate", ["0.1Mbps", "2Mbps"])
+    key, values = parse_assignment('qdisc={kind="droptail", limit=300},{kind="sfb"},"a,b"')
+    assert key == "qdisc"
+    assert values == [{"kind": "droptail", "limit": 300}, {"kind": "sfb"}, "a,b"]
+    assert parse_assignment("qdisc.ecn=true,false")[1] == [True, False]
+    for bad in ("qdisc.kind", "=red", "qdisc.kind=red,,choke", "qdisc.kind="):
+        with pytest.raises(ValueError, match="--set"):
+            parse_assignment(bad)
+
+
+# ---- running ----------------------------------------------------------------------------
+
+
+def test_sweep_labels_every_run_and_applies_the_grid(short_fig3):
+    sw = aqmlab.sweep(short_fig3, {"qdisc.kind": ["red", "choke"]}, seeds=2, jobs=2)
+    runs = sw.runs
+    assert list(runs.columns[:2]) == ["qdisc.kind", "seed"]
+    assert sorted(zip(runs["qdisc.kind"], runs["seed"])) == [
+        ("choke", 1),
+        ("choke", 2),
+        ("red", 1),
+        ("red", 2),
+    ]
+    # The grid really changed the qdisc: CHOKe holds the 2 Mbps UDP flow to a
+    # fraction of the 1 Mbps link, RED lets it take most of it.
+    udp = runs.groupby("qdisc.kind")["udp_goodput_bps"].mean()
+    assert udp["red"] > 0.8e6
+    assert udp["choke"] < 0.5e6
+    for kind, links in sw.links.groupby("qdisc.kind"):
+        assert kind in set(links["qdisc"])  # the bottleneck's forward direction
+    assert len(sw.flows) == 4 * 33
+    assert set(sw.groups["group"]) == {"tcp", "udp"}
+
+
+def test_a_point_equals_the_single_run_with_that_override(short_fig3):
+    sw = aqmlab.sweep(short_fig3, {"flows.udp.rate": ["1Mbps"]}, seeds=[7], jobs=1)
+    [(_, seed, result)] = sw.runs_done
+    alone = aqmlab.run(set_path(short_fig3, "flows.udp.rate", "1Mbps"), seed=7)
+    a, b = json.loads(result.to_json()), json.loads(alone.to_json())
+    a.pop("wall_seconds"), b.pop("wall_seconds")
+    assert seed == 7 and a == b
+
+
+def test_tables_do_not_depend_on_the_number_of_workers(short_fig3):
+    grid = {"qdisc.kind": ["red", "choke"], "flows.udp.rate": ["1Mbps", "3Mbps"]}
+    one = aqmlab.sweep(short_fig3, grid, seeds=2, jobs=1)
+    two = aqmlab.sweep(short_fig3, grid, seeds=2, jobs=2)
+    assert one.runs.equals(two.runs)
+    assert one.flows.equals(two.flows)
+
+
+def test_a_bad_point_is_reported_before_any_run(short_fig3, tmp_path):
+    cache = tmp_path / "cache"
+    with pytest.raises(ValueError, match=r"^sweep point qdisc.kind=nonsense: .*nonsense"):
+        aqmlab.sweep(short_fig3, {"qdisc.kind": ["red", "nonsense"]}, cache_dir=cache)
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seeds": 0}, "seeds = 0 must be at least 1"),
+        ({"seeds": [1, 1]}, "repeat a seed"),
+        ({"seeds": [-1]}, "seed -1 must be an integer"),
+        ({"jobs": 0}, "jobs = 0 must be an integer >= 1"),
+        ({"grid": {"qdisc.kind": "red"}}, "must be a list of values"),
+        ({"grid": {"qdisc.kind": []}}, "is empty"),
+        ({"duration": 30}, "duration must be a string"),
+    ],
+)
+def test_bad_arguments_raise_value_error(short_fig3, kwargs, message):
+    kwargs.setdefault("grid", {})
+    with pytest.raises(ValueError, match=message):
+        aqmlab.sweep(short_fig3, **kwargs)
+
+
+def test_the_cache_makes_a_repeated_sweep_free(short_fig3, tmp_path):
+    first = aqmlab.sweep(short_fig3, {"qdisc.kind": ["choke"]}, seeds=2, cache_dir=tmp_path)
+    again = aqmlab.sweep(short_fig3, {"qdisc.kind": ["choke"]}, seeds=2, cache_dir=tmp_path)
+    assert (first.simulated, first.cached) == (2, 0)
+    assert (again.simulated, again.cached) == (0, 2)
+    assert first.runs.equals(again.runs)
+
+
+# ---- the command line ---------------------------------------------------------------------
+
+
+def test_cli_writes_labelled_tables(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli(
+        "sweep",
+        str(CHOKE_FIG3),
+        "--set",
+        "qdisc.kind=red,choke",
+        "--seeds",
+        "2",
+        "--duration",
+        "25s",
+        "--out",
+        str(out),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "4 runs (4 simulated, 0 from cache)" in proc.stdout
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["cache", "flows.csv", "groups.csv", "links.csv", "runs.csv"]
+    header = (out / "runs.csv").read_text().splitlines()[0].split(",")
+    assert header[:2] == ["qdisc.kind", "seed"] and "udp_goodput_bps" in header
+    assert len((out / "runs.csv").read_text().splitlines()) == 1 + 4
+    # No temporary file is left behind.
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "qdisc.kind"], "expected KEY=VALUE"),
+        (["--set", "flows.nope.rate=1Mbps"], "no entry named 'nope'"),
+        (["--set", "qdisc.kind=red", "--set", "qdisc.kind=choke"], "given twice"),
+        (["--seed-list", "1,x"], "'x' is not an integer"),
+        (["--seeds", "0"], "must be at least 1"),
+        (["--seeds", "2", "--seed-list", "1"], "not allowed with argument"),
+        (["--duration", "soon"], "soon"),
+        (["--set", "qdisc.limit=-3"], "sweep point qdisc.limit=-3"),
+    ],
+)
+def test_cli_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
+    proc = run_cli("sweep", str(CHOKE_FIG3), "--out", str(tmp_path / "o"), "-q", *args)
+    assert proc.returncode == 2, proc
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o" / "runs.csv").exists()
