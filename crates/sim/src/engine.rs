@@ -5,7 +5,7 @@
 //! computed once per flow as the list of link directions its data and its ACKs
 //! cross, so forwarding a packet is an array lookup.
 
-use crate::event::{Event, EventQueue, TimerKind};
+use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, MAX_LINKS};
 use crate::flow::{Endpoints, Flow, FlowCounters, TimerSlot};
 use crate::header::{Header, HeaderSlab, Kind, SackBlocks, FLAG_CWR, FLAG_ECE};
 use crate::link::{Link, LinkCounters};
@@ -196,6 +196,11 @@ impl Simulation {
             .iter()
             .map(|g| g.get_ref().count.unwrap_or(1) as usize)
             .sum();
+        if total_flows > MAX_FLOWS {
+            return Err(s.error(format!(
+                "{total_flows} flows in all; at most {MAX_FLOWS} fit the event queue"
+            )));
+        }
         match f.topology.get_ref() {
             Topology::Dumbbell {
                 access,
@@ -357,6 +362,12 @@ impl Simulation {
             }
         }
         debug_assert_eq!(paths.len(), total_flows);
+        if links.len() > MAX_LINKS {
+            return Err(s.error(format!(
+                "{} link directions in all; at most {MAX_LINKS} fit the event queue",
+                links.len()
+            )));
+        }
 
         let warmup_end = Time::ZERO + f.warmup;
         let end = Time::ZERO + f.duration;
