@@ -1,6 +1,11 @@
 //! The registry of built-in qdiscs: [`QdiscSpec`] (what a scenario says, tagged by
 //! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
 //! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
+//!
+//! Every qdisc but DropTail is boxed: an enum is as large as its largest variant,
+//! and a dumbbell of a million flows has four million DropTail access links that
+//! would otherwise each carry room for an SFB (BENCHMARKS.md, memory per flow).
+//! DropTail stays inline because it is most links and the cheapest to run.
 
 use crate::blue::{Blue, BlueParams};
 use crate::breathe::{Breathe, BreatheParams};
@@ -16,7 +21,7 @@ use crate::sfred::{Sfred, SfredParams};
 use serde::{Deserialize, Serialize};
 
 macro_rules! registry {
-    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $ty:ty, $params:ty, |$p:ident, $link:ident| $build:expr; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty, |$p:ident, $link:ident| $build:expr; )*) => {
         /// A qdisc as a scenario names it: `kind` plus that qdisc's parameters.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind")]
@@ -27,7 +32,7 @@ macro_rules! registry {
         /// Every built-in qdisc, for static dispatch on the hot path.
         #[derive(Debug, Clone)]
         pub enum AnyQdisc {
-            $( $variant($ty), )*
+            $( $variant($store), )*
         }
 
         impl QdiscSpec {
@@ -45,7 +50,7 @@ macro_rules! registry {
                     $( QdiscSpec::$variant($p) => {
                         let $link = link;
                         let _ = $link;
-                        Ok(AnyQdisc::$variant($build?))
+                        Ok(AnyQdisc::$variant(<$store>::from($build?)))
                     } )*
                 }
             }
@@ -86,21 +91,21 @@ registry! {
     /// A FIFO with tail or front drop.
     DropTail = "droptail": DropTail, DropTailParams, |p, _link| DropTail::new(p.clone());
     /// Random Early Detection, with gentle (GRED), adaptive, byte mode and ECN.
-    Red = "red": Red, RedParams, |p, link| Red::new(p.clone(), link);
+    Red = "red": Box<Red>, RedParams, |p, link| Red::new(p.clone(), link);
     /// BLUE: one marking probability raised on overflow, lowered on idle.
-    Blue = "blue": Blue, BlueParams, |p, _link| Blue::new(p.clone());
+    Blue = "blue": Box<Blue>, BlueParams, |p, _link| Blue::new(p.clone());
     /// Stochastic Fair BLUE: Bloom-filter bins of BLUE, rate-limits pmin = 1 flows.
-    Sfb = "sfb": Sfb, SfbParams, |p, _link| Sfb::new(p.clone());
+    Sfb = "sfb": Box<Sfb>, SfbParams, |p, _link| Sfb::new(p.clone());
     /// Stochastic Fair RED (SFB paper III-A): Bloom-filter bins of adaptive RED.
-    Sfred = "sfred": Sfred, SfredParams, |p, link| Sfred::new(p.clone(), link);
+    Sfred = "sfred": Box<Sfred>, SfredParams, |p, link| Sfred::new(p.clone(), link);
     /// CHOKe: RED plus matched drops of the arrival and queued packets of its flow.
-    Choke = "choke": Choke, ChokeParams, |p, link| Choke::new(p.clone(), link);
+    Choke = "choke": Box<Choke>, ChokeParams, |p, link| Choke::new(p.clone(), link);
     /// BREATHe: RED plus drops of flows in a heavy-hitter set of C / r_limit counters.
-    Breathe = "breathe": Breathe, BreatheParams, |p, link| Breathe::new(p.clone(), link);
+    Breathe = "breathe": Box<Breathe>, BreatheParams, |p, link| Breathe::new(p.clone(), link);
     /// Scalable Fair RED over a Most-Recently-Used List of flows.
-    Mrul = "mrul": Mrul, MrulParams, |p, link| Mrul::new(p.clone(), link);
+    Mrul = "mrul": Box<Mrul>, MrulParams, |p, link| Mrul::new(p.clone(), link);
     /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
-    Nlred = "nlred": Nlred, NlredParams, |p, link| Nlred::new(p.clone(), link);
+    Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

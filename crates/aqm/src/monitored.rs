@@ -37,20 +37,45 @@ impl QueueCounts {
     }
 }
 
+/// What `Monitored` stores: `QueueCounts` with the two per-reason arrays boxed and
+/// allocated at the first drop or mark. Most links of a large run (access links)
+/// never drop, and the arrays are 160 of `QueueCounts`' 208 bytes.
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    received: u64,
+    queued: u64,
+    dequeued: u64,
+    dequeued_bytes: u64,
+    arrivals_dropped: u64,
+    victims: u64,
+    /// The sum of the drops by reason, kept so the hot path never sums the array.
+    drops_total: u64,
+    /// Drops and marks by reason.
+    by_reason: Option<Box<[ReasonCounts; 2]>>,
+}
+
+impl Counters {
+    #[inline]
+    fn by_reason(&mut self) -> &mut [ReasonCounts; 2] {
+        self.by_reason.get_or_insert_with(Default::default)
+    }
+}
+
 struct Counting<'a> {
     outer: &'a mut dyn DropSink,
-    counts: &'a mut QueueCounts,
+    counts: &'a mut Counters,
 }
 
 impl DropSink for Counting<'_> {
     #[inline]
     fn drop(&mut self, pkt: Packet, reason: DropReason) {
-        self.counts.drops[reason.index()] += 1;
+        self.counts.drops_total += 1;
+        self.counts.by_reason()[0][reason.index()] += 1;
         self.outer.drop(pkt, reason);
     }
     #[inline]
     fn mark(&mut self, pkt: &Packet, reason: DropReason) {
-        self.counts.marks[reason.index()] += 1;
+        self.counts.by_reason()[1][reason.index()] += 1;
         self.outer.mark(pkt, reason);
     }
 }
@@ -59,21 +84,33 @@ impl DropSink for Counting<'_> {
 #[derive(Debug, Clone)]
 pub struct Monitored<Q> {
     qdisc: Q,
-    counts: QueueCounts,
+    counts: Counters,
 }
 
 impl<Q: Qdisc> Monitored<Q> {
     pub fn new(qdisc: Q) -> Self {
         Monitored {
             qdisc,
-            counts: QueueCounts::default(),
+            counts: Counters::default(),
         }
     }
     pub fn qdisc(&self) -> &Q {
         &self.qdisc
     }
-    pub fn counts(&self) -> &QueueCounts {
-        &self.counts
+    /// The counters so far.
+    pub fn counts(&self) -> QueueCounts {
+        let c = &self.counts;
+        let [drops, marks] = c.by_reason.as_deref().copied().unwrap_or_default();
+        QueueCounts {
+            received: c.received,
+            queued: c.queued,
+            dequeued: c.dequeued,
+            dequeued_bytes: c.dequeued_bytes,
+            arrivals_dropped: c.arrivals_dropped,
+            victims: c.victims,
+            drops,
+            marks,
+        }
     }
     pub fn len(&self) -> usize {
         self.qdisc.len()
@@ -96,7 +133,7 @@ impl<Q: Qdisc> Monitored<Q> {
         sink: &mut dyn DropSink,
     ) -> Verdict {
         pkt.enqueued_at = now;
-        let drops_before = self.counts.total_drops();
+        let drops_before = self.counts.drops_total;
         let verdict = {
             let mut counting = Counting {
                 outer: sink,
@@ -106,7 +143,7 @@ impl<Q: Qdisc> Monitored<Q> {
             self.qdisc.enqueue(pkt, &mut ctx)
         };
         self.counts.received += 1;
-        let new_drops = self.counts.total_drops() - drops_before;
+        let new_drops = self.counts.drops_total - drops_before;
         match verdict {
             Verdict::Queued => {
                 self.counts.queued += 1;
@@ -123,7 +160,7 @@ impl<Q: Qdisc> Monitored<Q> {
     }
 
     pub fn dequeue(&mut self, now: Time, rng: &mut Rng, sink: &mut dyn DropSink) -> Option<Packet> {
-        let drops_before = self.counts.total_drops();
+        let drops_before = self.counts.drops_total;
         let pkt = {
             let mut counting = Counting {
                 outer: sink,
@@ -132,7 +169,7 @@ impl<Q: Qdisc> Monitored<Q> {
             let mut ctx = Ctx::new(now, rng, &mut counting);
             self.qdisc.dequeue(&mut ctx)
         };
-        self.counts.victims += self.counts.total_drops() - drops_before;
+        self.counts.victims += self.counts.drops_total - drops_before;
         if let Some(p) = &pkt {
             self.counts.dequeued += 1;
             self.counts.dequeued_bytes += p.size as u64;

@@ -169,7 +169,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
     let text = if a.json {
-        serde_json::to_string(&result.summary_json())? + "\n"
+        serde_json::to_string(&result.summary())? + "\n"
     } else {
         output::text_summary(&result)
     };

@@ -165,7 +165,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> anyhow::Result<()> {
     ] {
         table.write_parquet(&dir.join(format!("{name}.parquet")))?;
     }
-    let json = serde_json::to_vec_pretty(&r.summary_json())?;
+    let json = serde_json::to_vec_pretty(&r.summary())?;
     write_atomic(&dir.join("summary.json"), &json)?;
     Ok(())
 }

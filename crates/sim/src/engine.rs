@@ -20,6 +20,9 @@ use rand::Rng as _;
 use std::collections::VecDeque;
 use std::path::Path;
 
+/// Ends a route in `Simulation::routes`: the packet has arrived.
+const ROUTE_END: u32 = u32::MAX;
+
 /// Stream numbers for `rng::stream`: each component draws from its own.
 const STREAM_LINK: u64 = 1 << 32;
 const STREAM_FLOW: u64 = 2 << 32;
@@ -82,7 +85,8 @@ impl Monitor {
 /// Per node, how BFS reached it: (previous node, link direction used).
 type BfsTree = Vec<Option<(u32, u32)>>;
 
-/// Counters over the measured interval: per flow, per link, per monitored link and flow.
+/// Counters over the measured interval: per flow, per monitored link, per monitored
+/// link and flow.
 pub(crate) type Measured = (
     Vec<FlowCounters>,
     Vec<LinkCounters>,
@@ -108,6 +112,11 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) groups: Vec<Group>,
     flow_nodes: Vec<(u32, u32)>,
+    /// Every route, flat: link directions, each route ending in `ROUTE_END`. A
+    /// packet's header holds its position here, so forwarding reads neither the flow
+    /// nor a per-flow allocation (at 10,000 flows those were the costliest cache
+    /// misses of the run).
+    routes: Vec<u32>,
     headers: HeaderSlab,
     sink: VecSink,
     actions: Actions,
@@ -167,16 +176,13 @@ impl Simulation {
         let mut links: Vec<Link> = Vec::new();
         let mut monitored: Vec<usize> = Vec::new();
         let add_link = |links: &mut Vec<Link>,
-                        nodes: &[String],
                         from: u32,
                         to: u32,
                         rate: Rate,
                         delay: Dur,
                         q: aqm::AnyQdisc| {
             let i = links.len();
-            let name = format!("{}->{}", nodes[from as usize], nodes[to as usize]);
             links.push(Link::new(
-                name,
                 from,
                 to,
                 rate,
@@ -188,8 +194,16 @@ impl Simulation {
         };
         let qspan = f.qdisc.as_ref().map(|q| q.span());
         let topo_span = Some(f.topology.span());
-        // (fwd, rev) paths per flow, and the (src, dst) nodes.
-        let mut paths: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+        // Every route, flat, each ending in ROUTE_END; per flow, where its data and
+        // its ACK routes start; and the (src, dst) nodes.
+        let mut routes: Vec<u32> = Vec::new();
+        let mut route_starts: Vec<(u32, u32)> = Vec::new();
+        let push_route = |routes: &mut Vec<u32>, path: &[u32]| {
+            let at = routes.len() as u32;
+            routes.extend_from_slice(path);
+            routes.push(ROUTE_END);
+            at
+        };
         let mut ends: Vec<(u32, u32)> = Vec::new();
         let total_flows: usize = f
             .flows
@@ -222,26 +236,17 @@ impl Simulation {
                     topo_span.clone(),
                     "topology.reverse_qdisc",
                 )?;
-                let lr = add_link(
-                    &mut links,
-                    &nodes,
-                    0,
-                    1,
-                    bottleneck.rate,
-                    bottleneck.delay,
-                    fwd_q,
-                );
-                let rl = add_link(
-                    &mut links,
-                    &nodes,
-                    1,
-                    0,
-                    bottleneck.rate,
-                    bottleneck.delay,
-                    rev_q,
-                );
+                let lr = add_link(&mut links, 0, 1, bottleneck.rate, bottleneck.delay, fwd_q);
+                let rl = add_link(&mut links, 1, 0, bottleneck.rate, bottleneck.delay, rev_q);
                 monitored.push(lr as usize);
                 monitored.push(rl as usize);
+                // Four access link directions and two nodes per flow, reserved up
+                // front: growing by doubling would hold twice the memory at the end.
+                links.reserve_exact(4 * total_flows);
+                nodes.reserve_exact(2 * total_flows);
+                routes.reserve_exact(8 * total_flows);
+                route_starts.reserve_exact(total_flows);
+                ends.reserve_exact(total_flows);
                 let mut i = 0u32;
                 for g in &f.flows {
                     let spec = g.get_ref();
@@ -253,11 +258,13 @@ impl Simulation {
                         let rn = nodes.len() as u32;
                         nodes.push(format!("r{i}"));
                         let q = || build_qdisc(s, &droptail, rate, None, "access");
-                        let s_l = add_link(&mut links, &nodes, sn, 0, rate, delay, q()?);
-                        let l_s = add_link(&mut links, &nodes, 0, sn, rate, delay, q()?);
-                        let r_r = add_link(&mut links, &nodes, 1, rn, rate, delay, q()?);
-                        let r_rr = add_link(&mut links, &nodes, rn, 1, rate, delay, q()?);
-                        paths.push((vec![s_l, lr, r_r], vec![r_rr, rl, l_s]));
+                        let s_l = add_link(&mut links, sn, 0, rate, delay, q()?);
+                        let l_s = add_link(&mut links, 0, sn, rate, delay, q()?);
+                        let r_r = add_link(&mut links, 1, rn, rate, delay, q()?);
+                        let r_rr = add_link(&mut links, rn, 1, rate, delay, q()?);
+                        let fwd = push_route(&mut routes, &[s_l, lr, r_r]);
+                        let rev = push_route(&mut routes, &[r_rr, rl, l_s]);
+                        route_starts.push((fwd, rev));
                         ends.push((sn, rn));
                         i += 1;
                     }
@@ -292,8 +299,8 @@ impl Simulation {
                         topo_span.clone(),
                         &format!("topology.links[{k}].reverse_qdisc"),
                     )?;
-                    let ab = add_link(&mut links, &nodes, a, b, l.rate, l.delay, fq);
-                    let ba = add_link(&mut links, &nodes, b, a, l.rate, l.delay, rq);
+                    let ab = add_link(&mut links, a, b, l.rate, l.delay, fq);
+                    let ba = add_link(&mut links, b, a, l.rate, l.delay, rq);
                     adj[a as usize].push((b, ab));
                     adj[b as usize].push((a, ba));
                     if l.monitor {
@@ -349,19 +356,17 @@ impl Simulation {
                     };
                     let fwd = path(&mut bfs_cache, a, b).ok_or_else(no_route)?;
                     let rev = path(&mut bfs_cache, b, a).ok_or_else(no_route)?;
-                    if fwd.len() > u8::MAX as usize {
-                        return Err(
-                            s.error(format!("flows ({}): path longer than 255 hops", spec.name))
-                        );
-                    }
+                    // The group's flows share one copy of its two routes.
+                    let fwd = push_route(&mut routes, &fwd);
+                    let rev = push_route(&mut routes, &rev);
                     for _ in 0..spec.count.unwrap_or(1) {
-                        paths.push((fwd.clone(), rev.clone()));
+                        route_starts.push((fwd, rev));
                         ends.push((a, b));
                     }
                 }
             }
         }
-        debug_assert_eq!(paths.len(), total_flows);
+        debug_assert_eq!(route_starts.len(), total_flows);
         if links.len() > MAX_LINKS {
             return Err(s.error(format!(
                 "{} link directions in all; at most {MAX_LINKS} fit the event queue",
@@ -427,7 +432,7 @@ impl Simulation {
             };
             for _ in 0..spec.count.unwrap_or(1) {
                 let id = flows.len();
-                let (fwd, rev) = std::mem::take(&mut paths[id]);
+                let (fwd, rev) = route_starts[id];
                 let mut frng = rng::stream(seed, STREAM_FLOW + id as u64);
                 let spread = spec.start_spread.unwrap_or(Dur::from_secs(1));
                 let jitter = if spread.is_zero() {
@@ -466,8 +471,8 @@ impl Simulation {
                     aggregate: spec.aggregate.unwrap_or(gi as u32),
                     packet_size,
                     ecn_capable: kind.is_tcp() && tcp.ecn,
-                    fwd: fwd.into_boxed_slice(),
-                    rev: rev.into_boxed_slice(),
+                    fwd,
+                    rev,
                     start,
                     stop,
                     started: false,
@@ -517,6 +522,7 @@ impl Simulation {
             flows,
             groups,
             flow_nodes: ends,
+            routes,
             headers: HeaderSlab::default(),
             sink: VecSink::default(),
             actions: Actions::default(),
@@ -541,9 +547,19 @@ impl Simulation {
     pub fn flow_count(&self) -> usize {
         self.flows.len()
     }
+    /// The name of link direction `l`: `from->to`. Built on demand rather than
+    /// stored: a million-flow dumbbell has four million link directions.
+    pub fn link_name(&self, l: usize) -> String {
+        let link = &self.links[l];
+        format!(
+            "{}->{}",
+            self.nodes[link.from as usize], self.nodes[link.to as usize]
+        )
+    }
+
     /// Names of the link directions, `from->to`, in index order.
-    pub fn link_names(&self) -> impl Iterator<Item = &str> {
-        self.links.iter().map(|l| l.name.as_str())
+    pub fn link_names(&self) -> impl Iterator<Item = String> + '_ {
+        (0..self.links.len()).map(|l| self.link_name(l))
     }
 
     /// Finds a link direction by name (`a->b`; `bottleneck` is `left->right`).
@@ -552,7 +568,7 @@ impl Simulation {
             "bottleneck" => "left->right",
             other => other,
         };
-        self.links.iter().position(|l| l.name == name)
+        (0..self.links.len()).position(|l| self.link_name(l) == name)
     }
 
     /// Writes a pcap of link direction `link` to `path` as the run goes.
@@ -624,7 +640,7 @@ impl Simulation {
         let now = self.now;
         self.snapshot = Some(Snapshot {
             flows: self.flows.iter().map(Flow::counters).collect(),
-            links: self.links.iter().map(|l| l.counters(now)).collect(),
+            links: self.monitored_link_counters(now),
             per_flow: self.monitors.iter().map(|m| m.per_flow_at(now)).collect(),
         });
     }
@@ -738,19 +754,23 @@ impl Simulation {
     /// Sends `pkt` over the next link of its path, or delivers it.
     fn forward(&mut self, pkt: Packet) {
         let h = self.headers.get_mut(pkt.tag);
-        let flow = &self.flows[h.flow as usize];
-        let path = if h.kind == Kind::Ack {
-            &flow.rev
+        let l = self.routes[h.route_at as usize];
+        if l == ROUTE_END {
+            self.deliver(pkt);
         } else {
-            &flow.fwd
-        };
-        match path.get(h.hop as usize) {
-            Some(&l) => {
-                h.hop += 1;
-                self.enqueue_on(l as usize, pkt);
-            }
-            None => self.deliver(pkt),
+            h.route_at += 1;
+            self.enqueue_on(l as usize, pkt);
         }
+    }
+
+    /// The link directions a flow's data crosses.
+    pub(crate) fn data_route(&self, flow: usize) -> &[u32] {
+        let rest = &self.routes[self.flows[flow].fwd as usize..];
+        let len = rest
+            .iter()
+            .position(|&l| l == ROUTE_END)
+            .expect("routes end");
+        &rest[..len]
     }
 
     /// Takes the queued packets the last qdisc call dropped (all its drops but
@@ -806,7 +826,7 @@ impl Simulation {
         let tag = self.headers.alloc(Header {
             uid,
             flow: flow as u32,
-            hop: 0,
+            route_at: if kind == Kind::Ack { f.rev } else { f.fwd },
             kind,
             flags,
             seq,
@@ -975,7 +995,7 @@ impl Simulation {
     pub(crate) fn measured(&self) -> Measured {
         let now = self.now;
         let mut flows: Vec<FlowCounters> = self.flows.iter().map(Flow::counters).collect();
-        let mut links: Vec<LinkCounters> = self.links.iter().map(|l| l.counters(now)).collect();
+        let mut links = self.monitored_link_counters(now);
         let mut per_flow: Vec<Vec<LinkFlowCounters>> =
             self.monitors.iter().map(|m| m.per_flow_at(now)).collect();
         if let Some(s) = &self.snapshot {
@@ -1020,6 +1040,15 @@ impl Simulation {
             }
         }
         (flows, links, per_flow)
+    }
+
+    /// The counters of the monitored link directions, in monitor order: only those
+    /// are reported, and a large dumbbell has millions of the others.
+    fn monitored_link_counters(&self, now: Time) -> Vec<LinkCounters> {
+        self.monitors
+            .iter()
+            .map(|m| self.links[m.link].counters(now))
+            .collect()
     }
 
     pub(crate) fn measured_seconds(&self) -> f64 {

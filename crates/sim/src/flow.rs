@@ -48,9 +48,9 @@ pub struct Flow {
     pub aggregate: u32,
     pub packet_size: u32,
     pub ecn_capable: bool,
-    /// Link directions crossed by data and by ACKs.
-    pub fwd: Box<[u32]>,
-    pub rev: Box<[u32]>,
+    /// Where the routes of data and of ACKs start in `Simulation::routes`.
+    pub fwd: u32,
+    pub rev: u32,
     pub start: Time,
     pub stop: Option<Time>,
     pub started: bool,

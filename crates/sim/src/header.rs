@@ -45,8 +45,8 @@ pub struct Header {
     /// Unique over the run, in send order (pcap and traces use it).
     pub uid: u64,
     pub flow: u32,
-    /// How many links of its path the packet has crossed.
-    pub hop: u8,
+    /// Where in `Simulation::routes` the next link of the packet's route is.
+    pub route_at: u32,
     pub kind: Kind,
     pub flags: u8,
     /// Data: the packet's sequence number (in packets).

@@ -24,7 +24,6 @@ pub struct LinkCounters {
 }
 
 pub struct Link {
-    pub name: String,
     pub from: u32,
     pub to: u32,
     pub rate: Rate,
@@ -49,17 +48,8 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(
-        name: String,
-        from: u32,
-        to: u32,
-        rate: Rate,
-        delay: Dur,
-        qdisc: AnyQdisc,
-        rng: Rng,
-    ) -> Self {
+    pub fn new(from: u32, to: u32, rate: Rate, delay: Dur, qdisc: AnyQdisc, rng: Rng) -> Self {
         Link {
-            name,
             from,
             to,
             rate,
@@ -145,7 +135,7 @@ impl Link {
             tx_bytes: self.tx_bytes,
             busy_ns: self.busy_ns + running_busy,
             queue_area: self.queue_area + running_area,
-            queue: self.qdisc.counts().clone(),
+            queue: self.qdisc.counts(),
         }
     }
 }

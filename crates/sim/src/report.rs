@@ -23,10 +23,8 @@ impl Simulation {
             })
             .collect();
         // Paths as usize for the fair-share computation.
-        let paths: Vec<Vec<usize>> = self
-            .flows
-            .iter()
-            .map(|f| f.fwd.iter().map(|&l| l as usize).collect())
+        let paths: Vec<Vec<usize>> = (0..self.flows.len())
+            .map(|f| self.data_route(f).iter().map(|&l| l as usize).collect())
             .collect();
         let demands: Vec<Demand<'_>> = demands
             .iter()
@@ -108,12 +106,12 @@ impl Simulation {
         let warmup_s = self.warmup().as_secs_f64();
         let mut links = Vec::new();
         let mut link_flows = Vec::new();
-        for ((li, samples), per) in self.monitor_links().zip(&per_flow) {
+        for (((li, samples), per), c) in self.monitor_links().zip(&per_flow).zip(&link_counts) {
             let l = &self.links[li];
-            let c = &link_counts[li];
+            let name = self.link_name(li);
             let q = &c.queue;
             links.push(LinkResult {
-                name: l.name.clone(),
+                name: name.clone(),
                 from: self.nodes[l.from as usize].clone(),
                 to: self.nodes[l.to as usize].clone(),
                 rate_bps: l.rate.bps(),
@@ -138,7 +136,7 @@ impl Simulation {
             for (flow, c) in per.iter().enumerate() {
                 if c.packets > 0 || c.queue_area > 0 {
                     link_flows.push(LinkFlowResult {
-                        link: l.name.clone(),
+                        link: name.clone(),
                         flow: flow as u32,
                         throughput_bps: c.bytes as f64 * 8.0 / secs,
                         packets: c.packets,

@@ -7,15 +7,53 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Drops (or marks) by reason, keyed by [`aqm::DropReason::name`]; every reason is
-/// present, zero or not, so tables have stable columns.
-pub type ReasonMap = BTreeMap<String, u64>;
+/// Drops (or marks) by reason, serialized as a map keyed by
+/// [`aqm::DropReason::name`]; every reason is present, zero or not, so tables have
+/// stable columns. Stored as the counts array itself (80 bytes) rather than a map
+/// of strings: a million-flow run has one per flow.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReasonMap(pub aqm::ReasonCounts);
+
+impl std::ops::Index<&str> for ReasonMap {
+    type Output = u64;
+    /// The count of the reason named `name`; panics on a name that is no reason.
+    fn index(&self, name: &str) -> &u64 {
+        let r = aqm::DropReason::ALL
+            .iter()
+            .find(|r| r.name() == name)
+            .unwrap_or_else(|| panic!("no drop reason is named {name:?}"));
+        &self.0[r.index()]
+    }
+}
+
+impl Serialize for ReasonMap {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(aqm::DropReason::COUNT))?;
+        for r in aqm::DropReason::ALL {
+            m.serialize_entry(r.name(), &self.0[r.index()])?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ReasonMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, u64>::deserialize(d)?;
+        let mut out = ReasonMap::default();
+        for (name, n) in map {
+            let r = aqm::DropReason::ALL
+                .iter()
+                .find(|r| r.name() == name)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown drop reason {name:?}")))?;
+            out.0[r.index()] = n;
+        }
+        Ok(out)
+    }
+}
 
 pub fn reason_map(counts: &aqm::ReasonCounts) -> ReasonMap {
-    aqm::DropReason::ALL
-        .iter()
-        .map(|r| (r.name().to_string(), counts[r.index()]))
-        .collect()
+    ReasonMap(*counts)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,14 +176,45 @@ pub struct RunResult {
     pub fairness: FairnessSummary,
 }
 
+/// The `--json` summary: a [`RunResult`] but the per-link per-flow table, borrowed,
+/// so writing it streams the rows instead of building a JSON tree of them first
+/// (which took about 3 KB per flow).
+#[derive(Serialize)]
+pub struct Summary<'a> {
+    pub scenario: &'a str,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub events: u64,
+    pub wall_seconds: f64,
+    pub sim_seconds: f64,
+    pub flows: &'a [FlowResult],
+    pub groups: &'a BTreeMap<String, GroupResult>,
+    pub links: &'a [LinkResult],
+    pub fairness: &'a FairnessSummary,
+}
+
 impl RunResult {
     /// The `--json` summary: everything but the per-link per-flow table.
-    pub fn summary_json(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("results serialize");
-        if let Some(o) = v.as_object_mut() {
-            o.remove("link_flows");
+    pub fn summary(&self) -> Summary<'_> {
+        Summary {
+            scenario: &self.scenario,
+            seed: self.seed,
+            duration_s: self.duration_s,
+            warmup_s: self.warmup_s,
+            events: self.events,
+            wall_seconds: self.wall_seconds,
+            sim_seconds: self.sim_seconds,
+            flows: &self.flows,
+            groups: &self.groups,
+            links: &self.links,
+            fairness: &self.fairness,
         }
-        v
+    }
+
+    /// [`RunResult::summary`] as a JSON value.
+    pub fn summary_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.summary()).expect("results serialize")
     }
 }
 
@@ -196,5 +265,29 @@ mod tests {
         assert_eq!(cov(&[2.0, 2.0]), 0.0);
         assert!((cov(&[1.0, 3.0]) - 0.5).abs() < 1e-12);
         assert_eq!(jain(&[]), 1.0);
+    }
+}
+
+#[cfg(test)]
+mod reason_map_tests {
+    use super::*;
+
+    #[test]
+    fn serializes_as_a_map_of_every_reason_and_back() {
+        let mut counts = aqm::ReasonCounts::default();
+        counts[aqm::DropReason::ChokeMatch.index()] = 7;
+        let m = reason_map(&counts);
+        assert_eq!(m["choke_match"], 7);
+        let json = serde_json::to_value(m).unwrap();
+        let obj = json.as_object().unwrap();
+        assert_eq!(obj.len(), aqm::DropReason::COUNT);
+        assert_eq!(obj["choke_match"], 7);
+        assert_eq!(obj["overflow"], 0);
+        assert_eq!(serde_json::from_value::<ReasonMap>(json).unwrap(), m);
+        let e = serde_json::from_str::<ReasonMap>(r#"{"nope": 1}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown drop reason \"nope\""),
+            "{e}"
+        );
     }
 }
