@@ -794,6 +794,32 @@ mod tests {
     }
 
     #[test]
+    fn the_flow_to_bin_map_is_pinned_for_the_python_replica() {
+        // `sfq_bin` in python/aqmlab/repro/sfb.py computes the same bins (the SFB
+        // paper's Fig. 3(d) check finds the non-responsive flow's bin-mates with
+        // it); tests/python pins the same values.
+        let q = Sfq::new(
+            SfqParams {
+                divisor: 46,
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap();
+        assert_eq!([400, 0, 1, 2, 3].map(|f| q.bin_of(FlowId(f))), [3, 27, 9, 10, 45]);
+        let mut h = sfq(SfqParams {
+            divisor: 1024,
+            hash_seed: 7,
+            perturb_period: Dur::from_secs(1),
+            ..Default::default()
+        });
+        h.advance(Dur::from_millis(2_500));
+        h.offer(5, 0);
+        assert_eq!(h.q.qdisc().generation(), 3);
+        assert_eq!(h.q.qdisc().bin_of(FlowId(5)), 500);
+    }
+
+    #[test]
     fn bad_parameters_are_rejected_by_name() {
         let err = |p: SfqParams| Sfq::new(p, &LINK).unwrap_err().to_string();
         assert_eq!(
