@@ -97,6 +97,9 @@ def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_p
     red_nr = rows.loc["RED: non-responsive throughput", "ours"]
     assert red_nr > 20, red_nr
     assert sfb_nr < 0.1 * red_nr, (sfb_nr, red_nr)
+    # SFQ+RED holds it to about one queue's share, 45/46 Mbit/s.
+    sfq_nr = rows.loc["SFQ+RED: non-responsive throughput", "ours"]
+    assert 0.8 < sfq_nr < 1.2, sfq_nr
     assert bool(rows.loc["RED: mean TCP throughput < half of SFB's", "pass"])
     runs = pd.read_csv(tmp_path / "sfb-fig3-runs.csv").set_index("qdisc")
     assert runs.loc["sfb", "tcp_mbps"] > 30 > runs.loc["red", "tcp_mbps"]

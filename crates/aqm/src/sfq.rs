@@ -806,7 +806,10 @@ mod tests {
             &LINK,
         )
         .unwrap();
-        assert_eq!([400, 0, 1, 2, 3].map(|f| q.bin_of(FlowId(f))), [3, 27, 9, 10, 45]);
+        assert_eq!(
+            [400, 0, 1, 2, 3].map(|f| q.bin_of(FlowId(f))),
+            [3, 27, 9, 10, 45]
+        );
         let mut h = sfq(SfqParams {
             divisor: 1024,
             hash_seed: 7,
