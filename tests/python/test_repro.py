@@ -61,6 +61,8 @@ def test_the_registry_lists_every_choke_experiment():
 
 
 def test_the_sfb_experiments_are_registered_with_their_scenarios():
+    from aqmlab.repro import sfb
+
     assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("sfb-")] == SFB_IDS
     assert [e.id for e in aqmlab.repro.resolve("sfb")] == SFB_IDS
     for name in ("sfb-fig2b", "sfb-fig8"):
@@ -68,14 +70,21 @@ def test_the_sfb_experiments_are_registered_with_their_scenarios():
     # Table I's points put each scheme on the bottleneck A->B and nowhere else.
     for p in aqmlab.repro.EXPERIMENTS["sfb-table1"].build_points():
         links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
-        assert links[("A", "B")]["qdisc"]["kind"] == p.label["qdisc"]
+        assert links[("A", "B")]["qdisc"]["kind"] == sfb.QDISCS[p.label["qdisc"]]["kind"]
         assert all("qdisc" not in lk for k, lk in links.items() if k != ("A", "B"))
         assert p.scenario["qdisc"]["kind"] == "droptail"
     # Fig. 5: eq. (1) gives the paper's 11 and 36 misclassified flows of 400.
-    from aqmlab.repro import sfb
-
     assert round(400 * sfb.misclassification(2, 23, 4)) == 11
     assert round(400 * sfb.misclassification(2, 23, 8)) == 36
+
+
+def test_sfq_bin_is_the_rust_qdiscs_flow_to_bin_map():
+    # The same values pin Sfq::bin_of in crates/aqm/src/sfq.rs
+    # (the_flow_to_bin_map_is_pinned_for_the_python_replica).
+    from aqmlab.repro import sfb
+
+    assert [sfb.sfq_bin(f, 46) for f in (400, 0, 1, 2, 3)] == [3, 27, 9, 10, 45]
+    assert sfb.sfq_bin(5, 1024, hash_seed=7, generation=3) == 500
 
 
 def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_path):
@@ -88,6 +97,9 @@ def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_p
     red_nr = rows.loc["RED: non-responsive throughput", "ours"]
     assert red_nr > 20, red_nr
     assert sfb_nr < 0.1 * red_nr, (sfb_nr, red_nr)
+    # SFQ+RED holds it to about one queue's share, 45/46 Mbit/s.
+    sfq_nr = rows.loc["SFQ+RED: non-responsive throughput", "ours"]
+    assert 0.8 < sfq_nr < 1.2, sfq_nr
     assert bool(rows.loc["RED: mean TCP throughput < half of SFB's", "pass"])
     runs = pd.read_csv(tmp_path / "sfb-fig3-runs.csv").set_index("qdisc")
     assert runs.loc["sfb", "tcp_mbps"] > 30 > runs.loc["red", "tcp_mbps"]

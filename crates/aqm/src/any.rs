@@ -17,6 +17,7 @@ use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
 use crate::sfb::{Sfb, SfbParams};
+use crate::sfq::{Sfq, SfqParams};
 use crate::sfred::{Sfred, SfredParams};
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +107,8 @@ registry! {
     Mrul = "mrul": Box<Mrul>, MrulParams, |p, link| Mrul::new(p.clone(), link);
     /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
     Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
+    /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
+    Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

@@ -25,7 +25,8 @@
 //! hashes), [`sfred`] (Stochastic Fair RED: a Bloom filter of per-bin adaptive RED,
 //! from the SFB paper), [`choke`] (CHOKe, self-adjusting, front and back),
 //! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
-//! List), [`nlred`] (Nonlinear RED).
+//! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
+//! per-bin queues served by deficit round robin, optionally RED in each bin).
 //!
 //! ## Example
 //! ```
@@ -55,6 +56,7 @@ pub mod red;
 pub mod red_core;
 pub mod rng;
 pub mod sfb;
+pub mod sfq;
 pub mod sfred;
 pub mod testing;
 pub mod time;

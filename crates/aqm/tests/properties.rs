@@ -38,6 +38,10 @@ const CONFIGS: &[&str] = &[
     "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 30\npenalty_below_min_th = true\nwait = false",
     "kind = \"nlred\"",
     "kind = \"nlred\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nmax_p = 0.9\nmax_p_scale = 1.5\necn = true",
+    "kind = \"sfq\"",
+    "kind = \"sfq\"\nlimit = 10\ndepth = 4\ndivisor = 5\nquantum = 300\nperturb_period = \"20ms\"",
+    "kind = \"sfq\"\nlimit = 10\ndepth = 6\ndivisor = 3\ndrop = \"tail\"\nheaddrop = true\nred = true\nmin_th = 1\nmax_th = 3\nw_q = 0.3\ngentle = true\necn = true\nperturb_period = \"5ms\"",
+    "kind = \"sfq\"\nlimit = 12\ndepth = 12\ndivisor = 4\nquantum = 100\nred = true\nmin_th = 1\nmax_th = 2\nw_q = 0.5\nbyte_mode = true\nmean_pkt_size = 500\nwait = false",
 ];
 
 #[derive(Clone, Debug)]

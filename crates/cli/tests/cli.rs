@@ -257,7 +257,7 @@ fn scenarios_lists_the_builtins() {
     let out = aqmlab(&["qdiscs"]);
     let text = String::from_utf8(out.stdout).unwrap();
     for k in [
-        "droptail", "red", "choke", "sfb", "breathe", "mrul", "nlred", "blue", "sfred",
+        "droptail", "red", "choke", "sfb", "breathe", "mrul", "nlred", "blue", "sfred", "sfq",
     ] {
         assert!(text.lines().any(|l| l == k), "{k}");
     }

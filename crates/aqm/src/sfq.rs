@@ -1,0 +1,851 @@
+//! SFQ: Stochastic Fair Queueing (McKenney, INFOCOM 1990), with optional RED per
+//! bin (the "SFQ with RED" of the SFB paper, seed 000 section III-B, Table I and
+//! Fig. 3(d)). Linux `net/sched/sch_sfq.c` is the reference for the parameter
+//! names and the behaviour.
+//!
+//! A keyed hash of the flow id picks one of `divisor` bins; each bin is its own
+//! FIFO of at most `depth` packets, and the bins share a buffer of `limit`
+//! packets. Active (non-empty) bins are served by deficit round robin: a bin that
+//! becomes active joins the end of the round with an allowance of `quantum` bytes,
+//! sends packets while its allowance is positive, and goes to the end again with
+//! `quantum` more. So backlogged bins share the link equally *in bytes*, whatever
+//! their packet sizes, and a flow cannot take more than its bin's share however
+//! fast it sends. Flows that hash into the same bin share that bin's share.
+//!
+//! # Choices, and where Linux differs
+//!
+//! - **One queue per bin**: Linux hashes into `divisor` buckets and gives an active
+//!   bucket one of `flows` (128) slots, dropping arrivals when all slots are busy.
+//!   We give every bin its own queue (Linux with `flows = divisor`), as McKenney's
+//!   SFQ and the SFB paper's "46 distinct queues" do.
+//! - **Full buffer** (`drop = "longest"`, the default): the arrival is queued and
+//!   the *tail* packet of the longest bin (in packets, counting the arrival) is
+//!   dropped, as Linux's `sfq_drop`. When the arrival's own bin is (one of) the
+//!   longest, that tail is the arrival: it is dropped as `overflow`. A packet
+//!   taken from another bin reports `push_out`. Ties go to the arrival's bin (Linux
+//!   takes whichever longest slot its depth list holds first). `drop = "tail"`
+//!   drops the arrival instead, whatever the bins hold.
+//! - **Bin depth**: an arrival to a bin holding `depth` packets is dropped
+//!   (`overflow`); with `headdrop` the bin's head packet is dropped instead
+//!   (`front_drop`) and the arrival queued, as Linux's `headdrop`.
+//! - **RED per bin** (`red = true`): each bin runs RED on its own average queue
+//!   ([`RedAverage`], the bin's length in packets, or its bytes over
+//!   `mean_pkt_size` with `byte_mode`), with RED's curve ([`red_region`]) and
+//!   count spacing ([`RedCount`]), before the depth check, as Linux. Early drops
+//!   report `early` (CE marks for ECN-capable packets with `ecn`), drops above
+//!   `max_th` report `forced`; with `headdrop` a drop takes the bin's head (if it
+//!   has one) instead of the arrival. Linux keeps the average in bytes, updates it
+//!   without idle-time decay and resets it when a bin is freed; we keep the bin's
+//!   average across idle periods with RED's idle decay (at the link's packet rate,
+//!   as `sfred`), so a bin that was congested a moment ago is still judged so.
+//!   With `byte_mode` p_b is scaled by size / `mean_pkt_size` as in `red`.
+//! - **Perturbation**: every `perturb_period` the hash key changes (key generation
+//!   g = 1 + now / period, key `level_key(hash_seed, g, 0)`, as SFB's keys): the
+//!   flow-to-bin map is a function of `hash_seed` and the time, nothing else. As
+//!   Linux since 3.3 (`sfq_rehash`), the queued packets are moved to their new
+//!   bins, bin by bin in round-robin order, so a flow's packets keep their order;
+//!   a packet that finds its new bin at `depth` is dropped (`overflow`). Every
+//!   bin's DRR allowance and RED state restart, since a bin now holds other flows.
+//!   The clock advances on enqueue and dequeue.
+//!
+//! Defaults are Linux's (`tc qdisc add ... sfq`): `limit = 127`, `depth = 127`,
+//! `divisor = 1024`, `quantum = 1514` (the MTU plus an Ethernet header),
+//! `perturb_period = 0` (never), `drop = "longest"`, `headdrop = false`,
+//! `red = false`. RED's, when on: `min_th = 2`, `max_th = 8` packets (the SFB
+//! paper's per-queue 2 KB / 8 KB at its 1000-byte packets), `max_p = 0.1`,
+//! `w_q = 0.002`, `wait = true`, `gentle = false` (ns-2 RED, the paper's
+//! simulator), `mean_pkt_size = 1000`, `byte_mode = false`, `ecn = false`.
+
+use crate::drop_reason::DropReason;
+use crate::fifo::PacketFifo;
+use crate::packet::{FlowId, Packet};
+use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
+use crate::red::{red_region, RedAverage, RedRegion};
+use crate::red_core::{validate_red_core, RedCount};
+use crate::rng::keyed_hash;
+use crate::sfb::level_key;
+use crate::time::Dur;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What a full buffer gives up.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SfqDrop {
+    /// The tail packet of the longest bin (Linux `sfq_drop`).
+    #[default]
+    Longest,
+    /// The arrival.
+    Tail,
+}
+
+/// SFQ parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SfqParams {
+    /// Packets all bins together may hold. Default 127 (Linux).
+    pub limit: u32,
+    /// Packets one bin may hold. Default 127 (Linux).
+    pub depth: u32,
+    /// Number of bins (hash buckets, each its own queue). Default 1024 (Linux).
+    pub divisor: u32,
+    /// Bytes a bin may send per round-robin turn. Default 1514 (Linux: the MTU).
+    pub quantum: u32,
+    /// Time between re-keys of the hash; 0 = never. Default 0 (Linux).
+    pub perturb_period: Dur,
+    /// Seed of the hash keys.
+    pub hash_seed: u64,
+    /// What a full buffer drops. Default the longest bin's tail (Linux).
+    pub drop: SfqDrop,
+    /// Drop a full bin's head rather than the arrival. Default false (Linux).
+    pub headdrop: bool,
+    /// Run RED in every bin. Default false.
+    pub red: bool,
+    /// Per-bin RED min_th, packets. Default 2 (000 III-B: 2 KB at 1000 B).
+    pub min_th: f64,
+    /// Per-bin RED max_th, packets. Default 8 (000 III-B: 8 KB at 1000 B).
+    pub max_th: f64,
+    /// RED's drop probability at max_th. Default 0.1 (ns-2).
+    pub max_p: f64,
+    /// EWMA weight of each bin's average. Default 0.002 (ns-2).
+    pub w_q: f64,
+    /// GRED ramp from max_p to 1 between max_th and 2 max_th. Default false.
+    pub gentle: bool,
+    /// ns-2's `wait` spacing of drops. Default true.
+    pub wait: bool,
+    /// Bins' averages track bytes / mean_pkt_size; p_b scales with size.
+    pub byte_mode: bool,
+    /// Packet size for idle decay and byte mode, bytes. Default 1000.
+    pub mean_pkt_size: u32,
+    /// CE-mark ECN-capable packets instead of dropping them early.
+    pub ecn: bool,
+}
+
+impl Default for SfqParams {
+    fn default() -> Self {
+        SfqParams {
+            limit: 127,
+            depth: 127,
+            divisor: 1024,
+            quantum: 1514,
+            perturb_period: Dur::ZERO,
+            hash_seed: 0,
+            drop: SfqDrop::Longest,
+            headdrop: false,
+            red: false,
+            min_th: 2.0,
+            max_th: 8.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            gentle: false,
+            wait: true,
+            byte_mode: false,
+            mean_pkt_size: 1000,
+            ecn: false,
+        }
+    }
+}
+
+/// The most bins an SFQ may have (Linux's largest `divisor`).
+const MAX_DIVISOR: u32 = 1 << 16;
+
+impl SfqParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check::at_least("limit", self.limit, 1)?;
+        check::at_least("depth", self.depth, 1)?;
+        check::at_least("divisor", self.divisor, 1)?;
+        if self.divisor > MAX_DIVISOR {
+            return Err(ParamError::new(
+                "divisor",
+                self.divisor,
+                format!("must be at most {MAX_DIVISOR}"),
+            ));
+        }
+        check::at_least("quantum", self.quantum, 1)?;
+        validate_red_core(
+            self.limit,
+            self.min_th,
+            self.max_th,
+            self.max_p,
+            self.w_q,
+            self.mean_pkt_size,
+        )?;
+        if self.red && !self.byte_mode && self.min_th >= self.depth as f64 {
+            return Err(ParamError::new(
+                "min_th",
+                self.min_th,
+                format!(
+                    "must be below depth = {} with red on (a bin never holds more)",
+                    self.depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One bin: its queue, its DRR allowance and its RED state.
+#[derive(Clone, Debug)]
+struct Bin {
+    queue: PacketFifo,
+    /// Bytes the bin may still send in its turn (Linux `allot`).
+    allot: i64,
+    /// In the round-robin ring (non-empty).
+    active: bool,
+    average: RedAverage,
+    count: RedCount,
+}
+
+#[derive(Debug, Clone)]
+pub struct Sfq {
+    params: SfqParams,
+    bins: Vec<Bin>,
+    /// Active bins in round-robin order; the front is served next.
+    ring: VecDeque<u32>,
+    key: u64,
+    generation: u32,
+    len: usize,
+    bytes: u64,
+    /// A bin's RED state when it starts afresh.
+    fresh_average: RedAverage,
+    /// Reused by `rehash`.
+    scratch: Vec<Packet>,
+}
+
+impl Sfq {
+    pub fn new(params: SfqParams, link: &LinkInfo) -> Result<Self, ParamError> {
+        params.validate()?;
+        let fresh_average = RedAverage::new(params.w_q, link, params.mean_pkt_size);
+        let bin = Bin {
+            queue: PacketFifo::new(),
+            allot: 0,
+            active: false,
+            average: fresh_average.clone(),
+            count: RedCount::default(),
+        };
+        Ok(Sfq {
+            bins: vec![bin; params.divisor as usize],
+            ring: VecDeque::new(),
+            key: level_key(params.hash_seed, 1, 0),
+            generation: 1,
+            len: 0,
+            bytes: 0,
+            fresh_average,
+            scratch: Vec::new(),
+            params,
+        })
+    }
+
+    /// `flow`'s bin under the current key.
+    #[inline]
+    pub fn bin_of(&self, flow: FlowId) -> usize {
+        (keyed_hash(self.key, flow.0) % self.params.divisor) as usize
+    }
+
+    /// Packets in bin `bin`.
+    pub fn bin_len(&self, bin: usize) -> usize {
+        self.bins[bin].queue.len()
+    }
+
+    /// RED's average of bin `bin` (packets; 0 unless `red`).
+    pub fn bin_avg(&self, bin: usize) -> f64 {
+        self.bins[bin].average.avg
+    }
+
+    /// The current key generation (1 + perturbations so far).
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// Appends `pkt` to bin `b`, which joins the end of the round if it was idle.
+    #[inline]
+    fn push(&mut self, b: usize, pkt: Packet) {
+        let bin = &mut self.bins[b];
+        self.len += 1;
+        self.bytes += pkt.size as u64;
+        bin.queue.push_back(pkt);
+        if !bin.active {
+            bin.active = true;
+            bin.allot = self.params.quantum as i64;
+            self.ring.push_back(b as u32);
+        }
+    }
+
+    /// Takes bin `b` out of the round (it just emptied).
+    fn deactivate(&mut self, b: usize, ctx: &Ctx<'_>) {
+        let bin = &mut self.bins[b];
+        bin.active = false;
+        bin.average.set_idle(ctx.now);
+        if let Some(i) = self.ring.iter().position(|&x| x as usize == b) {
+            self.ring.remove(i);
+        }
+    }
+
+    /// Drops the tail packet of bin `b` as `reason`.
+    fn drop_tail_of(&mut self, b: usize, reason: DropReason, ctx: &mut Ctx<'_>) {
+        let Some(pkt) = self.bins[b].queue.pop_back() else {
+            debug_assert!(false, "bin {b} is empty");
+            return;
+        };
+        self.len -= 1;
+        self.bytes -= pkt.size as u64;
+        if self.bins[b].queue.is_empty() {
+            self.deactivate(b, ctx);
+        }
+        ctx.drop(pkt, reason);
+    }
+
+    /// A congestion drop for an arrival to bin `b`: the arrival (`reason`), or with
+    /// `headdrop` the bin's head (`head_reason`) while the arrival takes its place.
+    fn congestion_drop(
+        &mut self,
+        b: usize,
+        pkt: Packet,
+        reason: DropReason,
+        head_reason: DropReason,
+        ctx: &mut Ctx<'_>,
+    ) -> Verdict {
+        if self.params.headdrop {
+            let bin = &mut self.bins[b];
+            if let Some(head) = bin.queue.pop_front() {
+                self.bytes = self.bytes - head.size as u64 + pkt.size as u64;
+                bin.queue.push_back(pkt);
+                ctx.drop(head, head_reason);
+                return Verdict::Queued;
+            }
+        }
+        ctx.drop(pkt, reason);
+        Verdict::Dropped
+    }
+
+    /// Per-bin RED on an arrival to bin `b`: `Err(verdict)` when the arrival's fate
+    /// is decided (dropped, or queued after a head drop), else the packet to queue
+    /// (CE-marked, perhaps).
+    fn red(&mut self, b: usize, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Result<Packet, Verdict> {
+        let p = &self.params;
+        let bin = &mut self.bins[b];
+        let q = if p.byte_mode {
+            bin.queue.bytes() as f64 / p.mean_pkt_size as f64
+        } else {
+            bin.queue.len() as f64
+        };
+        let avg = bin.average.update(q, ctx.now);
+        match red_region(avg, p.min_th, p.max_th, p.max_p, p.gentle) {
+            RedRegion::Below => bin.count.below(),
+            RedRegion::Early(mut p_b) => {
+                if p.byte_mode {
+                    p_b = (p_b * pkt.size as f64 / p.mean_pkt_size as f64).min(1.0);
+                }
+                let u = ctx.uniform();
+                if bin.count.early(p_b, p.wait, u) {
+                    let marks = p.ecn && pkt.ecn.is_capable();
+                    if !marks && p.headdrop && !bin.queue.is_empty() {
+                        let e = DropReason::Early;
+                        return Err(self.congestion_drop(b, pkt, e, e, ctx));
+                    }
+                    match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
+                        Some(marked) => pkt = marked,
+                        None => return Err(Verdict::Dropped),
+                    }
+                }
+            }
+            RedRegion::Forced => {
+                bin.count.forced();
+                let f = DropReason::Forced;
+                return Err(self.congestion_drop(b, pkt, f, f, ctx));
+            }
+        }
+        Ok(pkt)
+    }
+
+    /// The longest active bin other than `b`, and its length.
+    fn longest_other(&self, b: usize) -> Option<(usize, usize)> {
+        self.ring
+            .iter()
+            .map(|&x| x as usize)
+            .filter(|&x| x != b)
+            .map(|x| (x, self.bins[x].queue.len()))
+            .max_by_key(|&(x, n)| (n, std::cmp::Reverse(x)))
+    }
+
+    /// Re-keys the hash if a perturbation period has ended.
+    fn advance_clock(&mut self, ctx: &mut Ctx<'_>) {
+        let period = self.params.perturb_period.as_nanos();
+        if period == 0 {
+            return;
+        }
+        let g = (1 + ctx.now.as_nanos() / period) as u32;
+        if g != self.generation {
+            self.generation = g;
+            self.key = level_key(self.params.hash_seed, g, 0);
+            self.rehash(ctx);
+        }
+    }
+
+    /// Moves every queued packet to its bin under the current key (Linux
+    /// `sfq_rehash`), bin by bin in round-robin order so each flow keeps its order.
+    fn rehash(&mut self, ctx: &mut Ctx<'_>) {
+        let mut moved = std::mem::take(&mut self.scratch);
+        while let Some(b) = self.ring.pop_front() {
+            let bin = &mut self.bins[b as usize];
+            while let Some(pkt) = bin.queue.pop_front() {
+                moved.push(pkt);
+            }
+        }
+        for bin in &mut self.bins {
+            bin.active = false;
+            bin.allot = 0;
+            bin.average = self.fresh_average.clone();
+            bin.average.set_idle(ctx.now);
+            bin.count = RedCount::default();
+        }
+        self.len = 0;
+        self.bytes = 0;
+        for pkt in moved.drain(..) {
+            let b = self.bin_of(pkt.flow);
+            if self.bins[b].queue.len() >= self.params.depth as usize {
+                ctx.drop(pkt, DropReason::Overflow);
+            } else {
+                self.push(b, pkt);
+            }
+        }
+        self.scratch = moved;
+    }
+}
+
+impl Qdisc for Sfq {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        self.advance_clock(ctx);
+        let b = self.bin_of(pkt.flow);
+        let pkt = if self.params.red {
+            match self.red(b, pkt, ctx) {
+                Ok(pkt) => pkt,
+                Err(verdict) => return verdict,
+            }
+        } else {
+            pkt
+        };
+        if self.bins[b].queue.len() >= self.params.depth as usize {
+            let (o, f) = (DropReason::Overflow, DropReason::FrontDrop);
+            return self.congestion_drop(b, pkt, o, f, ctx);
+        }
+        if self.len >= self.params.limit as usize {
+            let victim = match self.params.drop {
+                SfqDrop::Tail => None,
+                SfqDrop::Longest => self
+                    .longest_other(b)
+                    .filter(|&(_, n)| n > self.bins[b].queue.len() + 1),
+            };
+            match victim {
+                Some((v, _)) => self.drop_tail_of(v, DropReason::PushOut, ctx),
+                None => {
+                    ctx.drop(pkt, DropReason::Overflow);
+                    return Verdict::Dropped;
+                }
+            }
+        }
+        self.push(b, pkt);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+        self.advance_clock(ctx);
+        let quantum = self.params.quantum as i64;
+        loop {
+            let b = *self.ring.front()? as usize;
+            let bin = &mut self.bins[b];
+            if bin.allot <= 0 {
+                // Turn over: the bin goes to the end of the round with more allowance.
+                bin.allot += quantum;
+                self.ring.pop_front();
+                self.ring.push_back(b as u32);
+                continue;
+            }
+            let Some(pkt) = bin.queue.pop_front() else {
+                debug_assert!(false, "active bin {b} is empty");
+                self.ring.pop_front();
+                bin.active = false;
+                continue;
+            };
+            self.len -= 1;
+            self.bytes -= pkt.size as u64;
+            if bin.queue.is_empty() {
+                bin.active = false;
+                bin.average.set_idle(ctx.now);
+                self.ring.pop_front();
+            } else {
+                bin.allot -= pkt.size as i64;
+            }
+            return Some(pkt);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::droptail::{DropTail, DropTailParams};
+    use crate::testing::Harness;
+    use crate::units::Rate;
+
+    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
+
+    fn sfq(params: SfqParams) -> Harness<Sfq> {
+        Harness::new(Sfq::new(params, &LINK).unwrap())
+    }
+
+    /// `n` flows (from 1 up) that hash into `n` distinct bins.
+    fn distinct_flows(q: &Sfq, n: usize) -> Vec<u32> {
+        let mut bins = Vec::new();
+        let mut flows = Vec::new();
+        for f in 1.. {
+            let b = q.bin_of(FlowId(f));
+            if !bins.contains(&b) {
+                bins.push(b);
+                flows.push(f);
+                if flows.len() == n {
+                    break;
+                }
+            }
+        }
+        flows
+    }
+
+    #[track_caller]
+    fn offer_sized<Q: Qdisc>(h: &mut Harness<Q>, flow: u32, size: u32, seq: u32) -> Verdict {
+        let mut p = Packet::new(FlowId(flow), size);
+        p.tag = seq;
+        h.offer_pkt(p)
+    }
+
+    #[test]
+    fn backlogged_flows_in_distinct_bins_share_departures_equally_in_bytes() {
+        let mut h = sfq(SfqParams {
+            limit: 1000,
+            depth: 100,
+            ..Default::default()
+        });
+        let flows = distinct_flows(h.q.qdisc(), 3);
+        let sizes = [200u32, 700, 1500];
+        let (mut bytes, mut packets) = ([0u64; 3], [0u64; 3]);
+        let mut seq = 0;
+        for _ in 0..30_000 {
+            for (i, &f) in flows.iter().enumerate() {
+                while h.q.qdisc().bin_len(h.q.qdisc().bin_of(FlowId(f))) < 20 {
+                    seq += 1;
+                    offer_sized(&mut h, f, sizes[i], seq);
+                }
+            }
+            let p = h.dequeue().unwrap();
+            let i = flows.iter().position(|&f| f == p.flow.0).unwrap();
+            bytes[i] += p.size as u64;
+            packets[i] += 1;
+        }
+        let mean = bytes.iter().sum::<u64>() as f64 / 3.0;
+        for b in bytes {
+            assert!(
+                (b as f64 - mean).abs() < 0.005 * mean,
+                "bytes {bytes:?} packets {packets:?}"
+            );
+        }
+        // Equal bytes, not equal packets: 7.5 small packets per large one.
+        let ratio = packets[0] as f64 / packets[2] as f64;
+        assert!((ratio - 7.5).abs() < 0.1, "packets {packets:?}");
+        assert_eq!(h.q.counts().total_drops(), 0);
+    }
+
+    /// One flow offers 10x its share of a link that sends one packet per tick; three
+    /// others offer their share. Returns each flow's share of the departures.
+    fn ten_times_its_share<Q: Qdisc>(mut h: Harness<Q>, flows: &[u32]) -> Vec<f64> {
+        let mut departed = vec![0u64; flows.len()];
+        let mut seq = 0;
+        let ticks = 40_000;
+        for t in 0..ticks {
+            // The heavy flow: 2.5 packets per tick = 10 x 1/4 of the link.
+            for _ in 0..(2 + t % 2) {
+                seq += 1;
+                h.offer(flows[0], seq);
+            }
+            // The others: one packet every 4 ticks each, staggered.
+            for (i, &f) in flows.iter().enumerate().skip(1) {
+                if t % 4 == i as u32 {
+                    seq += 1;
+                    h.offer(f, seq);
+                }
+            }
+            if let Some(p) = h.dequeue() {
+                departed[flows.iter().position(|&f| f == p.flow.0).unwrap()] += 1;
+            }
+        }
+        departed.iter().map(|&d| d as f64 / ticks as f64).collect()
+    }
+
+    #[test]
+    fn a_flow_sending_ten_times_its_share_gets_about_its_share() {
+        let h = sfq(SfqParams::default());
+        let flows = distinct_flows(h.q.qdisc(), 4);
+        let shares = ten_times_its_share(h, &flows);
+        assert!(shares[0] < 0.26, "shares {shares:?}");
+        for s in &shares[1..] {
+            assert!(*s > 0.245, "shares {shares:?}");
+        }
+        // The same load through a FIFO of the same size: the heavy flow takes ~77%.
+        let fifo = Harness::new(
+            DropTail::new(DropTailParams {
+                limit: 127,
+                ..Default::default()
+            })
+            .unwrap(),
+        );
+        let shares = ten_times_its_share(fifo, &flows);
+        assert!(shares[0] > 0.7, "droptail shares {shares:?}");
+    }
+
+    #[test]
+    fn when_the_buffer_is_full_the_longest_bin_loses() {
+        for drop in [SfqDrop::Longest, SfqDrop::Tail] {
+            let mut h = sfq(SfqParams {
+                limit: 10,
+                depth: 10,
+                drop,
+                ..Default::default()
+            });
+            let f = distinct_flows(h.q.qdisc(), 3);
+            let (a, b, c) = (f[0], f[1], f[2]);
+            // A holds 6 (tags 0..=5), B 3, C 1: the buffer is full.
+            for seq in 0..6 {
+                h.offer(a, seq);
+            }
+            for seq in 10..13 {
+                h.offer(b, seq);
+            }
+            h.offer(c, 20);
+            assert_eq!(h.q.len(), 10);
+            let verdict = h.offer(c, 21);
+            if drop == SfqDrop::Longest {
+                // C's arrival is queued; A's tail packet makes room.
+                assert_eq!(verdict, Verdict::Queued);
+                assert_eq!(h.dropped_seqs(DropReason::PushOut), vec![5]);
+                // Now A holds 5 and its arrival would make 6, the longest: dropped.
+                assert_eq!(h.offer(a, 30), Verdict::Dropped);
+                assert_eq!(h.dropped_seqs(DropReason::Overflow), vec![30]);
+                // B's arrival (4) is shorter than A (5): A loses again.
+                assert_eq!(h.offer(b, 31), Verdict::Queued);
+                assert_eq!(h.dropped_seqs(DropReason::PushOut), vec![5, 4]);
+            } else {
+                assert_eq!(verdict, Verdict::Dropped);
+                assert_eq!(h.dropped_seqs(DropReason::Overflow), vec![21]);
+                assert_eq!(h.drops(DropReason::PushOut), 0);
+            }
+            assert_eq!(h.q.len(), 10);
+        }
+    }
+
+    #[test]
+    fn a_full_bin_drops_the_arrival_or_with_headdrop_its_head() {
+        for headdrop in [false, true] {
+            let mut h = sfq(SfqParams {
+                depth: 3,
+                headdrop,
+                ..Default::default()
+            });
+            for seq in 0..5 {
+                h.offer(1, seq);
+            }
+            if headdrop {
+                assert_eq!(h.dropped_seqs(DropReason::FrontDrop), vec![0, 1]);
+                assert_eq!(h.drain_seqs(), vec![2, 3, 4]);
+            } else {
+                assert_eq!(h.dropped_seqs(DropReason::Overflow), vec![3, 4]);
+                assert_eq!(h.drain_seqs(), vec![0, 1, 2]);
+            }
+        }
+    }
+
+    #[test]
+    fn per_bin_red_drops_early_only_in_the_bin_whose_average_exceeds_min_th() {
+        let mut h = sfq(SfqParams {
+            red: true,
+            min_th: 2.0,
+            max_th: 8.0,
+            w_q: 0.2,
+            wait: false,
+            quantum: 1000,
+            ..Default::default()
+        });
+        let f = distinct_flows(h.q.qdisc(), 2);
+        let (heavy, light) = (f[0], f[1]);
+        let (bh, bl) = (
+            h.q.qdisc().bin_of(FlowId(heavy)),
+            h.q.qdisc().bin_of(FlowId(light)),
+        );
+        let mut seq = 0;
+        // The heavy flow keeps 6 packets in its bin; the light one offers one packet
+        // per round and the link sends one of each, so its bin holds 0 or 1.
+        for _ in 0..5_000 {
+            while h.q.qdisc().bin_len(bh) < 6 {
+                seq += 1;
+                h.offer(heavy, seq);
+            }
+            seq += 1;
+            h.offer(light, seq);
+            h.dequeue();
+            h.dequeue();
+        }
+        let q = h.q.qdisc();
+        assert!(q.bin_avg(bh) > 4.0, "heavy avg {}", q.bin_avg(bh));
+        assert!(q.bin_avg(bl) < 2.0, "light avg {}", q.bin_avg(bl));
+        let early: Vec<u32> = h
+            .sink
+            .drops
+            .iter()
+            .filter(|(_, r)| *r == DropReason::Early)
+            .map(|(p, _)| p.flow.0)
+            .collect();
+        assert!(early.len() > 100, "{} early drops", early.len());
+        assert!(
+            early.iter().all(|&f| f == heavy),
+            "a light packet was dropped"
+        );
+        assert_eq!(h.drops(DropReason::Forced), 0);
+        assert_eq!(h.drops(DropReason::Overflow), 0);
+    }
+
+    #[test]
+    fn red_marks_ecn_capable_packets_instead_of_dropping() {
+        let mut h = sfq(SfqParams {
+            red: true,
+            w_q: 0.5,
+            ecn: true,
+            ..Default::default()
+        });
+        for seq in 0..1_000 {
+            h.offer_ect(1, seq);
+            while h.q.len() > 5 {
+                h.dequeue();
+            }
+        }
+        assert!(h.marks(DropReason::Early) > 0);
+        assert_eq!(h.drops(DropReason::Early), 0);
+    }
+
+    #[test]
+    fn perturbation_changes_the_flow_to_bin_map_deterministically_under_a_seed() {
+        let params = |hash_seed| SfqParams {
+            perturb_period: Dur::from_secs(1),
+            hash_seed,
+            limit: 1000,
+            ..Default::default()
+        };
+        let map = |h: &Harness<Sfq>| -> Vec<usize> {
+            (0..64).map(|f| h.q.qdisc().bin_of(FlowId(f))).collect()
+        };
+        let (mut x, mut y, mut z) = (sfq(params(7)), sfq(params(7)), sfq(params(8)));
+        let mut seq = 0;
+        // Half a second in: one map per seed.
+        for h in [&mut x, &mut y, &mut z] {
+            h.advance(Dur::from_millis(500));
+            for f in 0..64 {
+                for _ in 0..3 {
+                    seq += 1;
+                    h.offer(f, seq);
+                }
+            }
+        }
+        let before = map(&x);
+        assert_eq!(map(&y), before);
+        assert_ne!(map(&z), before);
+        // Past the period's end (noticed at the next dequeue): the map changed, the
+        // same way for the same seed, and the queued packets moved with their flows.
+        for h in [&mut x, &mut y] {
+            h.advance(Dur::from_millis(600));
+            h.dequeue();
+            assert_eq!(h.q.qdisc().generation(), 2);
+        }
+        let after = map(&x);
+        assert_eq!(map(&y), after);
+        let moved = before.iter().zip(&after).filter(|(p, q)| p != q).count();
+        assert!(moved > 56, "only {moved} of 64 flows moved");
+        // Every packet leaves once, each flow's in the order it arrived.
+        let out = x.drain_seqs();
+        assert_eq!(out.len() + 1, 64 * 3);
+        let mut last = [0u32; 64];
+        for s in out {
+            let f = ((s - 1) / 3) as usize;
+            assert!(s > last[f], "flow {f} reordered");
+            last[f] = s;
+        }
+        assert_eq!(x.q.counts().total_drops(), 0);
+        // The map depends on the time only: a fresh queue at 1.1 s agrees.
+        let mut w = sfq(params(7));
+        w.advance(Dur::from_millis(1_100));
+        w.offer(0, 0);
+        assert_eq!(map(&w), after);
+    }
+
+    #[test]
+    fn the_flow_to_bin_map_is_pinned_for_the_python_replica() {
+        // `sfq_bin` in python/aqmlab/repro/sfb.py computes the same bins (the SFB
+        // paper's Fig. 3(d) check finds the non-responsive flow's bin-mates with
+        // it); tests/python pins the same values.
+        let q = Sfq::new(
+            SfqParams {
+                divisor: 46,
+                ..Default::default()
+            },
+            &LINK,
+        )
+        .unwrap();
+        assert_eq!(
+            [400, 0, 1, 2, 3].map(|f| q.bin_of(FlowId(f))),
+            [3, 27, 9, 10, 45]
+        );
+        let mut h = sfq(SfqParams {
+            divisor: 1024,
+            hash_seed: 7,
+            perturb_period: Dur::from_secs(1),
+            ..Default::default()
+        });
+        h.advance(Dur::from_millis(2_500));
+        h.offer(5, 0);
+        assert_eq!(h.q.qdisc().generation(), 3);
+        assert_eq!(h.q.qdisc().bin_of(FlowId(5)), 500);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected_by_name() {
+        let err = |p: SfqParams| Sfq::new(p, &LINK).unwrap_err().to_string();
+        assert_eq!(
+            err(SfqParams {
+                divisor: 0,
+                ..Default::default()
+            }),
+            "divisor = 0 must be at least 1"
+        );
+        assert_eq!(
+            err(SfqParams {
+                min_th: 9.0,
+                ..Default::default()
+            }),
+            "min_th = 9 must be below max_th = 8"
+        );
+        assert_eq!(
+            err(SfqParams {
+                red: true,
+                depth: 2,
+                ..Default::default()
+            }),
+            "min_th = 2 must be below depth = 2 with red on (a bin never holds more)"
+        );
+    }
+}
