@@ -84,6 +84,10 @@ macro_rules! registry {
             fn limit(&self) -> Limit {
                 match self { $( AnyQdisc::$variant(q) => q.limit(), )* }
             }
+            #[inline]
+            fn passes_through_when_empty(&self) -> bool {
+                match self { $( AnyQdisc::$variant(q) => q.passes_through_when_empty(), )* }
+            }
         }
     };
 }

@@ -96,6 +96,10 @@ impl Qdisc for DropTail {
     fn bytes(&self) -> u64 {
         self.queue.bytes()
     }
+    fn passes_through_when_empty(&self) -> bool {
+        // An empty queue admits the arrival (limit >= 1), and the dequeue returns it.
+        self.queue.is_empty()
+    }
     fn limit(&self) -> Limit {
         Limit::Packets(self.params.limit)
     }
@@ -108,6 +112,27 @@ mod tests {
 
     fn droptail(limit: u32, drop: DropSide) -> Harness<DropTail> {
         Harness::new(DropTail::new(DropTailParams { limit, drop }).unwrap())
+    }
+
+    /// The engine's shortcut for an idle link: passing a packet through an empty
+    /// DropTail must count exactly what an enqueue and a dequeue count, and only an
+    /// empty queue may be passed through.
+    #[test]
+    fn passing_through_an_empty_queue_counts_as_enqueue_then_dequeue() {
+        let mut queued = droptail(3, DropSide::Tail);
+        let mut passed = droptail(3, DropSide::Tail);
+        assert!(passed.q.passes_through());
+        for seq in 0..4 {
+            queued.offer(1, seq);
+            let out = queued.dequeue().unwrap();
+            let mut p = Packet::new(crate::packet::FlowId(1), 1000);
+            p.tag = seq;
+            let through = passed.q.pass_through(p, passed.now);
+            assert_eq!(through, out);
+        }
+        assert_eq!(passed.q.counts(), queued.q.counts());
+        passed.offer(1, 9);
+        assert!(!passed.q.passes_through(), "a packet is queued");
     }
 
     #[test]

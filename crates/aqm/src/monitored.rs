@@ -125,6 +125,29 @@ impl<Q: Qdisc> Monitored<Q> {
         self.qdisc.limit()
     }
 
+    /// Whether [`Monitored::pass_through`] may be used now.
+    #[inline]
+    pub fn passes_through(&self) -> bool {
+        self.qdisc.passes_through_when_empty()
+    }
+
+    /// An arrival that leaves at once: counted as queued and dequeued, exactly as an
+    /// `enqueue` followed by a `dequeue` would count it, but without touching the
+    /// qdisc's storage. Only when [`Monitored::passes_through`] is true: most links
+    /// of a large run (access links) never hold a packet, and then never allocate a
+    /// queue.
+    #[inline]
+    pub fn pass_through(&mut self, mut pkt: Packet, now: Time) -> Packet {
+        debug_assert!(self.passes_through());
+        pkt.enqueued_at = now;
+        let c = &mut self.counts;
+        c.received += 1;
+        c.queued += 1;
+        c.dequeued += 1;
+        c.dequeued_bytes += pkt.size as u64;
+        pkt
+    }
+
     pub fn enqueue(
         &mut self,
         mut pkt: Packet,

@@ -144,6 +144,14 @@ pub trait Qdisc {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// True when an arrival at this qdisc, empty now, followed at once by a dequeue
+    /// would return that same packet and change nothing but the counters: the engine
+    /// may then send it straight to an idle transmitter without queueing it (see
+    /// `Monitored::pass_through`). Only a plain FIFO can say so; an AQM that updates
+    /// an average or a clock on every arrival must not. False unless overridden.
+    fn passes_through_when_empty(&self) -> bool {
+        false
+    }
 }
 
 /// A parameter that failed validation: names the key, the value and the rule, as in

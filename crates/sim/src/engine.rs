@@ -13,6 +13,7 @@ use crate::pcap::{Addresses, PcapTap};
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, Topology};
 use crate::tcp::{Actions, Reduction, Seg, TcpConfig, TcpReceiver, TcpSender, TimerCmd};
 use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
+use crate::wire::WireSlab;
 use aqm::{
     rng, DropReason, Dur, Ecn, FlowId, LinkInfo, Packet, QdiscSpec, Rate, Time, VecSink, Verdict,
 };
@@ -118,6 +119,7 @@ pub struct Simulation {
     /// misses of the run).
     routes: Vec<u32>,
     headers: HeaderSlab,
+    wires: WireSlab,
     sink: VecSink,
     actions: Actions,
     next_uid: u64,
@@ -522,6 +524,7 @@ impl Simulation {
             flows,
             groups,
             flow_nodes: ends,
+            wires: WireSlab::default(),
             routes,
             headers: HeaderSlab::default(),
             sink: VecSink::default(),
@@ -660,6 +663,15 @@ impl Simulation {
     fn enqueue_on(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
+        if !link.is_busy() && link.qdisc.passes_through() {
+            // Straight to the idle transmitter: the same counts, occupancy and
+            // timing as queueing and dequeueing it at this instant.
+            let pkt = link.qdisc.pass_through(pkt, now);
+            link.max_queue = link.max_queue.max(1);
+            let done = link.begin_tx(pkt, now);
+            self.events.push(done, Event::TxDone(l as u32));
+            return;
+        }
         link.before_queue_change(now);
         let verdict = link.qdisc.enqueue(pkt, now, &mut link.rng, &mut self.sink);
         link.after_queue_change();
@@ -705,7 +717,7 @@ impl Simulation {
 
     fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
-        let (pkt, schedule) = self.links[l].end_tx(now);
+        let (pkt, schedule) = self.links[l].end_tx(now, &mut self.wires);
         if schedule {
             self.events
                 .push(now + self.links[l].delay, Event::Arrive(l as u32));
@@ -740,12 +752,13 @@ impl Simulation {
     }
 
     fn on_arrive(&mut self, l: usize) {
-        let (t, pkt) = self.links[l]
-            .wire
-            .pop_front()
+        let wire = &mut self.links[l].wire;
+        let (t, pkt) = self
+            .wires
+            .pop_front(wire)
             .expect("Arrive with an empty wire");
         debug_assert_eq!(t, self.now);
-        if let Some(&(next, _)) = self.links[l].wire.front() {
+        if let Some(next) = self.wires.front_arrival(wire) {
             self.events.push(next, Event::Arrive(l as u32));
         }
         self.forward(pkt);

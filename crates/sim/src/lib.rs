@@ -10,6 +10,7 @@
 //! - [`engine`]: [`Simulation`]: builds the network, runs the event loop.
 //! - [`event`]: the (time, sequence)-ordered event queue.
 //! - [`link`]: one direction of a link: qdisc, transmitter, wire.
+//! - [`wire`]: the packets propagating on every wire, in one slab.
 //! - [`flow`]: a flow's path, endpoints, timers and counters.
 //! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
 //! - [`header`]: transport headers kept beside packets.
@@ -58,6 +59,7 @@ pub mod results;
 pub mod scenario;
 pub mod tcp;
 pub mod udp;
+pub mod wire;
 
 pub use engine::Simulation;
 pub use results::RunResult;

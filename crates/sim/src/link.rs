@@ -4,11 +4,11 @@
 //! Physics decides the event count: the transmitter has at most one `TxDone`
 //! pending, and because the delay is fixed, packets on the wire arrive in the order
 //! they left, so the wire is a ring with at most one `Arrive` pending (htsim does the
-//! same). Back-to-back transmissions are timed from the cumulative bits of the busy
+//! same); the wires of all links share one slab (`wire.rs`). Back-to-back transmissions are timed from the cumulative bits of the busy
 //! period, so per-packet rounding to nanoseconds never drifts.
 
+use crate::wire::{Wire, WireSlab};
 use aqm::{AnyQdisc, Dur, Monitored, Packet, QueueCounts, Rate, Rng, Time};
-use std::collections::VecDeque;
 
 /// Counters of a link direction that only ever grow; a warm-up snapshot is
 /// subtracted from them at the end.
@@ -36,7 +36,7 @@ pub struct Link {
     busy_since: Time,
     busy_bits: u128,
     /// Packets on the wire with their arrival times, oldest first.
-    pub wire: VecDeque<(Time, Packet)>,
+    pub wire: Wire,
     /// Index into the monitored links, if this one is monitored.
     pub monitor: Option<usize>,
     tx_packets: u64,
@@ -59,7 +59,7 @@ impl Link {
             current: None,
             busy_since: Time::ZERO,
             busy_bits: 0,
-            wire: VecDeque::new(),
+            wire: Wire::default(),
             monitor: None,
             tx_packets: 0,
             tx_bytes: 0,
@@ -103,15 +103,15 @@ impl Link {
     /// The current packet's last bit left at `now`; it goes on the wire. Returns the
     /// packet and whether an `Arrive` must be scheduled (the wire was empty).
     #[inline]
-    pub fn end_tx(&mut self, now: Time) -> (Packet, bool) {
+    pub fn end_tx(&mut self, now: Time, wires: &mut WireSlab) -> (Packet, bool) {
         let pkt = self
             .current
             .take()
             .expect("TxDone without a packet in transmission");
         self.tx_packets += 1;
         self.tx_bytes += pkt.size as u64;
-        self.wire.push_back((now + self.delay, pkt));
-        (pkt, self.wire.len() == 1)
+        let was_empty = wires.push_back(&mut self.wire, now + self.delay, pkt);
+        (pkt, was_empty)
     }
 
     /// Nothing more to send at `now`: the busy period ends.
