@@ -21,6 +21,23 @@ use rand::Rng as _;
 use std::collections::VecDeque;
 use std::path::Path;
 
+/// Prefetches the cache lines of `x` (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (x as *const T).cast::<i8>();
+        for offset in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch is a hint; it never faults, even on an invalid
+            // address, and x86_64 always has SSE.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Ends a route in `Simulation::routes`: the packet has arrived.
 const ROUTE_END: u32 = u32::MAX;
 
@@ -619,6 +636,9 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.event_count += 1;
+            if let Some((_, next)) = self.events.peek() {
+                self.prefetch_for(next);
+            }
             match ev {
                 Event::TxDone(l) => self.on_tx_done(l as usize),
                 Event::Arrive(l) => self.on_arrive(l as usize),
@@ -632,6 +652,18 @@ impl Simulation {
         }
         self.now = until;
         progress(self.now);
+    }
+
+    /// Asks the CPU to start loading what `ev` will touch first (its link or its
+    /// flow) while the current event runs. With tens of thousands of flows these are
+    /// cache misses; the load overlaps with useful work instead of stalling it.
+    #[inline]
+    fn prefetch_for(&self, ev: Event) {
+        match ev {
+            Event::TxDone(l) | Event::Arrive(l) => prefetch(&self.links[l as usize]),
+            Event::Timer(f, _) => prefetch(&self.flows[f as usize]),
+            Event::Sample | Event::MeasureStart => {}
+        }
     }
 
     /// Runs to the end.

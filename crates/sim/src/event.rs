@@ -140,6 +140,14 @@ impl EventQueue {
             .map(|Reverse(k)| (Time::from_nanos((k >> 64) as u64), Event::unpack(k as u32)))
     }
 
+    /// The next event to pop, without popping it.
+    #[inline]
+    pub fn peek(&self) -> Option<(Time, Event)> {
+        self.heap
+            .peek()
+            .map(|&Reverse(k)| (Time::from_nanos((k >> 64) as u64), Event::unpack(k as u32)))
+    }
+
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         self.heap
