@@ -78,6 +78,14 @@ def test_the_sfb_experiments_are_registered_with_their_scenarios():
     assert round(400 * sfb.misclassification(2, 23, 8)) == 36
 
 
+def test_the_sfb_experiments_mark_with_ecn_under_every_scheme():
+    for exp_id in ("sfb-table1", "sfb-fig8"):
+        for p in aqmlab.repro.EXPERIMENTS[exp_id].build_points():
+            links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
+            assert links[("A", "B")]["qdisc"]["ecn"] is True, p.label
+            assert all(f["ecn"] is True for f in p.scenario["flows"] if f["kind"] == "tcp"), p.label
+
+
 def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_path):
     # Short runs (20 s, 4 s warm-up), one seed: the paper's Fig. 3, loosely. SFB
     # holds the 45 Mbit/s flow to a small fraction of what RED lets through, and
