@@ -23,7 +23,7 @@ CHOKE_IDS = [
     "choke-fig9",
     "choke-fig10",
 ]
-SFB_IDS = ["sfb-table1", "sfb-fig3", "sfb-fig5", "sfb-fig6", "sfb-table2", "sfb-fig8"]
+SFB_IDS = ["sfb-table1", "sfb-fig3", "sfb-fig4", "sfb-fig5", "sfb-fig6", "sfb-table2", "sfb-fig8"]
 
 
 class Counter:
@@ -65,7 +65,7 @@ def test_the_sfb_experiments_are_registered_with_their_scenarios():
 
     assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("sfb-")] == SFB_IDS
     assert [e.id for e in aqmlab.repro.resolve("sfb")] == SFB_IDS
-    for name in ("sfb-fig2b", "sfb-fig8"):
+    for name in ("sfb-fig2b", "sfb-fig4", "sfb-fig8"):
         assert aqmlab.scenario_text(name), name  # a built-in too (needs a rebuild)
     # Table I's points put each scheme on the bottleneck A->B and nowhere else.
     for p in aqmlab.repro.EXPERIMENTS["sfb-table1"].build_points():
@@ -85,6 +85,77 @@ def test_sfq_bin_is_the_rust_qdiscs_flow_to_bin_map():
 
     assert [sfb.sfq_bin(f, 46) for f in (400, 0, 1, 2, 3)] == [3, 27, 9, 10, 45]
     assert sfb.sfq_bin(5, 1024, hash_seed=7, generation=3) == 500
+
+
+def test_the_sfb_experiments_mark_with_ecn_under_every_scheme():
+    for exp_id in ("sfb-table1", "sfb-fig8"):
+        for p in aqmlab.repro.EXPERIMENTS[exp_id].build_points():
+            links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
+            assert links[("A", "B")]["qdisc"]["ecn"] is True, p.label
+            assert all(f["ecn"] is True for f in p.scenario["flows"] if f["kind"] == "tcp"), p.label
+
+
+def test_sfb_fig4_theory_is_eq1_and_matches_the_model_command():
+    from aqmlab.repro import sfb
+
+    # The values the paper quotes in III-C, and `aqmlab model sfb-misclass`.
+    for (levels, bins, m), quoted in sfb.EQ1_QUOTED.items():
+        assert round(sfb.misclassification(levels, bins, m), 4) == quoted
+        proc = run_cli(
+            "model",
+            "sfb-misclass",
+            "--levels",
+            str(levels),
+            "--bins",
+            str(bins),
+            "--nonresponsive",
+            str(m),
+            "--json",
+        )
+        assert proc.returncode == 0, proc.stderr
+        expected = sfb.misclassification(levels, bins, m)
+        assert json.loads(proc.stdout)["p"] == pytest.approx(expected, rel=1e-12)
+    # Fig. 4's qualitative claims hold for eq. (1) itself.
+    for total in (90, 900):
+        p = {
+            levels: [sfb.misclassification(levels, total // levels, m) for m in range(1, total + 1)]
+            for levels in (1, 2, 3)
+        }
+        small = total // 9
+        assert p[3][small - 1] < p[2][small - 1] < p[1][small - 1]
+        assert p[1][total - 1] < p[2][total - 1] < p[3][total - 1]
+    # Every point: total // L bins per level, M flows offering 4x the link.
+    points = aqmlab.repro.EXPERIMENTS["sfb-fig4"].build_points()
+    assert len(points) == 2 * 3 * 5 * len(sfb.FIG4_HASH_SEEDS)
+    for pt in points:
+        q, lab = pt.scenario["qdisc"], pt.label
+        bins = lab["total_bins"] // lab["levels"]
+        assert (q["kind"], q["levels"], q["bins"]) == ("sfb", lab["levels"], bins)
+        nr = next(f for f in pt.scenario["flows"] if f["name"] == "nonresp")
+        assert nr["count"] == lab["nonresp"]
+
+
+def test_sfb_fig4_the_qdisc_misclassifies_the_flows_its_hash_pollutes():
+    # Two points of Fig. 4 (90 bins, M = 45: one level against three; the file's
+    # 15 s, under a second each), one hash seed each: every non-responsive flow is identified, the real SFB
+    # rate-limits exactly the low-rate flows whose bins are all polluted under
+    # the run's hash (re-done in Python), and their share is near eq. (1)'s (one
+    # hash draw: the number of polluted bins varies more than the binomial band
+    # of the experiment, which averages five).
+    from aqmlab.repro import _core, sfb
+
+    base = _core.load_scenario("sfb-fig4")
+    for levels in (1, 3):
+        scenario = sfb.fig4_scenario(base, 90, levels, 45, hash_seed=1)
+        result = aqmlab.run(scenario)
+        label = {"total_bins": 90, "levels": levels, "nonresp": 45, "hash_seed": 1}
+        numbers = sfb._fig4_numbers(label, result)
+        assert numbers["low_flows"] == 400
+        assert numbers["nonresp_never_limited"] == 0
+        assert numbers["low_extra"] == 0 and numbers["low_missed"] <= 2, numbers
+        p = sfb.misclassification(levels, 90 // levels, 45)
+        frac = numbers["low_rate_limited"] / 400
+        assert abs(frac - p) <= 0.15, (levels, frac, p)
 
 
 def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_path):

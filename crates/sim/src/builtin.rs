@@ -24,6 +24,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "sfb-fig2b",
         include_str!("../../../scenarios/sfb-fig2b.toml"),
     ),
+    ("sfb-fig4", include_str!("../../../scenarios/sfb-fig4.toml")),
     ("sfb-fig8", include_str!("../../../scenarios/sfb-fig8.toml")),
     (
         "dumbbell-red",

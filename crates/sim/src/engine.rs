@@ -489,7 +489,7 @@ impl Simulation {
                     kind,
                     aggregate: spec.aggregate.unwrap_or(gi as u32),
                     packet_size,
-                    ecn_capable: kind.is_tcp() && tcp.ecn,
+                    ecn_capable: tcp.ecn,
                     fwd,
                     rev,
                     start,
@@ -882,7 +882,7 @@ impl Simulation {
         let mut pkt = Packet::new(FlowId(flow as u32), size);
         pkt.aggregate = f.aggregate;
         pkt.tag = tag;
-        if kind == Kind::Data && f.ecn_capable {
+        if matches!(kind, Kind::Data | Kind::Udp) && f.ecn_capable {
             pkt.ecn = Ecn::Ect;
         }
         self.forward(pkt);

@@ -186,6 +186,8 @@ pub struct FlowSpec {
     pub initial_window: Option<u32>,
     pub min_rto: Option<Dur>,
     pub delayed_ack: Option<bool>,
+    /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
+    /// ignores marks (an unresponsive flow a marking queue cannot slow down).
     pub ecn: Option<bool>,
     pub counting: Option<Counting>,
     pub object_size: Option<u32>,
@@ -494,7 +496,6 @@ impl Scenario {
                 ("initial_window", spec.initial_window.is_some()),
                 ("min_rto", spec.min_rto.is_some()),
                 ("delayed_ack", spec.delayed_ack.is_some()),
-                ("ecn", spec.ecn.is_some()),
                 ("counting", spec.counting.is_some()),
             ];
             let web_keys = [

@@ -9,8 +9,18 @@
 //!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2).
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off; `min_rto` defaults to ns-2's 0.2 s.
-//! - ECN (RFC 3168): the receiver echoes ECE until it sees CWR; a sender halves its
-//!   window at most once per window of data and sets CWR on its next packet.
+//! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
+//!   sender halves cwnd and ssthresh at most once per window of data (a reduction
+//!   for loss counts too), does not grow cwnd on an ACK that carries ECE, and sets
+//!   CWR on its next new packet. cwnd may fall to one packet (ssthresh keeps RFC
+//!   5681's floor of 2). An ECE when the window is already one packet (cwnd < 2:
+//!   packet counting sends `floor(cwnd)`) reduces nothing further: it resets the
+//!   retransmission timer, and the next new packet leaves only when that timer
+//!   expires, so a flow marked at one packet sends one packet per RTO. ns-2 does the
+//!   same by halving cwnd below 1 (`slowdown(CLOSE_CWND_HALF)`, an integer window
+//!   of 0) and keeping its timer armed while `cwnd_ < 1` (`newtimer`); ns-2 also
+//!   backs the timer off on a second such ECE in a row, which the RFC does not ask
+//!   and we do not do. Linux instead keeps cwnd at its ssthresh floor of 2 on ECE.
 //! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`;
 //!   out-of-order and hole-filling packets are acknowledged at once.
 //!
@@ -189,8 +199,12 @@ pub struct TcpSender {
     retx_out: u32,
     high_sack: u32,
     hole_hint: u32,
+    /// ECN responses wait until the ACK passes this (snd_max at the last reduction).
     ecn_recover: u32,
     cwr_pending: bool,
+    /// RFC 3168 (6.1.2): an ECE arrived with a one-packet window; no new packet
+    /// leaves until the retransmission timer, reset then, expires.
+    ecn_hold: bool,
     /// Whether the retransmission timer runs. RFC 6298 (5.1): sending starts it only
     /// when it is not running; only new ACKs restart it. Restarting it on every
     /// send would postpone it for ever while a lost retransmission blocks snd_una
@@ -229,6 +243,7 @@ impl TcpSender {
             hole_hint: 0,
             ecn_recover: 0,
             cwr_pending: false,
+            ecn_hold: false,
             rto_running: false,
             object_end: cfg.object_size.unwrap_or(u32::MAX),
             thinking: false,
@@ -334,6 +349,9 @@ impl TcpSender {
     }
 
     fn send_allowed(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if self.ecn_hold {
+            return;
+        }
         if cfg.variant == Variant::Sack && self.in_recovery {
             while (self.pipe() as f64) < self.cwnd.floor() {
                 if let Some(hole) = self.next_hole() {
@@ -418,6 +436,9 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.ssthresh = self.half_window(cfg);
         self.recover = self.snd_max;
+        // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
+        self.ecn_recover = self.snd_max;
+        self.ecn_hold = false;
         self.in_recovery = true;
         self.timed = None;
         self.stats.fast_recoveries += 1;
@@ -445,6 +466,7 @@ impl TcpSender {
         if cfg.variant == Variant::Sack {
             self.mark_sacked(blocks);
         }
+        let mut object_ended = false;
         if ack > self.snd_una {
             let newly = ack - self.snd_una;
             if let Some((s, t)) = self.timed {
@@ -488,6 +510,9 @@ impl TcpSender {
                         Variant::Sack => {}
                     }
                 }
+            } else if cfg.ecn && ece {
+                // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
+                self.dupacks = 0;
             } else {
                 self.dupacks = 0;
                 let acked = newly as f64;
@@ -506,10 +531,11 @@ impl TcpSender {
             }
             if self.snd_una < self.snd_max {
                 self.restart_rto(now, cfg, act);
-            } else {
+            } else if !self.ecn_hold {
                 self.stop_rto(act);
             }
             if self.snd_una >= self.object_end {
+                object_ended = true;
                 self.object_done(now, cfg, act);
             }
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
@@ -524,16 +550,30 @@ impl TcpSender {
                 self.cwnd += 1.0; // window inflation: one packet left the network
             }
         }
+        // RFC 3168 (6.1.2). The ACK must cover a packet sent after the last reduction
+        // (ack > ecn_recover: the ACK of the last packet of the old window still
+        // carries ECE, since its CWR is yet to arrive). An object that just ended
+        // takes its marks with it: the next starts over, as a new connection would.
         if cfg.ecn
             && ece
             && !self.in_recovery
-            && ack >= self.ecn_recover
-            && self.snd_una < self.snd_max
+            && ack > self.ecn_recover
+            && !object_ended
+            && (self.snd_una < self.snd_max || self.has_new_data())
         {
             self.ssthresh = self.half_window(cfg);
-            self.reduce(now, self.ssthresh, ReductionCause::Ecn);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
+            if self.cwnd < 2.0 {
+                // The window is one packet already: halving would not slow the
+                // flow, so the retransmission timer paces its next new packet.
+                self.reduce(now, 1.0, ReductionCause::Ecn);
+                self.ecn_hold = true;
+                self.restart_rto(now, cfg, act);
+            } else {
+                let half = (self.cwnd.min(cfg.max_window as f64) / 2.0).max(1.0);
+                self.reduce(now, half, ReductionCause::Ecn);
+            }
         }
         self.send_allowed(now, cfg, act);
     }
@@ -564,7 +604,13 @@ impl TcpSender {
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.rto_running = false;
+        let held = std::mem::take(&mut self.ecn_hold);
         if self.snd_una >= self.snd_max {
+            if held {
+                // RFC 3168 (6.1.2): the timer an ECE reset at one packet expired;
+                // not a loss, so the one-packet window sends its next new packet.
+                self.send_allowed(now, cfg, act);
+            }
             return;
         }
         self.stats.timeouts += 1;
@@ -818,6 +864,157 @@ mod tests {
             .collect();
         assert_eq!(cwr.first(), Some(&true), "{:?}", act.segs);
         assert!(cwr[1..].iter().all(|c| !c));
+    }
+
+    /// Acknowledges, in order and one by one, every packet in flight at the call
+    /// (`ece` on every ACK); returns the packets sent meanwhile, now in flight.
+    #[track_caller]
+    fn ack_round(
+        s: &mut TcpSender,
+        in_flight: &[u32],
+        ece: bool,
+        now: Time,
+        cfg: &TcpConfig,
+    ) -> Vec<u32> {
+        let mut sent = Vec::new();
+        let mut act = Actions::default();
+        for &seq in in_flight {
+            act.clear();
+            s.on_ack(now, seq + 1, &[], ece, cfg, &mut act);
+            sent.extend(datas(&act));
+        }
+        sent
+    }
+
+    fn ecn_cfg(window: u32) -> TcpConfig {
+        TcpConfig {
+            ecn: true,
+            initial_window: window,
+            initial_ssthresh: window as f64,
+            ..Default::default()
+        }
+    }
+
+    fn ecn_reductions(s: &TcpSender) -> Vec<f64> {
+        s.trace
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|r| r.cause == ReductionCause::Ecn)
+            .map(|r| r.cwnd_after)
+            .collect()
+    }
+
+    #[test]
+    fn ecn_echo_on_every_ack_of_a_window_halves_once_and_the_next_window_again() {
+        let cfg = ecn_cfg(20);
+        let mut s = TcpSender::new(&cfg);
+        s.trace = Some(Vec::new());
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        let first: Vec<u32> = datas(&act);
+        assert_eq!(first.len(), 20);
+        // Every ACK of the window echoes ECE, the last one too (the receiver has not
+        // seen CWR yet): one halving, and no growth on those ACKs (RFC 3168 6.1.2).
+        let second = ack_round(&mut s, &first, true, Time::ZERO, &cfg);
+        assert_eq!(ecn_reductions(&s), vec![10.0]);
+        assert_eq!(s.cwnd(), 10.0);
+        assert_eq!(s.ssthresh(), 10.0);
+        assert_eq!(second, (20..30).collect::<Vec<u32>>());
+        // The first ECE on a packet sent after the reduction halves again.
+        let mut act = Actions::default();
+        s.on_ack(Time::ZERO, 21, &[], true, &cfg, &mut act);
+        assert_eq!(ecn_reductions(&s), vec![10.0, 5.0]);
+        assert_eq!(s.ssthresh(), 5.0);
+    }
+
+    #[test]
+    fn repeated_ecn_echo_walks_cwnd_down_to_one_packet_and_not_below() {
+        let cfg = ecn_cfg(16);
+        let mut s = TcpSender::new(&cfg);
+        s.trace = Some(Vec::new());
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        let mut in_flight = datas(&act);
+        for _ in 0..5 {
+            in_flight = ack_round(&mut s, &in_flight, true, Time::ZERO, &cfg);
+        }
+        // 16 -> 8 -> 4 -> 2 -> 1, then the timer takes over (the next test).
+        assert_eq!(ecn_reductions(&s), vec![8.0, 4.0, 2.0, 1.0, 1.0]);
+        assert_eq!(s.cwnd(), 1.0);
+        assert_eq!(s.ssthresh(), 2.0, "ssthresh keeps its floor of 2");
+        assert!(in_flight.is_empty(), "held: {in_flight:?}");
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn ecn_echo_at_one_packet_sends_nothing_new_until_the_retransmission_timer() {
+        let cfg = ecn_cfg(1);
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        assert_eq!(datas(&act), vec![0]);
+        let mut now = Time::ZERO + Dur::from_millis(100);
+        for seq in 1..=3u32 {
+            // The ACK of the one packet in flight echoes ECE: nothing is sent, and
+            // the retransmission timer is reset rather than stopped.
+            act.clear();
+            s.on_ack(now, seq, &[], true, &cfg, &mut act);
+            assert_eq!(datas(&act), Vec::<u32>::new(), "ack {seq}");
+            assert_eq!(s.cwnd(), 1.0);
+            let fire = now + s.rto(&cfg);
+            assert_eq!(
+                act.timers[TimerKind::Rto as usize],
+                Some(TimerCmd::Arm(fire))
+            );
+            // Later ACKs (duplicates here) release nothing either.
+            act.clear();
+            s.on_ack(now, seq, &[], true, &cfg, &mut act);
+            assert!(act.segs.is_empty());
+            // The timer's expiry sends exactly one new packet, with CWR; not a loss.
+            act.clear();
+            s.on_rto(fire, &cfg, &mut act);
+            assert_eq!(act.segs, vec![Seg::Data { seq, cwr: true }]);
+            assert_eq!(s.cwnd(), 1.0);
+            assert_eq!(s.ssthresh(), 2.0);
+            assert_eq!(s.stats.timeouts, 0);
+            assert_eq!(s.stats.retransmits, 0);
+            now = fire + Dur::from_millis(100);
+        }
+        // Unmarked again: the window grows and the flow sends on ACKs alone.
+        act.clear();
+        s.on_ack(now, 4, &[], false, &cfg, &mut act);
+        assert_eq!(datas(&act), vec![4, 5]);
+        assert_eq!(s.cwnd(), 2.0);
+    }
+
+    #[test]
+    fn a_loss_still_floors_ssthresh_at_two_packets() {
+        // Fast retransmit with a window of 3: ssthresh = max(3 / 2, 2).
+        let cfg = TcpConfig {
+            dupthresh: 2,
+            ..ecn_cfg(3)
+        };
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+        s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), 2.0);
+        // A timeout at one packet: cwnd 1, ssthresh still 2.
+        let cfg = ecn_cfg(1);
+        let mut s = TcpSender::new(&cfg);
+        s.start(Time::ZERO, &cfg, &mut act);
+        s.on_rto(Time::from_secs(1), &cfg, &mut act);
+        assert_eq!((s.cwnd(), s.ssthresh()), (1.0, 2.0));
+        assert_eq!(s.stats.timeouts, 1);
+        // Whereas an ECE at the same window of 3 takes cwnd below 2.
+        let cfg = ecn_cfg(3);
+        let mut s = TcpSender::new(&cfg);
+        s.start(Time::ZERO, &cfg, &mut act);
+        s.on_ack(Time::ZERO, 1, &[], true, &cfg, &mut act);
+        assert_eq!((s.cwnd(), s.ssthresh()), (1.5, 2.0));
     }
 
     #[test]

@@ -223,6 +223,43 @@ ecn = true
 }
 
 #[test]
+fn an_ecn_capable_udp_flow_is_marked_and_does_not_slow_down() {
+    // A 2 Mbps ECT CBR flow through a marking RED queue on a 1 Mbps link: its
+    // early drops become marks, and it keeps sending at 2 Mbps (it ignores them).
+    let text = r#"
+name = "ecn-udp"
+duration = "20s"
+warmup = "5s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "1Mbps", delay = "10ms" }
+[qdisc]
+kind = "red"
+limit = 100
+min_th = 10
+max_th = 40
+max_p = 0.5
+ecn = true
+[[flows]]
+name = "udp"
+kind = "cbr"
+rate = "2Mbps"
+ecn = true
+"#;
+    let r = run(text);
+    let l = &r.links[0];
+    assert!(l.marks["early"] > 100, "marks {:?}", l.marks);
+    assert_eq!(l.drops["early"], 0);
+    // 2 Mbps for the 15 measured seconds: 3750 packets of 1000 bytes.
+    assert!(
+        (3700..=3800).contains(&r.flows[0].sent),
+        "sent {}",
+        r.flows[0].sent
+    );
+}
+
+#[test]
 fn graph_routes_follow_the_fewest_hops() {
     // A chain a-b-c-d with a shortcut a-d: flows a->d take the shortcut.
     let text = r#"

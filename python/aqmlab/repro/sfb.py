@@ -1,8 +1,8 @@
 """The SFB paper's experiments (seed 000).
 
 Feng, Kandlur, Saha & Shin, *Stochastic Fair Blue: A Queue Management Algorithm for
-Enforcing Fairness*, INFOCOM 2001, section III (Tables I-II, Figs. 3 and 5-8; Fig. 4
-is eq. (1) alone, ``aqmlab model sfb-misclass``).
+Enforcing Fairness*, INFOCOM 2001, section III (Tables I-II, Figs. 3-8; eq. (1) is
+also ``aqmlab model sfb-misclass``).
 
 The network of Fig. 2(b) (``scenarios/sfb-fig2b.toml``: every link 10 ms, as
 section III-B sets it; ``scenarios/sfb-fig8.toml``: the figure's own delays). 400
@@ -15,6 +15,21 @@ fourth scheme (Table I, Fig. 3(d)): 46 queues of 9 packets (414 KB), RED in each
 with min_th 2 and max_th 8 packets (2 KB / 8 KB), ns-2's max_p and w_q, packet
 round robin (quantum = the 1000-byte packet); ``sfq_bin`` gives a flow's queue.
 
+ECN: the TCP flows are ECN-capable and every scheme (SFB, RED, SFRED, SFQ+RED) marks them
+instead of dropping them early; forced, overflow and rate-limit drops stay drops,
+and the CBR flows (not ECN-capable) are always dropped. The setup (III-B) does not
+mention ECN, but the paper's schemes are marking schemes: BLUE "uses a single
+marking probability to mark packets (using ECN)" (section I), SFB's Fig. 1 says
+"Mark/drop with probability pmin", SFRED applies Adaptive RED's max_p "just as
+BLUE's marking probability can be used in SFB" (III-A); Table I's TCP loss of 0.01
+Mbit/s for 400 flows under SFB is impossible if SFB's signal is a drop; and ECN is
+a property of the TCP sources, which the paper keeps while it swaps the queue, so
+RED and SFRED saw ECN-capable packets too (ns-2's RED marks them when asked,
+``setbit_``). ``without_ecn`` turns it off, for comparison.
+
+Fig. 4 (eq. (1) against M for 90 and 900 bins) is measured here too, with
+open-loop traffic through the real qdisc (``scenarios/sfb-fig4.toml``).
+
 Every tolerance below was fixed before looking at our numbers; REPRODUCTION.md
 gives the reasons.
 """
@@ -22,6 +37,7 @@ gives the reasons.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,9 +66,18 @@ PACKET_BITS = 8 * 1000
 N_TCP = 400
 
 #: The bottleneck's queue for each scheme. SFB and SFRED per section III-B; RED's
-#: thresholds, max_p and w_q are ns-2's defaults (the paper states none).
+#: thresholds, max_p and w_q are ns-2's defaults (the paper states none). Every
+#: scheme marks ECN-capable packets (the module docstring says why).
 QDISCS: dict[str, dict[str, Any]] = {
-    "sfb": {"kind": "sfb", "limit": 200, "levels": 2, "bins": 23, "bin_size": 13, "rate_limit": "0.16Mbps"},
+    "sfb": {
+        "kind": "sfb",
+        "limit": 200,
+        "levels": 2,
+        "bins": 23,
+        "bin_size": 13,
+        "rate_limit": "0.16Mbps",
+        "ecn": True,
+    },
     "red": {
         "kind": "red",
         "limit": 200,
@@ -61,8 +86,9 @@ QDISCS: dict[str, dict[str, Any]] = {
         "max_p": 0.1,
         "w_q": 0.002,
         "mean_pkt_size": 1000,
+        "ecn": True,
     },
-    "sfred": {"kind": "sfred", "limit": 200, "levels": 2, "bins": 23},
+    "sfred": {"kind": "sfred", "limit": 200, "levels": 2, "bins": 23, "ecn": True},
     # III-B: "46 distinct queues", 414 KB "making each queue equally sized at 9 KB",
     # per-queue RED min_th / max_th 2 KB / 8 KB; 1000-byte packets. max_p, w_q: ns-2.
     "sfq_red": {
@@ -77,6 +103,7 @@ QDISCS: dict[str, dict[str, Any]] = {
         "max_p": 0.1,
         "w_q": 0.002,
         "mean_pkt_size": 1000,
+        "ecn": True,
     },
 }
 NAMES = {"sfb": "SFB", "red": "RED", "sfred": "SFRED", "sfq_red": "SFQ+RED"}
@@ -123,17 +150,17 @@ def sfb(**extra: Any) -> dict[str, Any]:
     return {**QDISCS["sfb"], **extra}
 
 
-def with_ecn(scenario: Mapping[str, Any]) -> dict[str, Any]:
-    """Diagnostic only (no experiment uses it): ECN-capable TCP flows and a
-    bottleneck that marks instead of dropping. The paper does not say whether its
-    TCP used ECN; ns-2's default was off, and so are the experiments."""
+def without_ecn(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """Diagnostic only (no experiment uses it): TCP flows that are not ECN-capable
+    and a bottleneck that drops instead of marking, as the experiments were before
+    they read the paper as marking (REPRODUCTION.md)."""
     out = copy.deepcopy(dict(scenario))
     for spec in out["flows"]:
         if spec["kind"] == "tcp":
-            spec["ecn"] = True
+            spec["ecn"] = False
     for link in out["topology"]["links"]:
         if "qdisc" in link:
-            link["qdisc"]["ecn"] = True
+            link["qdisc"]["ecn"] = False
     return out
 
 
@@ -143,7 +170,7 @@ def table1_diagnostic(
     """Table I's points with ``transform`` (scenario -> scenario) applied, simulated
     (uncached) and averaged over ``seeds``: loss and throughput in Mbit/s, and the
     share of the non-responsive flow's drops that were ``rate_limit`` (pmin = 1).
-    For the diagnostics in REPRODUCTION.md, e.g. ``table1_diagnostic(with_ecn)``."""
+    For the diagnostics in REPRODUCTION.md, e.g. ``table1_diagnostic(without_ecn)``."""
     import pandas as pd
 
     from aqmlab.repro._core import load_scenario, run_all, run_key
@@ -493,14 +520,271 @@ register(
 )
 
 
-# ---- Fig. 5: 4 and 8 non-responsive flows, misclassification ------------------------
-
-HASH_SEEDS = (1, 2, 3, 4, 5)
+# ---- Fig. 4: eq. (1), and the real qdisc's misclassification drawn over it ---------
 
 
 def misclassification(levels: int, bins: int, nonresponsive: int) -> float:
     """Eq. (1): [1 - (1 - 1/B)^M]^L (as ``aqmlab model sfb-misclass``)."""
     return (1.0 - (1.0 - 1.0 / bins) ** nonresponsive) ** levels
+
+
+#: Fig. 4's panels: total bins -> the M of each measured point. Each L = 1, 2, 3
+#: splits the total into L levels of total / L bins.
+FIG4_M = {90: (10, 20, 45, 60, 90), 900: (100, 200, 450, 600, 900)}
+FIG4_LEVELS = (1, 2, 3)
+FIG4_HASH_SEEDS = (1, 2, 3, 4, 5)
+FIG4_LOW = 400  # low-rate flows, the "responsive" flows eq. (1) counts
+#: Eq. (1)'s values the paper quotes (III-C): (L, B, M) -> p.
+EQ1_QUOTED = {(2, 23, 4): 0.0265, (2, 23, 8): 0.0896, (1, 46, 4): 0.0842, (1, 46, 8): 0.1612}
+
+
+def fig4_scenario(base: Mapping[str, Any], total: int, levels: int, m: int, hash_seed: int) -> dict[str, Any]:
+    """``scenarios/sfb-fig4.toml`` with ``m`` non-responsive flows and ``total`` bins
+    split over ``levels`` levels. What scales with M (the file says why): the M
+    flows offer 4x the link between them, the buffer is 8 x M packets (at least
+    100); the rest (rate limit 0.16 Mbps, ``bin_size`` 3, ECN) is the file's."""
+    out = copy.deepcopy(dict(base))
+    link_kbps = _kbps(out["topology"]["bottleneck"]["rate"])
+    out = with_flows(out, "nonresp", count=m, rate=f"{round(4 * link_kbps / m)}kbps")
+    out["qdisc"] = {
+        **out["qdisc"],
+        "levels": levels,
+        "bins": total // levels,
+        "limit": max(100, 8 * m),
+        "hash_seed": hash_seed,
+    }
+    return out
+
+
+def _kbps(text: str) -> float:
+    units = {"kbps": 1.0, "Mbps": 1e3, "Gbps": 1e6}
+    for unit, scale in units.items():
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    raise ValueError(f"rate {text!r}: expected kbps, Mbps or Gbps")
+
+
+def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
+    base = bases["sfb-fig4"]
+    return [
+        Point(
+            {"total_bins": total, "levels": levels, "nonresp": m, "hash_seed": h},
+            fig4_scenario(base, total, levels, m, h),
+        )
+        for total, ms in FIG4_M.items()
+        for levels in FIG4_LEVELS
+        for m in ms
+        for h in FIG4_HASH_SEEDS
+    ]
+
+
+_M64 = (1 << 64) - 1
+
+
+def _mix64(z: int) -> int:
+    """``aqm::rng::mix64`` (SplitMix64's finaliser), on Python ints."""
+    z = (z + 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def sfb_bins(hash_seed: int, levels: int, bins: int, flow: int) -> tuple[int, ...]:
+    """The bins of ``flow`` in a fixed-hash SFB (key generation 1), level by level:
+    ``aqm::sfb::level_key`` and ``aqm::rng::keyed_hash`` re-done in Python, so that
+    a run's misclassified flows can be predicted from its hash alone."""
+    out = []
+    for level in range(levels):
+        key = _mix64(_mix64(hash_seed) ^ ((1 << 32) | level))
+        h = _mix64(key ^ ((flow * 0x2545F4914F6CDD1D) & _M64)) >> 32
+        out.append(h % bins)
+    return tuple(out)
+
+
+def _fig4_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+    """Low-rate flows the queue rate-limited (a ``rate_limit`` drop: the queue found
+    all their bins at pm = 1); those the run's hash says share every bin with a
+    non-responsive flow (``low_hashed``), and where the two disagree; and whether
+    every non-responsive flow was identified."""
+    f = result.flows
+    low = f[f["group"] == "low"]
+    nr = f[f["group"] == "nonresp"]
+    levels, bins = int(label["levels"]), int(label["total_bins"]) // int(label["levels"])
+    seed = int(label["hash_seed"])
+    polluted = [set() for _ in range(levels)]
+    for fid in nr["id"]:
+        for level, b in enumerate(sfb_bins(seed, levels, bins, int(fid))):
+            polluted[level].add(b)
+    hashed = [
+        all(b in polluted[level] for level, b in enumerate(sfb_bins(seed, levels, bins, int(fid))))
+        for fid in low["id"]
+    ]
+    limited = list(low["drops_rate_limit"] > 0)
+    drops = nr["drops_total"].sum()
+    return {
+        "low_flows": float(len(low)),
+        "low_rate_limited": float(sum(limited)),
+        "low_hashed": float(sum(hashed)),
+        "low_missed": float(sum(h and not x for h, x in zip(hashed, limited))),
+        "low_extra": float(sum(x and not h for h, x in zip(hashed, limited))),
+        "low_sent_mean": float(low["sent"].mean()),
+        "nonresp_rate_limit_pct": 100.0 * float(nr["drops_rate_limit"].sum() / drops) if drops else 0.0,
+        "nonresp_never_limited": float((nr["drops_rate_limit"] == 0).sum()),
+    }
+
+
+def _fig4_tolerance(p: float, n: int) -> float:
+    """Three binomial standard errors of a fraction of ``n`` flows, plus 0.01 (the
+    spread of the polluted-bin count from one hash draw to the next is not in the
+    binomial, and a misclassified flow may rarely escape detection), rounded up to
+    0.001."""
+    return math.ceil(1000 * (3.0 * math.sqrt(p * (1.0 - p) / n) + 0.01)) / 1000
+
+
+def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
+    src = f"{CITE}, Fig. 4 / III-C"
+    checks = []
+    for (levels, bins, m), quoted in EQ1_QUOTED.items():
+        checks.append(
+            within(
+                f"eq. (1), L = {levels}, B = {bins}, M = {m}",
+                f"{CITE}, III-C",
+                100 * quoted,
+                100 * misclassification(levels, bins, m),
+                0.005,
+                "%",
+                note="the closed form against the values the paper quotes (rounded to 0.01%)",
+            )
+        )
+    measured: dict[tuple[int, int, int], float] = {}
+    for total, ms in FIG4_M.items():
+        for levels in FIG4_LEVELS:
+            for m in ms:
+                sel = runs[(runs.total_bins == total) & (runs.levels == levels) & (runs.nonresp == m)]
+                n = float(sel["low_flows"].sum())
+                frac = float(sel["low_rate_limited"].sum()) / n
+                by_seed = sel["low_rate_limited"] / sel["low_flows"]
+                measured[(total, levels, m)] = frac
+                p = misclassification(levels, total // levels, m)
+                tol = _fig4_tolerance(p, int(n))
+                hashed = float(sel["low_hashed"].sum()) / n
+                checks.append(
+                    within(
+                        f"{total} bins, L = {levels}, M = {m}: misclassified fraction",
+                        src,
+                        p,
+                        frac,
+                        tol,
+                        "",
+                        sd=float(by_seed.std(ddof=1)) if len(by_seed) > 1 else None,
+                        paper_text=f"eq. (1): {p:.4f}",
+                        note=f"{int(n)} low-rate flows over {len(sel)} hash seeds; "
+                        f"band 3 binomial SE + 0.01; the runs' hashes predict {hashed:.4f}",
+                    )
+                )
+    for total in FIG4_M:
+        for levels in FIG4_LEVELS:
+            sel = runs[(runs.total_bins == total) & (runs.levels == levels)]
+            n = float(sel["low_flows"].sum())
+            wrong = float(sel["low_missed"].sum() + sel["low_extra"].sum())
+            checks.append(
+                band(
+                    f"{total} bins, L = {levels}: flows where qdisc and hash disagree",
+                    src,
+                    "a flow is misclassified when all its bins are polluted",
+                    100.0 * wrong / n,
+                    0.0,
+                    1.0,
+                    "%",
+                    "<= 1% of flows",
+                    note=f"{int(sel['low_missed'].sum())} hashed into polluted bins only but never "
+                    f"rate-limited, {int(sel['low_extra'].sum())} rate-limited with a clean bin, "
+                    f"of {int(n)}; non-responsive flows never identified: "
+                    f"{int(sel['nonresp_never_limited'].sum())}",
+                )
+            )
+    for total, ms in FIG4_M.items():
+        small, large = ms[0], ms[-1]
+        checks.append(
+            trend(
+                f"{total} bins, M = {small}: more levels, fewer misclassified",
+                src,
+                "when the number of non-responsive flows is small compared to the number of bins, "
+                "multiple levels keep misclassification extremely low",
+                measured[(total, 3, small)] < measured[(total, 2, small)] < measured[(total, 1, small)],
+                note="measured L = 3 < L = 2 < L = 1",
+            )
+        )
+        checks.append(
+            trend(
+                f"{total} bins, M = {large}: one level misclassifies least",
+                src,
+                "past half the number of bins, the single level affords the smallest probability",
+                measured[(total, 1, large)] < measured[(total, 2, large)] < measured[(total, 3, large)],
+                note="measured L = 1 < L = 2 < L = 3",
+            )
+        )
+    return checks
+
+
+def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
+    import numpy as np
+
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
+    for ax, (total, ms) in zip(axes, FIG4_M.items()):
+        grid = np.arange(0, total + 1)
+        for levels, color in zip(FIG4_LEVELS, ("C0", "C1", "C2")):
+            theory = [misclassification(levels, total // levels, int(m)) for m in grid]
+            ax.plot(grid, theory, color=color, lw=1.2, label=f"L={levels} (eq. 1)")
+            xs, ys, es, hashed = [], [], [], []
+            for m in ms:
+                sel = runs[(runs.total_bins == total) & (runs.levels == levels) & (runs.nonresp == m)]
+                if sel.empty:
+                    continue
+                n = float(sel["low_flows"].sum())
+                frac = float(sel["low_rate_limited"].sum()) / n
+                xs.append(m)
+                ys.append(frac)
+                hashed.append(float(sel["low_hashed"].sum()) / n)
+                es.append(math.sqrt(max(frac * (1 - frac), 1e-12) / n))
+            ax.errorbar(xs, ys, yerr=es, fmt="o", color=color, ms=4, capsize=2, label=f"L={levels} (SFB)")
+            ax.plot(xs, hashed, "x", color=color, ms=5)
+        ax.set_xlim(0, total)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("number of non-responsive flows")
+        ax.set_ylabel("probability of misclassification")
+        ax.set_title(f"({'a' if total == 90 else 'b'}) {total} bins", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(
+        "SFB Fig. 4: eq. (1) (lines), the qdisc's rate-limited flows (dots), the runs' hashes (x)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+register(
+    Experiment(
+        id="sfb-fig4",
+        paper=PAPER,
+        title="Probability of misclassification vs non-responsive flows, 90 and 900 bins, L = 1-3",
+        source="Fig. 4, eq. (1), section III-C",
+        scenarios=("sfb-fig4",),
+        points=_fig4_points,
+        measure=_fig4_numbers,
+        checks=_fig4_checks,
+        plot=_fig4_plot,
+        seeds=1,
+        notes="Each point is one hash seed (seeds 1-5); open-loop traffic, see scenarios/sfb-fig4.toml.",
+    )
+)
+
+
+# ---- Fig. 5: 4 and 8 non-responsive flows, misclassification ------------------------
+
+HASH_SEEDS = (1, 2, 3, 4, 5)
 
 
 def _fig5_point(base: Mapping[str, Any], m: int, hash_seed: int, **qdisc: Any) -> dict[str, Any]:
