@@ -41,8 +41,9 @@ RESULTS = BENCH / "results" / "scale.json"
 
 
 def dumbbell(
-    name: str, flows: int, bottleneck: str, duration: str, warmup: str, limit: int, extra: str = ""
+    name: str, bottleneck: str, duration: str, warmup: str, limit: int, flows: str, access: str = "1Gbps"
 ) -> str:
+    """A dumbbell scenario: 1 ms access links, a 10 ms bottleneck with DropTail(limit)."""
     return f"""name = "{name}"
 duration = "{duration}"
 warmup = "{warmup}"
@@ -50,20 +51,24 @@ seed = 1
 
 [topology]
 kind = "dumbbell"
-access = {{ rate = "1Gbps", delay = "1ms" }}
+access = {{ rate = "{access}", delay = "1ms" }}
 bottleneck = {{ rate = "{bottleneck}", delay = "10ms" }}
 
 [qdisc]
 kind = "droptail"
 limit = {limit}
 
-[[flows]]
+{flows}"""
+
+
+def tcp_flows(count: int) -> str:
+    return f"""[[flows]]
 name = "tcp"
 kind = "tcp"
 variant = "newreno"
-count = {flows}
+count = {count}
 max_window = 100000
-{extra}"""
+"""
 
 
 #: Reads a run's --json output and prints the few figures this script uses.
@@ -117,7 +122,7 @@ def measured_run(aqmlab: Path, toml: str) -> dict:
 def flows_table(aqmlab: Path, counts: list[int]) -> list[dict]:
     rows = []
     for n in counts:
-        r = measured_run(aqmlab, dumbbell(f"scale-{n}", n, "1Gbps", "10s", "2s", 2500))
+        r = measured_run(aqmlab, dumbbell(f"scale-{n}", "1Gbps", "10s", "2s", 2500, tcp_flows(n)))
         r["flows"] = n
         rows.append(r)
         print(
@@ -130,7 +135,7 @@ def flows_table(aqmlab: Path, counts: list[int]) -> list[dict]:
 
 
 def big(aqmlab: Path) -> dict:
-    r = measured_run(aqmlab, dumbbell("scale-100k-10g", 100_000, "10Gbps", "10s", "2s", 25_000))
+    r = measured_run(aqmlab, dumbbell("scale-100k-10g", "10Gbps", "10s", "2s", 25_000, tcp_flows(100_000)))
     print(
         f"100,000 flows over 10 Gbit/s, 10 s: {r['events']:,} events in {r['wall']:.1f} s wall, "
         f"{r['cpu']:.1f} CPU s ({r['events_per_cpu_s'] / 1e6:.2f} M/CPU s), "
@@ -143,8 +148,8 @@ def big(aqmlab: Path) -> dict:
 
 def million(aqmlab: Path) -> dict:
     n = 1_000_000
-    r = measured_run(aqmlab, dumbbell("scale-1m", n, "10Gbps", "2s", "1s", 25_000))
-    small = measured_run(aqmlab, dumbbell("scale-1m-base", 10, "10Gbps", "2s", "1s", 25_000))
+    r = measured_run(aqmlab, dumbbell("scale-1m", "10Gbps", "2s", "1s", 25_000, tcp_flows(n)))
+    small = measured_run(aqmlab, dumbbell("scale-1m-base", "10Gbps", "2s", "1s", 25_000, tcp_flows(10)))
     r["flows"] = n
     r["bytes_per_flow"] = (r["max_rss_bytes"] - small["max_rss_bytes"]) / n
     print(
@@ -158,27 +163,9 @@ def million(aqmlab: Path) -> dict:
 
 def queue(aqmlab: Path) -> dict:
     def run(limit: int) -> dict:
-        toml = f"""name = "scale-queue-{limit}"
-duration = "1s"
-warmup = "100ms"
-seed = 1
-
-[topology]
-kind = "dumbbell"
-access = {{ rate = "40Gbps", delay = "1ms" }}
-bottleneck = {{ rate = "10Gbps", delay = "10ms" }}
-
-[qdisc]
-kind = "droptail"
-limit = {limit}
-
-[[flows]]
-name = "udp"
-kind = "cbr"
-rate = "20Gbps"
-count = 1
-start_spread = "0s"
-"""
+        # A CBR flow at twice the bottleneck's rate fills the queue in 0.8 s.
+        cbr = '[[flows]]\nname = "udp"\nkind = "cbr"\nrate = "20Gbps"\ncount = 1\nstart_spread = "0s"\n'
+        toml = dumbbell(f"scale-queue-{limit}", "10Gbps", "1s", "100ms", limit, cbr, access="40Gbps")
         return measured_run(aqmlab, toml)
 
     full, base = run(1_000_000), run(1_000)
