@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
+from aqmlab.repro import choke_models as _choke_models  # noqa: F401  (Tables II and III)
 from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experiments)
 from aqmlab.repro._core import (
     REGISTRY,

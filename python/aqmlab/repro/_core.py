@@ -108,10 +108,24 @@ def parse_seconds(text: str) -> float:
     return float(m.group(1)) * (1e-3 if m.group(2) == "ms" else 1.0)
 
 
+#: The key of a point that runs the queue lab rather than a network scenario.
+QUEUE_LAB = "queue_lab"
+#: Arrivals of a queue-lab point in a shortened (``--duration``) run.
+QUICK_LAB_PACKETS = 100_000
+
+
 def shortened(scenario: Mapping[str, Any], duration: str | None) -> dict[str, Any]:
     """``scenario`` run for ``duration`` with a warm-up of a fifth of it (the paper
-    runs' 20 s of 100 s), for quick runs and tests."""
+    runs' 20 s of 100 s), for quick runs and tests. A queue-lab point has no
+    duration: it runs ``QUICK_LAB_PACKETS`` arrivals instead."""
     out = copy.deepcopy(dict(scenario))
+    if QUEUE_LAB in out:
+        # No simulated time to shorten: a quick run is fewer arrivals instead.
+        if duration is not None:
+            parse_seconds(duration)
+            lab = out[QUEUE_LAB]
+            lab["packets"] = min(int(lab["packets"]), QUICK_LAB_PACKETS)
+        return out
     if duration is not None:
         seconds = parse_seconds(duration)
         out["duration"] = f"{seconds:g}s"
@@ -407,10 +421,30 @@ def write_cached(cache_dir: Path, key: str, scenario: Mapping[str, Any], seed: i
 
 
 def _simulate(scenario: Mapping[str, Any], seed: int) -> str:
-    """One run in a worker process; returns the result's JSON (cheap to pickle)."""
+    """One run in a worker process; returns the result's JSON (cheap to pickle).
+    A point whose scenario is ``{"queue_lab": {...}}`` is a run of ``aqmlab
+    queue-lab`` (the CHOKe models' setting) instead of a network."""
+    if QUEUE_LAB in scenario:
+        return _queue_lab(scenario[QUEUE_LAB], seed)
     import aqmlab
 
     return aqmlab.run(dict(scenario), seed=seed).to_json()
+
+
+def _queue_lab(args: Mapping[str, Any], seed: int) -> str:
+    """``aqmlab queue-lab ... --seed SEED --json`` with ``args`` as its flags (a list
+    value joins with commas), in a child process; returns its JSON."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "aqmlab", "queue-lab", "--seed", str(seed), "--json"]
+    for flag, value in args.items():
+        text = ",".join(f"{v:g}" for v in value) if isinstance(value, (list, tuple)) else str(value)
+        argv += [f"--{flag.replace('_', '-')}", text]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[2:])} failed: {proc.stderr.strip()}")
+    return proc.stdout
 
 
 @dataclass
