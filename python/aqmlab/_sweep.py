@@ -333,6 +333,7 @@ def sweep(
         Path(cache_dir) if cache_dir is not None else None,
         jobs=jobs,
         progress=progress,
+        on_result=_tables_of,
     )
     done = [(label, seed, results[run_key(point, seed)]) for label, point, seed in planned]
     return Sweep(
@@ -342,6 +343,15 @@ def sweep(
         cached=stats.cached,
         seconds=stats.seconds,
     )
+
+
+def _tables_of(result: Result) -> None:
+    """Builds a run's tables (and imports pandas, the first time) as soon as it is
+    done. The parent process is otherwise idle while the workers run, so this work
+    no longer waits for the last run: it was most of the serial second that kept a
+    2-worker sweep below 1.8x the speed of one (BENCHMARKS.md, "Parallel sweeps")."""
+    for name in ("groups", "flows", "links"):
+        getattr(result, name)
 
 
 # ---- the command line -------------------------------------------------------------------

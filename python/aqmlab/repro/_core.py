@@ -492,10 +492,13 @@ def run_all(
     *,
     jobs: int | None = None,
     progress: bool = True,
+    on_result: Callable[[Result], object] | None = None,
 ) -> tuple[dict[str, Result], RunStats]:
     """Runs every (scenario, seed) not already cached, ``jobs`` at a time, and
     returns {key: Result} for all of them. Each finished run is cached at once, so
-    an interrupted sweep resumes where it stopped."""
+    an interrupted sweep resumes where it stopped. ``on_result`` is called with
+    each result as it arrives (cached ones first): work the caller would do on every
+    result afterwards, done there, overlaps with the runs still going."""
     from aqmlab.result import Result
 
     started = time.monotonic()
@@ -510,6 +513,8 @@ def run_all(
         if cached is not None:
             results[key] = cached
             stats.cached += 1
+            if on_result is not None:
+                on_result(cached)
         else:
             todo[key] = (scenario, seed)
 
@@ -522,6 +527,8 @@ def run_all(
         if cache_dir is not None:
             scenario, seed = todo[key]
             write_cached(cache_dir, key, scenario, seed, result)
+        if on_result is not None:
+            on_result(result)
         bar.step()
 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
