@@ -295,7 +295,7 @@ def test_choke_fig3_holds_udp_to_a_fraction_of_the_link():
     assert bool(rows.loc["CHOKe: UDP throughput", "pass"]) == (150 <= choke_udp * 1000 <= 350)
 
 
-def test_choke_tables_ii_and_iii_theory_to_the_printed_digits_and_the_lab_beside_it(tmp_path):
+def test_choke_tables_ii_and_iii_theory_to_the_printed_digits_and_the_lab_beside_it(tmp_path, monkeypatch):
     # Quick runs (100,000 arrivals, one seed): the model columns must equal the
     # paper's tables to every printed digit (exact, whatever the run length), and
     # the queue lab must be near the model: within 5% or 0.01 here (a small P_0 is
@@ -312,3 +312,8 @@ def test_choke_tables_ii_and_iii_theory_to_the_printed_digits_and_the_lab_beside
     assert not far.any(), sim[far][["quantity", "paper_value", "ours"]]
     for name in ("choke-table2.csv", "choke-table2.png", "choke-table3.csv", "choke-table3.png"):
         assert (tmp_path / name).is_file(), name
+    # Queue-lab runs are cached like network runs: the same call again runs nothing.
+    counter = Counter(monkeypatch)
+    again = aqmlab.repro(["choke-table2", "choke-table3"], out=tmp_path, seeds=1, jobs=1, duration="1s")
+    assert counter.calls == 0
+    pd.testing.assert_frame_equal(again, table)

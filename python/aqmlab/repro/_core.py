@@ -387,7 +387,9 @@ def read_cached(cache_dir: Path, key: str) -> Result | None:
             return None
         text = entry["result"]
         data = json.loads(text)
-        if not isinstance(data, dict) or "flows" not in data or "groups" not in data:
+        lab = isinstance(entry.get("scenario"), dict) and QUEUE_LAB in entry["scenario"]
+        required = ("flows", "p0") if lab else ("flows", "groups")
+        if not isinstance(data, dict) or any(k not in data for k in required):
             return None
         return Result(text)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
