@@ -588,7 +588,10 @@ impl Simulation {
             "bottleneck" => "left->right",
             other => other,
         };
-        (0..self.links.len()).position(|l| self.link_name(l) == name)
+        let (from, to) = name.split_once("->")?;
+        self.links
+            .iter()
+            .position(|l| self.nodes[l.from as usize] == from && self.nodes[l.to as usize] == to)
     }
 
     /// Writes a pcap of link direction `link` to `path` as the run goes.
