@@ -1,28 +1,20 @@
 //! The registry of built-in qdiscs: [`QdiscSpec`] (what a scenario says, tagged by
 //! `kind`) and [`AnyQdisc`] (what the engine runs, dispatched statically as smoltcp's
-//! `AnyController`). Adding a qdisc is one line in the `registry!` call below.
+//! `AnyController`). Adding a qdisc is one line in the `registry!` call below
+//! (and its `pub mod` in `lib.rs`): its parameters' [`QdiscParams`] say how to
+//! build it and which configurations the property tests run.
 //!
 //! Every qdisc but DropTail is boxed: an enum is as large as its largest variant,
 //! and a dumbbell of a million flows has four million DropTail access links that
 //! would otherwise each carry room for an SFB (BENCHMARKS.md, memory per flow).
 //! DropTail stays inline because it is most links and the cheapest to run.
 
-use crate::blue::{Blue, BlueParams};
-use crate::breathe::{Breathe, BreatheParams};
-use crate::choke::{Choke, ChokeParams};
-use crate::droptail::{DropTail, DropTailParams};
-use crate::mrul::{Mrul, MrulParams};
-use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
-use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{Red, RedParams};
-use crate::sfb::{Sfb, SfbParams};
-use crate::sfq::{Sfq, SfqParams};
-use crate::sfred::{Sfred, SfredParams};
+use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use serde::{Deserialize, Serialize};
 
 macro_rules! registry {
-    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty, |$p:ident, $link:ident| $build:expr; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty; )*) => {
         /// A qdisc as a scenario names it: `kind` plus that qdisc's parameters.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind")]
@@ -40,6 +32,30 @@ macro_rules! registry {
             /// The `kind` names, in registry order.
             pub const KINDS: &'static [&'static str] = &[$($kind),*];
 
+            /// Every kind's defaults followed by its own property-test
+            /// configurations ([`QdiscParams::property_configs`]), in registry order.
+            pub fn property_configs() -> Vec<QdiscSpec> {
+                let mut all = Vec::new();
+                $(
+                    all.push(QdiscSpec::$variant(<$params>::default()));
+                    all.extend(
+                        <$params as QdiscParams>::property_configs()
+                            .into_iter()
+                            .map(QdiscSpec::$variant),
+                    );
+                )*
+                all
+            }
+
+            /// The keys `kind` accepts (its parameters' field names), or `None`
+            /// for an unknown kind.
+            pub fn keys(kind: &str) -> Option<&'static [&'static str]> {
+                match kind {
+                    $( $kind => Some(field_names::<$params>()), )*
+                    _ => None,
+                }
+            }
+
             /// This spec's `kind`.
             pub fn kind(&self) -> &'static str {
                 match self { $( QdiscSpec::$variant(_) => $kind, )* }
@@ -48,11 +64,7 @@ macro_rules! registry {
             /// Validates the parameters and builds the qdisc for a link.
             pub fn build(&self, link: &LinkInfo) -> Result<AnyQdisc, ParamError> {
                 match self {
-                    $( QdiscSpec::$variant($p) => {
-                        let $link = link;
-                        let _ = $link;
-                        Ok(AnyQdisc::$variant(<$store>::from($build?)))
-                    } )*
+                    $( QdiscSpec::$variant(p) => Ok(AnyQdisc::$variant(<$store>::from(p.build(link)?))), )*
                 }
             }
         }
@@ -94,30 +106,60 @@ macro_rules! registry {
 
 registry! {
     /// A FIFO with tail or front drop.
-    DropTail = "droptail": DropTail, DropTailParams, |p, _link| DropTail::new(p.clone());
+    DropTail = "droptail": crate::droptail::DropTail, crate::droptail::DropTailParams;
     /// Random Early Detection, with gentle (GRED), adaptive, byte mode and ECN.
-    Red = "red": Box<Red>, RedParams, |p, link| Red::new(p.clone(), link);
+    Red = "red": Box<crate::red::Red>, crate::red::RedParams;
     /// BLUE: one marking probability raised on overflow, lowered on idle.
-    Blue = "blue": Box<Blue>, BlueParams, |p, _link| Blue::new(p.clone());
+    Blue = "blue": Box<crate::blue::Blue>, crate::blue::BlueParams;
     /// Stochastic Fair BLUE: Bloom-filter bins of BLUE, rate-limits pmin = 1 flows.
-    Sfb = "sfb": Box<Sfb>, SfbParams, |p, _link| Sfb::new(p.clone());
+    Sfb = "sfb": Box<crate::sfb::Sfb>, crate::sfb::SfbParams;
     /// Stochastic Fair RED (SFB paper III-A): Bloom-filter bins of adaptive RED.
-    Sfred = "sfred": Box<Sfred>, SfredParams, |p, link| Sfred::new(p.clone(), link);
+    Sfred = "sfred": Box<crate::sfred::Sfred>, crate::sfred::SfredParams;
     /// CHOKe: RED plus matched drops of the arrival and queued packets of its flow.
-    Choke = "choke": Box<Choke>, ChokeParams, |p, link| Choke::new(p.clone(), link);
+    Choke = "choke": Box<crate::choke::Choke>, crate::choke::ChokeParams;
     /// BREATHe: RED plus drops of flows in a heavy-hitter set of C / r_limit counters.
-    Breathe = "breathe": Box<Breathe>, BreatheParams, |p, link| Breathe::new(p.clone(), link);
+    Breathe = "breathe": Box<crate::breathe::Breathe>, crate::breathe::BreatheParams;
     /// Scalable Fair RED over a Most-Recently-Used List of flows.
-    Mrul = "mrul": Box<Mrul>, MrulParams, |p, link| Mrul::new(p.clone(), link);
+    Mrul = "mrul": Box<crate::mrul::Mrul>, crate::mrul::MrulParams;
     /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
-    Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
+    Nlred = "nlred": Box<crate::nlred::Nlred>, crate::nlred::NlredParams;
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
-    Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
+    Sfq = "sfq": Box<crate::sfq::Sfq>, crate::sfq::SfqParams;
+}
+
+/// The field names serde knows for `T`, read from what `T::deserialize` asks of a
+/// deserializer (a struct's `FIELDS`), without parsing anything.
+fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Probe(&'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for &mut Probe {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = fields;
+            Err(de::Error::custom("fields read"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    let mut probe = Probe(&[]);
+    let _ = T::deserialize(&mut probe);
+    probe.0
 }
 
 impl Default for QdiscSpec {
     fn default() -> Self {
-        QdiscSpec::DropTail(DropTailParams::default())
+        QdiscSpec::DropTail(Default::default())
     }
 }
 
@@ -141,6 +183,19 @@ mod tests {
         assert!(e.to_string().contains("unknown field `min_thresh`"), "{e}");
         let e = toml::from_str::<QdiscSpec>("kind = \"fq_magic\"").unwrap_err();
         assert!(e.to_string().contains("unknown variant `fq_magic`"), "{e}");
+    }
+
+    #[test]
+    fn every_kind_lists_its_keys_and_brings_property_configs_of_its_own() {
+        let red = QdiscSpec::keys("red").unwrap();
+        assert!(red.contains(&"min_th") && red.contains(&"byte_mode"));
+        assert_eq!(QdiscSpec::keys("droptail"), Some(&["limit", "drop"][..]));
+        assert_eq!(QdiscSpec::keys("fq_magic"), None);
+        let configs = QdiscSpec::property_configs();
+        for kind in QdiscSpec::KINDS {
+            let own = configs.iter().filter(|c| c.kind() == *kind).count();
+            assert!(own >= 2, "{kind}: only {own} property config(s)");
+        }
     }
 
     #[test]

@@ -21,45 +21,32 @@
 //! raise it on overflow only, as the SFB paper's summary describes. The link-idle
 //! event is "a dequeue finds the queue empty": the qdisc has no clock of its own.
 //!
-//! Defaults: `increment = 0.0025`, `decrement = 0.00025` (the values the ns-3 SFB
-//! port uses, reported as ns-2's BLUE defaults; the SFB paper states none),
-//! `freeze_time = 100ms` (the BLUE report's order of magnitude; not checked against
-//! its text here, which is not among the seeds), and
-//! `limit = 200` packets: the SFB paper's 200 KB buffer (000 section III-B) at
-//! 1000-byte packets.
+//! Defaults: the steps the ns-3 SFB port uses, reported as ns-2's BLUE defaults
+//! (the SFB paper states none); a freeze time of the BLUE report's order of
+//! magnitude (its text is not among the seeds: unverified); the SFB paper's 200 KB
+//! buffer (000 section III-B) at 1000-byte packets.
 
 use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::Packet;
-use crate::qdisc::{check, Ctx, Limit, ParamError, Qdisc, Verdict};
-use crate::time::{Dur, Time};
-use serde::{Deserialize, Serialize};
+use crate::parts::blue_probability::{check_step, BlueProbability};
+use crate::parts::fifo::{backlog_of, LimitedQueue};
+use crate::parts::params::qdisc_params;
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
+use crate::time::Dur;
 
-/// BLUE parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BlueParams {
-    /// Capacity in packets. Default 200: the SFB paper's 200 KB at 1000-byte packets.
-    pub limit: u32,
-    /// Step by which `p` rises on overflow. Default 0.0025 (ns-2 `Queue/Blue`).
-    pub increment: f64,
-    /// Step by which `p` falls when the link goes idle. Default 0.00025 (ns-2).
-    pub decrement: f64,
-    /// Least time between two changes of `p`. Default 100ms (BLUE report).
-    pub freeze_time: Dur,
-    /// CE-mark ECN-capable packets instead of dropping them early.
-    pub ecn: bool,
-}
-
-impl Default for BlueParams {
-    fn default() -> Self {
-        BlueParams {
-            limit: 200,
-            increment: 0.0025,
-            decrement: 0.00025,
-            freeze_time: Dur::from_millis(100),
-            ecn: false,
-        }
+qdisc_params! {
+    /// BLUE parameters.
+    pub struct BlueParams {
+        /// Capacity in packets (the SFB paper's 200 KB at 1000-byte packets).
+        limit: u32 = 200,
+        /// Step by which `p` rises on overflow (ns-2 `Queue/Blue`).
+        increment: f64 = 0.0025,
+        /// Step by which `p` falls when the link goes idle (ns-2).
+        decrement: f64 = 0.00025,
+        /// Least time between two changes of `p` (BLUE report).
+        freeze_time: Dur = Dur::from_millis(100),
+        /// CE-mark ECN-capable packets instead of dropping them early.
+        ecn: bool = false,
     }
 }
 
@@ -71,59 +58,19 @@ impl BlueParams {
     }
 }
 
-/// A BLUE step must be in (0, 1]. Shared with SFB.
-pub(crate) fn check_step(key: &'static str, v: f64) -> Result<(), ParamError> {
-    if v > 0.0 && v <= 1.0 {
-        Ok(())
-    } else {
-        Err(ParamError::new(key, v, "must be in (0, 1]"))
+impl QdiscParams for BlueParams {
+    type Qdisc = Blue;
+    fn build(&self, _link: &LinkInfo) -> Result<Blue, ParamError> {
+        Blue::new(self.clone())
     }
-}
-
-/// A BLUE probability with its freeze clock: the state of a BLUE queue, and of
-/// every SFB bin.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct BlueProbability {
-    /// The marking probability, in [0, 1].
-    pub p: f64,
-    /// The earliest time `p` may change again.
-    next_update: Time,
-}
-
-impl Default for BlueProbability {
-    fn default() -> Self {
-        BlueProbability {
-            p: 0.0,
-            next_update: Time::ZERO,
-        }
-    }
-}
-
-impl BlueProbability {
-    /// Raises `p` by `step` unless it changed less than `freeze` ago. Returns
-    /// whether it changed.
-    #[inline]
-    pub fn raise(&mut self, step: f64, now: Time, freeze: Dur) -> bool {
-        if now < self.next_update {
-            return false;
-        }
-        // Snap to 1 so that 1/step increments reach exactly 1 despite rounding.
-        let p = self.p + step;
-        self.p = if p > 1.0 - 1e-9 { 1.0 } else { p };
-        self.next_update = now + freeze;
-        true
-    }
-
-    /// Lowers `p` by `step` unless it changed less than `freeze` ago.
-    #[inline]
-    pub fn lower(&mut self, step: f64, now: Time, freeze: Dur) -> bool {
-        if now < self.next_update {
-            return false;
-        }
-        let p = self.p - step;
-        self.p = if p < 1e-12 { 0.0 } else { p };
-        self.next_update = now + freeze;
-        true
+    fn property_configs() -> Vec<Self> {
+        vec![BlueParams {
+            limit: 6,
+            increment: 0.2,
+            decrement: 0.05,
+            freeze_time: Dur::from_millis(1),
+            ecn: true,
+        }]
     }
 }
 
@@ -131,7 +78,7 @@ impl BlueProbability {
 pub struct Blue {
     params: BlueParams,
     prob: BlueProbability,
-    queue: PacketFifo,
+    queue: LimitedQueue,
 }
 
 impl Blue {
@@ -139,7 +86,7 @@ impl Blue {
         params.validate()?;
         Ok(Blue {
             prob: BlueProbability::default(),
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: LimitedQueue::new(params.limit),
             params,
         })
     }
@@ -150,14 +97,27 @@ impl Blue {
     }
 }
 
-impl Qdisc for Blue {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+impl Blue {
+    /// The buffer overflowed: `p` rises, the arrival is dropped. Out of line, to
+    /// keep the common path light.
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let p = &self.params;
-        if self.queue.len() >= p.limit as usize {
-            self.prob.raise(p.increment, ctx.now, p.freeze_time);
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
+        self.prob.raise(p.increment, ctx.now, p.freeze_time);
+        ctx.drop(pkt, DropReason::Overflow);
+        Verdict::Dropped
+    }
+}
+
+impl Qdisc for Blue {
+    backlog_of!(queue);
+
+    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        if self.queue.is_full() {
+            return self.overflow(pkt, ctx);
         }
+        let p = &self.params;
         if self.prob.p > 0.0 && ctx.uniform() < self.prob.p {
             match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
                 Some(marked) => pkt = marked,
@@ -176,26 +136,12 @@ impl Qdisc for Blue {
         }
         pkt
     }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Harness;
-
-    fn blue(params: BlueParams) -> Harness<Blue> {
-        Harness::new(Blue::new(params).unwrap())
-    }
+    use crate::testing::{rejection, Harness};
 
     /// Offers `n` packets 1 ms apart to a queue that never drains.
     fn overload(h: &mut Harness<Blue>, n: u32) {
@@ -207,7 +153,7 @@ mod tests {
 
     #[test]
     fn p_rises_under_sustained_overflow_once_per_freeze_time() {
-        let mut h = blue(BlueParams {
+        let mut h = Harness::build(BlueParams {
             limit: 10,
             ..Default::default()
         });
@@ -222,7 +168,7 @@ mod tests {
 
     #[test]
     fn p_falls_when_the_link_goes_idle_once_per_freeze_time() {
-        let mut h = blue(BlueParams {
+        let mut h = Harness::build(BlueParams {
             limit: 10,
             ..Default::default()
         });
@@ -244,7 +190,7 @@ mod tests {
 
     #[test]
     fn a_zero_freeze_time_moves_p_on_every_event() {
-        let mut h = blue(BlueParams {
+        let mut h = Harness::build(BlueParams {
             limit: 5,
             freeze_time: Dur::ZERO,
             ..Default::default()
@@ -262,7 +208,7 @@ mod tests {
     #[test]
     fn arrivals_are_dropped_or_marked_with_probability_p() {
         // Drive p up, then hold the queue short so there is no overflow and count.
-        let mut h = blue(BlueParams {
+        let mut h = Harness::build(BlueParams {
             limit: 2,
             freeze_time: Dur::ZERO,
             increment: 0.1,
@@ -291,17 +237,20 @@ mod tests {
 
     #[test]
     fn bad_steps_are_rejected_by_name() {
-        let e = Blue::new(BlueParams {
-            increment: 0.0,
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "increment = 0 must be in (0, 1]");
-        let e = Blue::new(BlueParams {
-            limit: 0,
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "limit = 0 must be at least 1");
+        let bad = |p: BlueParams| rejection(p);
+        assert_eq!(
+            bad(BlueParams {
+                increment: 0.0,
+                ..Default::default()
+            }),
+            "increment = 0 must be in (0, 1]"
+        );
+        assert_eq!(
+            bad(BlueParams {
+                limit: 0,
+                ..Default::default()
+            }),
+            "limit = 0 must be at least 1"
+        );
     }
 }

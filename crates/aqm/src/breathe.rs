@@ -2,7 +2,7 @@
 //! EURASIP J. Wireless Comm. & Networking 2008; seed 001, section 3).
 //!
 //! RED's average and thresholds around a heavy-hitter set ψ of K counters
-//! ([`HeavyHitters`], the O(1) frequent-elements structure of Karp, Shenker &
+//! ([`HeavyHitters`], a part: the O(1) frequent-elements structure of Karp, Shenker &
 //! Papadimitriou that section 3.1 cites). Below `min_th` every arrival is queued.
 //! Between `min_th` and `max_th` an arrival of a flow in ψ is dropped
 //! (`HeavyHitter`); any other arrival gets RED's probability (`Early`, or a CE mark
@@ -29,21 +29,20 @@
 //!   it by the fairness wanted).
 //! - Heavy-hitter drops are drops, never ECN marks: a mark would not throttle.
 //!
-//! Defaults: `limit = 300` and 1000-byte packets (section 4). The paper gives no
-//! thresholds; its topology, buffer and link are CHOKe's (seed 002, section III-A),
-//! so we take CHOKe's `min_th = 100`, `max_th = 200`; `max_p = 0.1` and
-//! `w_q = 0.002` are ns-2's defaults (the paper's simulator). K = 100 (no value in
-//! the paper): flows above 1% of the link are heavy hitters.
+//! Defaults: the paper's buffer and packets (section 4). It gives no thresholds;
+//! its topology, buffer and link are CHOKe's (seed 002, section III-A), so they
+//! are CHOKe's; max_p and w_q are ns-2's (the paper's simulator). K = 100 when
+//! neither `rate_limit` nor `counters` is given (no value in the paper): flows
+//! above 1% of the link are heavy hitters.
 
 use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
-use crate::heavy_hitters::HeavyHitters;
 use crate::packet::Packet;
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{red_region, RedAverage, RedRegion};
-use crate::red_core::{validate_red_core, RedCount};
+use crate::parts::heavy_hitters::HeavyHitters;
+use crate::parts::red::{Curve, RedRegion};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::parts::red_queue::{red_queue_methods, RedQueue};
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::units::Rate;
-use serde::{Deserialize, Serialize};
 
 /// The most counters a set may have (memory is allocated up front).
 pub const MAX_COUNTERS: u64 = 1 << 22;
@@ -51,61 +50,23 @@ pub const MAX_COUNTERS: u64 = 1 << 22;
 /// K when neither `rate_limit` nor `counters` is given.
 pub const DEFAULT_COUNTERS: u32 = 100;
 
-/// BREATHe parameters. Thresholds are in packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BreatheParams {
-    /// Capacity in packets (300, section 4).
-    pub limit: u32,
-    /// Below it no drops (100: CHOKe's setting on the same topology).
-    pub min_th: f64,
-    /// Above it every arrival is dropped (200: CHOKe's setting).
-    pub max_th: f64,
-    /// RED's drop probability at max_th for flows not in the set (0.1, ns-2).
-    pub max_p: f64,
-    /// EWMA weight of the average (0.002, ns-2).
-    pub w_q: f64,
-    /// Packet size for the idle-time decay (1000 B, section 4).
-    pub mean_pkt_size: u32,
-    /// RED's count spacing with ns-2's `wait` (true).
-    pub wait: bool,
-    /// CE-mark ECN-capable packets instead of RED's early drops (false).
-    pub ecn: bool,
-    /// r_limit: K = ceil(link rate / rate_limit). Exclusive with `counters`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_limit: Option<Rate>,
-    /// K directly. Exclusive with `rate_limit`; 100 when both are absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<u32>,
-}
-
-impl Default for BreatheParams {
-    fn default() -> Self {
-        BreatheParams {
-            limit: 300,
-            min_th: 100.0,
-            max_th: 200.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-            wait: true,
-            ecn: false,
-            rate_limit: None,
-            counters: None,
-        }
+red_params! {
+    /// BREATHe parameters. Thresholds are in packets.
+    pub struct BreatheParams {
+        // Section 4's buffer and packets are CHOKe's; so are the thresholds.
+        red_defaults: RedBlock::CHOKE_SINGLE_LINK,
+        /// r_limit: K = ceil(link rate / rate_limit). Exclusive with `counters`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate_limit: Option<Rate> = None,
+        /// K directly. Exclusive with `rate_limit`; 100 when both are absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        counters: Option<u32> = None,
     }
 }
 
 impl BreatheParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        validate_red_core(
-            self.limit,
-            self.min_th,
-            self.max_th,
-            self.max_p,
-            self.w_q,
-            self.mean_pkt_size,
-        )?;
+        self.red().validate()?;
         if let Some(c) = self.counters {
             check::at_least("counters", c, 1)?;
             if self.rate_limit.is_some() {
@@ -149,13 +110,32 @@ impl BreatheParams {
     }
 }
 
+impl QdiscParams for BreatheParams {
+    type Qdisc = Breathe;
+    fn build(&self, link: &LinkInfo) -> Result<Breathe, ParamError> {
+        Breathe::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        let small = BreatheParams::default().with_red(RedBlock::TINY);
+        vec![
+            BreatheParams {
+                counters: Some(3),
+                ecn: true,
+                ..small.clone()
+            },
+            BreatheParams {
+                rate_limit: Some(Rate::from_mbps(2)),
+                ..small
+            },
+        ]
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Breathe {
     params: BreatheParams,
-    average: RedAverage,
-    count: RedCount,
     heavy: HeavyHitters,
-    queue: PacketFifo,
+    queue: RedQueue,
 }
 
 impl Breathe {
@@ -163,81 +143,41 @@ impl Breathe {
         params.validate()?;
         let k = params.counters_for(link)?;
         Ok(Breathe {
-            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
-            count: RedCount::default(),
             heavy: HeavyHitters::new(k),
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: RedQueue::new(&params.red(), link),
             params,
         })
     }
 
     /// The current average queue, in packets.
     pub fn avg(&self) -> f64 {
-        self.average.avg
+        self.queue.average.avg
     }
 
     /// The heavy-hitter set ψ.
     pub fn heavy_hitters(&self) -> &HeavyHitters {
         &self.heavy
     }
-
-    /// Queues `pkt` (if there is room) and counts it in ψ.
-    #[inline]
-    fn admit(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        if self.queue.len() >= self.params.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
-        }
-        self.heavy.observe(pkt.flow);
-        self.queue.push_back(pkt);
-        Verdict::Queued
-    }
 }
 
 impl Qdisc for Breathe {
+    red_queue_methods!(queue);
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        let avg = self.average.update(self.queue.len() as f64, ctx.now);
+        let avg = self.queue.average_now(ctx.now);
         let p = &self.params;
-        let mut pkt = pkt;
-        match red_region(avg, p.min_th, p.max_th, p.max_p, false) {
-            RedRegion::Below => self.count.below(),
-            RedRegion::Early(p_b) => {
-                if self.heavy.contains(pkt.flow) {
-                    ctx.drop(pkt, DropReason::HeavyHitter);
-                    return Verdict::Dropped;
-                }
-                if self.count.early(p_b, p.wait, ctx.uniform()) {
-                    match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
-                        Some(marked) => pkt = marked,
-                        None => return Verdict::Dropped,
-                    }
-                }
-            }
-            RedRegion::Forced => {
-                self.count.forced();
-                ctx.drop(pkt, DropReason::Forced);
-                return Verdict::Dropped;
-            }
+        let region = Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p);
+        if matches!(region, RedRegion::Early(_)) && self.heavy.contains(pkt.flow) {
+            ctx.drop(pkt, DropReason::HeavyHitter);
+            return Verdict::Dropped;
         }
-        self.admit(pkt, ctx)
-    }
-
-    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
-        let pkt = self.queue.pop_front();
-        if pkt.is_none() {
-            self.average.set_idle(ctx.now);
+        // ψ counts admitted packets only.
+        let flow = pkt.flow;
+        let verdict = self.queue.admit(region, pkt, ctx);
+        if verdict == Verdict::Queued {
+            self.heavy.observe(flow);
         }
-        pkt
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
+        verdict
     }
 }
 
@@ -245,13 +185,9 @@ impl Qdisc for Breathe {
 mod tests {
     use super::*;
     use crate::packet::FlowId;
-    use crate::testing::Harness;
+    use crate::testing::{rejection, Harness};
 
     const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(1));
-
-    fn breathe(params: BreatheParams) -> Harness<Breathe> {
-        Harness::new(Breathe::new(params, &LINK).unwrap())
-    }
 
     /// Drops of `flow`'s packets for `reason`, from the sink.
     fn drops_of(h: &Harness<Breathe>, pred: impl Fn(u32) -> bool, reason: DropReason) -> usize {
@@ -267,7 +203,7 @@ mod tests {
         // Flow 0 sends half the packets; every other packet is a new flow. The queue
         // is held at 20 packets, between min_th = 10 and max_th = 30.
         let max_p = 0.1;
-        let mut h = breathe(BreatheParams {
+        let mut h = Harness::build(BreatheParams {
             limit: 100,
             min_th: 10.0,
             max_th: 30.0,
@@ -304,7 +240,7 @@ mod tests {
 
     #[test]
     fn below_min_th_nothing_is_dropped_and_everything_is_counted() {
-        let mut h = breathe(BreatheParams {
+        let mut h = Harness::build(BreatheParams {
             counters: Some(2),
             ..Default::default()
         });
@@ -317,7 +253,7 @@ mod tests {
 
     #[test]
     fn above_max_th_every_arrival_is_forced_out() {
-        let mut h = breathe(BreatheParams {
+        let mut h = Harness::build(BreatheParams {
             limit: 50,
             min_th: 2.0,
             max_th: 5.0,
@@ -356,24 +292,19 @@ mod tests {
 
     #[test]
     fn counters_and_rate_limit_together_are_rejected_by_name() {
-        let e = Breathe::new(
-            BreatheParams {
-                counters: Some(10),
-                rate_limit: Some(Rate::from_kbps(10)),
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.key, "counters");
-        let e = Breathe::new(
-            BreatheParams {
-                counters: Some(0),
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "counters = 0 must be at least 1");
+        let e = rejection(BreatheParams {
+            counters: Some(10),
+            rate_limit: Some(Rate::from_kbps(10)),
+            ..Default::default()
+        });
+        assert!(
+            e.starts_with("counters = 10 must not be given together"),
+            "{e}"
+        );
+        let e = rejection(BreatheParams {
+            counters: Some(0),
+            ..Default::default()
+        });
+        assert_eq!(e, "counters = 0 must be at least 1");
     }
 }

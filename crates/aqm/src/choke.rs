@@ -1,63 +1,46 @@
 //! CHOKe: CHOose and Keep for responsive flows, CHOose and Kill for unresponsive
 //! flows (Pan, Prabhakar & Psounis, INFOCOM 2000; seed 002).
 //!
-//! A single FIFO with RED's average and thresholds (section II-A, Fig. 1). While the
-//! average is below `min_th` every arrival is queued. Above it, the arrival is
-//! compared with `candidates = m` drop candidates drawn from the queue; every
-//! candidate of the arrival's flow is dropped, and so is the arrival
-//! (`ChokeMatch`). If none matches, the arrival gets RED's treatment: an early drop
-//! (or CE mark) with RED's probability between the thresholds (`Early`), a drop
-//! above `max_th` (`Forced`). The comparison still happens above `max_th` ("we
-//! still compare and drop packets from the queue when the queue size is above
-//! max_th"), so matched candidates are dropped there too. A full queue drops the
-//! arrival (`Overflow`).
+//! A single FIFO with RED's average and thresholds (section II-A, Fig. 1). Below
+//! `min_th` every arrival is queued. Above it, the arrival is compared with
+//! `candidates = m` drop candidates drawn from the queue; every candidate of the
+//! arrival's flow is dropped, and so is the arrival (`ChokeMatch`). If none
+//! matches, RED decides: an early drop (or CE mark) between the thresholds
+//! (`Early`), a drop above `max_th` (`Forced`). The comparison still happens
+//! above `max_th` ("we still compare and drop packets from the queue when the
+//! queue size is above max_th"). A full queue drops the arrival (`Overflow`).
 //!
-//! Options:
-//! - `adaptive_candidates` (self-adjusting CHOKe, sections II-A and III-C): the band
-//!   [min_th, max_th) is cut into `regions = k` equal regions and in region R_i the
-//!   qdisc draws m = 2 i candidates. Above max_th m stays at 2k (footnote 7).
-//! - `candidate` (section IV): `random` is original CHOKe; `front` compares with the
-//!   packet at the head (front CHOKe, IV-A); `back` with the most recently admitted
-//!   packet (back CHOKe, IV-B). With m > 1, front and back take the m real packets
-//!   nearest that end.
+//! Options: `adaptive_candidates` (self-adjusting CHOKe, II-A and III-C): the band
+//! is cut into `regions = k` equal regions and region i draws m = 2i candidates
+//! (2k above max_th, footnote 7). `candidate`: `random` (original CHOKe), `front`
+//! (the head, IV-A) or `back` (the most recently admitted packet, IV-B); with
+//! m > 1 they take the m real packets nearest that end.
 //!
-//! Storage, as Linux `sch_choke.c`: a power-of-two ring of slots with *holes*. A
-//! victim in the middle is removed by emptying its slot (O(1)), not by shifting the
-//! queue; dequeue skips holes; holes at the head and tail are trimmed at once, so
-//! the head and the tail slot always hold real packets. [`HoleyRing`] counts real
-//! packets and bytes apart from holes, so `len()`/`bytes()` see only real packets.
-//! Unlike Linux (which lets holes pile up and, after three unlucky random draws,
-//! falls back to the head), the ring is compacted at the start of an arrival's
-//! comparison whenever holes outnumber real packets: a compaction costs O(len +
-//! holes) = O(holes) and removes them all, so it is amortised O(1) per victim, and a
-//! random draw hits a hole with probability below 1/2. A draw retries up to
-//! [`RANDOM_RETRIES`] times before falling back to the head (probability below
-//! 2^-8), so enqueue is O(m) expected, with no per-packet allocation.
+//! Storage, as Linux `sch_choke.c`: a power-of-two ring of slots with *holes*
+//! ([`HoleyRing`]): a victim in the middle is removed in O(1) by emptying its
+//! slot; holes at either end are trimmed at once. Unlike Linux (which lets holes
+//! pile up and falls back to the head after three unlucky draws), the ring is
+//! compacted when an arrival's comparison starts with more holes than packets
+//! (amortised O(1) per victim), so a random draw hits a hole with probability
+//! below 1/2; a draw retries [`RANDOM_RETRIES`] times before taking the head.
 //!
-//! Choices where the paper is silent or Linux differs:
-//! - Flows are compared by [`FlowId`](crate::FlowId) (Linux compares a flow hash).
-//! - An arrival that matched is reported as `ChokeMatch` in every region, also above
-//!   max_th, as Linux does; `Forced` is only for unmatched arrivals above max_th.
-//! - A match does not touch RED's `count` (Linux); an early drop resets it to 0, a
-//!   forced drop to 0 (as [`Red`](crate::red::Red)).
-//! - Matched drops are always drops, never ECN marks (Linux); only `Early` marks.
-//! - Section III-C calls "CHOKe with drop m" the variant with m - 1 candidates and
-//!   says the number of *drops* in region i is 2i; section II-A says m = 2i
-//!   *candidates*. We follow II-A (and DESIGN.md): m = 2i candidates.
-//! - Random candidates are drawn independently (with replacement); a candidate
-//!   already dropped by this arrival is a hole and is redrawn.
+//! Choices where the paper is silent or Linux differs: flows are compared by
+//! [`FlowId`](crate::FlowId) (Linux: a flow hash); a matched arrival is
+//! `ChokeMatch` in every region (Linux); a match leaves RED's `count` alone
+//! (Linux); matched drops are never ECN marks; m = 2i *candidates* in region i
+//! (II-A and DESIGN.md; III-C counts drops); random candidates are drawn with
+//! replacement, and one already dropped by this arrival is a hole and redrawn.
 //!
-//! Defaults: `limit = 300`, `min_th = 100`, `max_th = 200` and 1 KB packets are the
-//! single-link simulation of section III-A. The paper gives neither `max_p` nor
-//! `w_q`: we use ns-2's RED defaults (0.1 and 0.002, as [`red`](crate::red)), ns-2
-//! being the simulator of the paper. `candidates = 1` is basic CHOKe; `regions = 2`
-//! is II-A's single intermediate threshold.
+//! Defaults: the single-link simulation of section III-A; the paper gives neither
+//! `max_p` nor `w_q`, so they are ns-2's RED defaults (ns-2 being its simulator).
 
 use crate::drop_reason::DropReason;
-use crate::packet::Packet;
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{red_region, RedAverage, RedRegion};
-use crate::red_core::{validate_red_core, RedCount};
+use crate::packet::{FlowId, Packet};
+use crate::parts::fifo::PacketStore;
+use crate::parts::red::{Curve, RedRegion};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::parts::red_queue::{red_queue_methods, RedQueue};
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Which queued packets an arrival is compared with.
@@ -73,65 +56,24 @@ pub enum Candidate {
     Back,
 }
 
-/// CHOKe parameters. Thresholds are in packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ChokeParams {
-    /// Capacity in packets (300, section III-A).
-    pub limit: u32,
-    /// Below it no comparisons and no drops (100, section III-A).
-    pub min_th: f64,
-    /// Above it every unmatched arrival is dropped (200 = 2 min_th, section III-A).
-    pub max_th: f64,
-    /// RED's drop probability at max_th (0.1: ns-2's default; the paper gives none).
-    pub max_p: f64,
-    /// EWMA weight of the average (0.002: ns-2's default; the paper gives none).
-    pub w_q: f64,
-    /// Packet size for the idle-time decay of the average (1000 B, section III-A).
-    pub mean_pkt_size: u32,
-    /// RED's count spacing with ns-2's `wait` (true, as [`crate::red`]).
-    pub wait: bool,
-    /// CE-mark ECN-capable packets instead of RED's early drops (false).
-    pub ecn: bool,
-    /// m, the number of drop candidates when not adaptive (1: basic CHOKe).
-    pub candidates: u32,
-    /// Self-adjusting CHOKe: m = 2 i in region i of `regions` (false).
-    pub adaptive_candidates: bool,
-    /// k, the number of regions between min_th and max_th (2: II-A's int_th).
-    pub regions: u32,
-    /// Where candidates come from (random).
-    pub candidate: Candidate,
-}
-
-impl Default for ChokeParams {
-    fn default() -> Self {
-        ChokeParams {
-            limit: 300,
-            min_th: 100.0,
-            max_th: 200.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-            wait: true,
-            ecn: false,
-            candidates: 1,
-            adaptive_candidates: false,
-            regions: 2,
-            candidate: Candidate::Random,
-        }
+red_params! {
+    /// CHOKe parameters. Thresholds are in packets.
+    pub struct ChokeParams {
+        red_defaults: RedBlock::CHOKE_SINGLE_LINK,
+        /// m, the number of drop candidates when not adaptive (basic CHOKe).
+        candidates: u32 = 1,
+        /// Self-adjusting CHOKe: m = 2 i in region i of `regions`.
+        adaptive_candidates: bool = false,
+        /// k, the number of regions between min_th and max_th (II-A's int_th).
+        regions: u32 = 2,
+        /// Where candidates come from.
+        candidate: Candidate = Candidate::Random,
     }
 }
 
 impl ChokeParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        validate_red_core(
-            self.limit,
-            self.min_th,
-            self.max_th,
-            self.max_p,
-            self.w_q,
-            self.mean_pkt_size,
-        )?;
+        self.red().validate()?;
         check::at_least("candidates", self.candidates, 1)?;
         check::at_least("regions", self.regions, 1)?;
         if self.adaptive_candidates && self.regions > 1024 {
@@ -151,6 +93,50 @@ impl ChokeParams {
         } else {
             self.candidates
         }
+    }
+}
+
+impl QdiscParams for ChokeParams {
+    type Qdisc = Choke;
+    fn build(&self, link: &LinkInfo) -> Result<Choke, ParamError> {
+        Choke::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        let small = ChokeParams::default().with_red(RedBlock::TINY);
+        let edge = ChokeParams {
+            candidates: 2,
+            ..ChokeParams::default().with_red(RedBlock {
+                limit: 10,
+                min_th: 1.0,
+                max_th: 5.0,
+                w_q: 0.5,
+                ..RedBlock::TINY
+            })
+        };
+        vec![
+            ChokeParams {
+                candidates: 3,
+                ..small.clone()
+            },
+            ChokeParams {
+                min_th: 1.0,
+                max_th: 8.0,
+                w_q: 0.5,
+                adaptive_candidates: true,
+                regions: 3,
+                ecn: true,
+                ..small
+            },
+            ChokeParams {
+                candidate: Candidate::Front,
+                ..edge.clone()
+            },
+            ChokeParams {
+                candidate: Candidate::Back,
+                wait: false,
+                ..edge
+            },
+        ]
     }
 }
 
@@ -295,12 +281,29 @@ impl HoleyRing {
     }
 }
 
+impl PacketStore for HoleyRing {
+    #[inline]
+    fn push_back(&mut self, pkt: Packet) {
+        HoleyRing::push_back(self, pkt)
+    }
+    #[inline]
+    fn pop_front(&mut self) -> Option<Packet> {
+        HoleyRing::pop_front(self)
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Choke {
     params: ChokeParams,
-    average: RedAverage,
-    count: RedCount,
-    ring: HoleyRing,
+    queue: RedQueue<HoleyRing>,
 }
 
 impl Choke {
@@ -310,21 +313,19 @@ impl Choke {
         // arrival adds at most m, so the span stays below 2 limit + m + 1.
         let span = 2 * params.limit as usize + params.max_candidates() as usize + 1;
         Ok(Choke {
-            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
-            count: RedCount::default(),
-            ring: HoleyRing::with_span(span),
+            queue: RedQueue::with_store(&params.red(), link, HoleyRing::with_span(span)),
             params,
         })
     }
 
     /// The current average queue, in packets.
     pub fn avg(&self) -> f64 {
-        self.average.avg
+        self.queue.average.avg
     }
 
     /// Emptied slots currently in the ring (for tests and the queue lab).
     pub fn holes(&self) -> usize {
-        self.ring.holes()
+        self.queue.queue.store().holes()
     }
 
     /// How many candidates an arrival seeing `avg` is compared with.
@@ -338,26 +339,25 @@ impl Choke {
     }
 
     /// A random real packet's position: uniform over the span, redrawn on a hole.
-    fn random_position(&self, ctx: &mut Ctx<'_>) -> usize {
-        let span = self.ring.span();
+    fn random_position(ring: &HoleyRing, ctx: &mut Ctx<'_>) -> usize {
+        let span = ring.span();
         for _ in 0..RANDOM_RETRIES {
-            let pos = self
-                .ring
+            let pos = ring
                 .head()
                 .wrapping_add(rand::Rng::gen_range(&mut *ctx.rng, 0..span));
-            if self.ring.at(pos).is_some() {
+            if ring.at(pos).is_some() {
                 return pos;
             }
         }
-        self.ring.head()
+        ring.head()
     }
 
     /// Drops the queued candidate at `pos` if it is of `flow`; returns whether it was.
     #[inline]
-    fn kill_if_match(&mut self, pos: usize, flow: crate::FlowId, ctx: &mut Ctx<'_>) -> bool {
-        match self.ring.at(pos) {
+    fn kill_if_match(ring: &mut HoleyRing, pos: usize, flow: FlowId, ctx: &mut Ctx<'_>) -> bool {
+        match ring.at(pos) {
             Some(c) if c.flow == flow => {
-                let victim = self.ring.remove_at(pos).expect("a packet was there");
+                let victim = ring.remove_at(pos).expect("a packet was there");
                 ctx.drop(victim, DropReason::ChokeMatch);
                 true
             }
@@ -369,41 +369,42 @@ impl Choke {
     /// Returns how many were dropped. O(m) expected (plus holes skipped at the
     /// ends for front/back).
     fn drop_matching_candidates(&mut self, pkt: &Packet, m: u32, ctx: &mut Ctx<'_>) -> u32 {
-        if self.ring.holes() > self.ring.len() {
-            self.ring.compact();
+        let ring = self.queue.queue.store_mut();
+        if ring.holes() > ring.len() {
+            ring.compact();
         }
         let mut matched = 0;
         match self.params.candidate {
             Candidate::Random => {
                 for _ in 0..m {
-                    if self.ring.is_empty() {
+                    if ring.is_empty() {
                         break;
                     }
-                    let pos = self.random_position(ctx);
-                    matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                    let pos = Self::random_position(ring, ctx);
+                    matched += Self::kill_if_match(ring, pos, pkt.flow, ctx) as u32;
                 }
             }
             Candidate::Front => {
-                let mut pos = self.ring.head();
-                let end = pos.wrapping_add(self.ring.span());
+                let mut pos = ring.head();
+                let end = pos.wrapping_add(ring.span());
                 let mut seen = 0;
                 while seen < m && pos != end {
-                    if self.ring.at(pos).is_some() {
+                    if ring.at(pos).is_some() {
                         seen += 1;
-                        matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                        matched += Self::kill_if_match(ring, pos, pkt.flow, ctx) as u32;
                     }
                     pos = pos.wrapping_add(1);
                 }
             }
             Candidate::Back => {
-                let head = self.ring.head();
-                let mut pos = head.wrapping_add(self.ring.span());
+                let head = ring.head();
+                let mut pos = head.wrapping_add(ring.span());
                 let mut seen = 0;
                 while seen < m && pos != head {
                     pos = pos.wrapping_sub(1);
-                    if self.ring.at(pos).is_some() {
+                    if ring.at(pos).is_some() {
                         seen += 1;
-                        matched += self.kill_if_match(pos, pkt.flow, ctx) as u32;
+                        matched += Self::kill_if_match(ring, pos, pkt.flow, ctx) as u32;
                     }
                 }
             }
@@ -413,76 +414,27 @@ impl Choke {
 }
 
 impl Qdisc for Choke {
+    red_queue_methods!(queue);
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        let avg = self.average.update(self.ring.len() as f64, ctx.now);
+        let avg = self.queue.average_now(ctx.now);
         let p = &self.params;
-        let region = red_region(avg, p.min_th, p.max_th, p.max_p, false);
-        let mut pkt = pkt;
-        if region == RedRegion::Below {
-            self.count.below();
-        } else {
+        let region = Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p);
+        if region != RedRegion::Below {
             let m = self.candidates_at(avg);
             if self.drop_matching_candidates(&pkt, m, ctx) > 0 {
                 ctx.drop(pkt, DropReason::ChokeMatch);
                 return Verdict::Dropped;
             }
-            let p = &self.params;
-            match region {
-                RedRegion::Early(p_b) => {
-                    if self.count.early(p_b, p.wait, ctx.uniform()) {
-                        match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
-                            Some(marked) => pkt = marked,
-                            None => return Verdict::Dropped,
-                        }
-                    }
-                }
-                _ => {
-                    self.count.forced();
-                    ctx.drop(pkt, DropReason::Forced);
-                    return Verdict::Dropped;
-                }
-            }
         }
-        if self.ring.len() >= self.params.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
-        }
-        self.ring.push_back(pkt);
-        Verdict::Queued
-    }
-
-    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
-        let pkt = self.ring.pop_front();
-        if pkt.is_none() {
-            self.average.set_idle(ctx.now);
-        }
-        pkt
-    }
-
-    fn len(&self) -> usize {
-        self.ring.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.ring.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
+        self.queue.admit(region, pkt, ctx)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::FlowId;
-    use crate::red::{Red, RedParams};
-    use crate::testing::Harness;
-    use crate::units::Rate;
-
-    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
-
-    fn choke(params: ChokeParams) -> Harness<Choke> {
-        Harness::new(Choke::new(params, &LINK).unwrap())
-    }
+    use crate::testing::{rejection, Harness, TEST_LINK};
 
     /// The average equals the instantaneous queue (w_q = 1) and RED's early drops
     /// cannot happen for many arrivals (tiny max_p with `wait`), so only matches drop.
@@ -500,7 +452,7 @@ mod tests {
 
     #[test]
     fn a_match_drops_the_arrival_and_the_front_candidate_and_nothing_else() {
-        let mut h = choke(scripted(2.0, Candidate::Front));
+        let mut h = Harness::build(scripted(2.0, Candidate::Front));
         h.offer(1, 0); // q = 0: below min_th
         h.offer(2, 1); // q = 1: below
         h.offer(3, 2); // q = 2: compared with the head (flow 1): no match
@@ -512,7 +464,7 @@ mod tests {
 
     #[test]
     fn back_choke_compares_with_the_most_recently_admitted_packet() {
-        let mut h = choke(scripted(2.0, Candidate::Back));
+        let mut h = Harness::build(scripted(2.0, Candidate::Back));
         h.offer(1, 0);
         h.offer(2, 1);
         h.offer(1, 2); // compared with seq 1 (flow 2): admitted
@@ -525,7 +477,7 @@ mod tests {
 
     #[test]
     fn a_middle_victim_leaves_a_hole_that_len_bytes_and_dequeue_skip() {
-        let mut h = choke(ChokeParams {
+        let mut h = Harness::build(ChokeParams {
             candidates: 3,
             ..scripted(3.0, Candidate::Front)
         });
@@ -547,7 +499,7 @@ mod tests {
         // A slow average (w_q = 0.01) stays above min_th while the queue, all of
         // flow 1, shrinks: every candidate matches, so every arrival is dropped
         // with exactly one victim.
-        let mut h = choke(ChokeParams {
+        let mut h = Harness::build(ChokeParams {
             limit: 300,
             min_th: 5.0,
             max_th: 400.0,
@@ -572,53 +524,6 @@ mod tests {
         assert_eq!(h.drops(DropReason::ChokeMatch) % 2, 0);
     }
 
-    /// Holds `backlog` packets of distinct flows (one in, one out) for `n` arrivals.
-    fn hold_distinct_flows<Q: Qdisc>(h: &mut Harness<Q>, backlog: u32, n: u32) {
-        for seq in 0..backlog + n {
-            h.offer(seq, seq);
-            while h.q.len() > backlog as usize {
-                h.dequeue();
-            }
-        }
-    }
-
-    #[test]
-    fn arrivals_that_match_nobody_see_only_reds_early_drops() {
-        let (min_th, max_th, w_q) = (10.0, 30.0, 0.02);
-        let mut c = choke(ChokeParams {
-            limit: 100,
-            min_th,
-            max_th,
-            w_q,
-            wait: false,
-            candidates: 4,
-            ..Default::default()
-        });
-        let mut r = Harness::new(
-            Red::new(
-                RedParams {
-                    limit: 100,
-                    min_th,
-                    max_th,
-                    w_q,
-                    wait: false,
-                    ..Default::default()
-                },
-                &LINK,
-            )
-            .unwrap(),
-        );
-        hold_distinct_flows(&mut c, 20, 100_000);
-        hold_distinct_flows(&mut r, 20, 100_000);
-        assert_eq!(c.drops(DropReason::ChokeMatch), 0);
-        let (ce, re) = (
-            c.drops(DropReason::Early) as f64,
-            r.drops(DropReason::Early) as f64,
-        );
-        assert!(re > 1000.0, "RED dropped only {re}");
-        assert!((ce - re).abs() < 0.1 * re, "CHOKe {ce} RED {re}");
-    }
-
     #[test]
     fn self_adjusting_m_grows_with_the_region() {
         // k = 3 regions of [10, 40): m = 2, 4, 6; 6 at and above max_th.
@@ -635,7 +540,7 @@ mod tests {
                 regions: 3,
                 ..Default::default()
             },
-            &LINK,
+            &TEST_LINK,
         )
         .unwrap();
         assert_eq!(q.candidates_at(25.0), 4);
@@ -643,7 +548,7 @@ mod tests {
         // [3, 9) are [3, 5) m = 2, [5, 7) m = 4, [7, 9) m = 6. Eight distinct flows
         // are queued; an arrival of the sixth one matches only when m reaches 6.
         let run = |adaptive_candidates: bool| {
-            let mut h = choke(ChokeParams {
+            let mut h = Harness::build(ChokeParams {
                 max_th: 9.0,
                 adaptive_candidates,
                 regions: 3,
@@ -666,7 +571,7 @@ mod tests {
     fn more_candidates_catch_more_of_a_heavy_flow() {
         // One flow sends half the arrivals; the rest are distinct flows.
         let run = |candidates: u32| {
-            let mut h = choke(ChokeParams {
+            let mut h = Harness::build(ChokeParams {
                 limit: 100,
                 min_th: 10.0,
                 max_th: 60.0,
@@ -712,14 +617,10 @@ mod tests {
 
     #[test]
     fn zero_candidates_is_rejected_by_name() {
-        let e = Choke::new(
-            ChokeParams {
-                candidates: 0,
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "candidates = 0 must be at least 1");
+        let e = rejection(ChokeParams {
+            candidates: 0,
+            ..Default::default()
+        });
+        assert_eq!(e, "candidates = 0 must be at least 1");
     }
 }

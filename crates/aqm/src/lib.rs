@@ -11,14 +11,13 @@
 //! - [`packet`]: [`Packet`], the small `Copy` struct queues hold by value.
 //! - [`time`], [`units`]: integer-nanosecond [`Time`]/[`Dur`], [`Rate`], unit parsing.
 //! - [`rng`]: the pinned generator and per-component streams.
-//! - [`fifo`]: [`PacketFifo`], the ring most qdiscs store packets in.
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks invariants.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`testing`]: a scripted driver for unit tests.
-//! - [`red_core`]: RED's parameter checks and count-spaced early drop, shared by
-//!   the RED-based qdiscs.
-//! - [`heavy_hitters`]: [`HeavyHitters`], the O(1) frequent-elements set of
-//!   Karp, Shenker & Papadimitriou that BREATHe uses.
+//! - [`parts`]: what several qdiscs share and none owns (as Linux's
+//!   `include/net/red.h`): the RED core and its one parameter block, the FIFO
+//!   admit tail, flow hashing, BLUE's probability step, the token bucket, the
+//!   heavy-hitter set. A qdisc file imports parts, never another qdisc file.
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
 //! [`blue`] (BLUE), [`sfb`] (Stochastic Fair BLUE, fixed/moving/double-buffered
@@ -27,6 +26,9 @@
 //! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
 //! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
 //! per-bin queues served by deficit round robin, optionally RED in each bin).
+//! Adding a qdisc is one new file (its parameters with `qdisc_params!` or
+//! `red_params!`, its [`QdiscParams::property_configs`], its tests) and one line
+//! in [`any`]'s registry.
 //!
 //! ## Example
 //! ```
@@ -45,15 +47,13 @@ pub mod breathe;
 pub mod choke;
 pub mod drop_reason;
 pub mod droptail;
-pub mod fifo;
-pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
 pub mod nlred;
 pub mod packet;
+pub mod parts;
 pub mod qdisc;
 pub mod red;
-pub mod red_core;
 pub mod rng;
 pub mod sfb;
 pub mod sfq;
@@ -64,11 +64,11 @@ pub mod units;
 
 pub use any::{AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
-pub use fifo::PacketFifo;
-pub use heavy_hitters::HeavyHitters;
 pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};
-pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};
+pub use parts::fifo::PacketFifo;
+pub use parts::heavy_hitters::HeavyHitters;
+pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, VecSink, Verdict};
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::{parse_dur, parse_rate, Rate, UnitError};

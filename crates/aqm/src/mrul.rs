@@ -3,112 +3,66 @@
 //! seed text lost as DESIGN.md writes them out.
 //!
 //! A list of the N (`list_size`) most recently seen flows keeps, per flow, packets
-//! received R_i and dropped D_i; globally the qdisc keeps R, D and the number of
-//! active flows N_a (section 2.1). On each arrival the flow's entry moves to the
-//! front of the list (or is created with R_i = 1, D_i = 0, evicting the least
-//! recently seen entry when the list is full) and R_i, R count the packet. Then,
-//! with fair share f = R / N_a (section 2.2):
-//! - **slow** (section 2.4): R_i < D_w and D_i = 0: RED with both thresholds raised
-//!   by D_w packets, a D_w-packet allowance that shields a new (slow-start) flow.
-//! - **unresponsive fast** (section 2.3): R_i > (1 + alpha) f and D_i / R_i >
-//!   (1 + beta) D / R: dropped with probability 1 (`Unresponsive`).
-//! - **fast** (section 2.2): R_i > (1 + alpha) f: RED with max_p scaled by R_i / f
-//!   (capped at 1); its early drops are reported as `HeavyHitter` (a flow "judged
-//!   a fast flow", see [`DropReason::HeavyHitter`]).
+//! received R_i and dropped D_i; the qdisc keeps R, D and the number of active flows
+//! N_a (2.1). An arrival moves its flow's entry to the front (creating it, and
+//! evicting the least recent entry when full) and counts in R_i and R. With fair
+//! share f = R / N_a (2.2) the flow is:
+//! - **slow** (2.4): R_i < D_w and D_i = 0: RED with both thresholds raised by D_w,
+//!   an allowance that shields a new (slow-start) flow;
+//! - **unresponsive fast** (2.3): R_i > (1 + alpha) f and D_i / R_i >
+//!   (1 + beta) D / R: dropped with probability 1 (`Unresponsive`);
+//! - **fast** (2.2): R_i > (1 + alpha) f: RED with max_p scaled by R_i / f (capped
+//!   at 1), its early drops reported as `HeavyHitter` ("judged a fast flow");
 //! - otherwise plain RED (`Early`; `Forced` above max_th).
 //!
-//! Every drop of the arrival (any reason, overflow included) counts in D_i and D.
-//!
-//! The list: entries in a slab (`Vec`) linked in recency order, and a
-//! `flow -> entry` map (a `HashMap`, only ever looked up, never iterated), so
-//! lookup, move-to-front and LRU eviction are O(1) and nothing is allocated per
-//! packet. Aging: every `aging_period` all counters halve "so that old history does
-//! not dominate" (DESIGN.md). It is applied lazily, in O(1): the global R and D halve
-//! when a period boundary passes, and an entry stamped with an older period is
-//! shifted right by the number of periods missed when it is next touched.
+//! Every drop of the arrival, overflow included, counts in D_i and D. The list is a
+//! slab linked in recency order plus a `flow -> entry` `HashMap` that is only
+//! looked up: lookup, move-to-front and eviction are O(1). Aging: every
+//! `aging_period` all counters halve (DESIGN.md), lazily: R and D halve when a
+//! period ends, an entry by the periods it missed when next touched.
 //!
 //! Readings where the paper is silent or ambiguous:
-//! - N_a is the number of entries in the list, and R and D are the sums of the
-//!   listed entries' counters (an evicted entry's R_i and D_i leave R and D), so
-//!   that f = R / N_a is the mean per-flow count of the flows it is compared with.
-//!   With lazy aging R may exceed the exact sum by the rounding of halving (at most
-//!   one packet per entry per period); subtraction saturates.
-//! - The slow test comes first: a flow under D_w packets with no drops is protected
-//!   even if it is momentarily above the fair share (as every flow is at start-up).
-//! - The unresponsive penalty applies only while the average is at or above
-//!   `min_th` (congestion), unless `penalty_below_min_th`: with it, a flow judged
-//!   unresponsive stays blocked after congestion ends, since its own drops keep
-//!   D_i / R_i high ("all the subsequent packets from the flow are dropped").
+//! - N_a is the number of listed entries and R, D the sums of their counters (an
+//!   evicted entry's leave them), so f is the mean count of the flows compared.
+//!   Lazy halving may leave R one packet per entry per period above the exact sum.
+//! - The slow test comes first: a new flow is protected even when momentarily
+//!   above the fair share (as every flow is at start-up).
+//! - The unresponsive penalty applies only while avg >= `min_th`, unless
+//!   `penalty_below_min_th` (the literal "all the subsequent packets from the flow
+//!   are dropped": its own drops then keep it blocked after congestion ends).
 //! - Early drops may be CE marks with `ecn`; unresponsive and forced drops are drops.
 //!
-//! Defaults: RED `min_th = 5`, `max_th = 15`, `w_q = 0.002`, `max_p = 0.1`, buffer
-//! 50 packets and 1 KB packets (section 3); `alpha = 0.1` (2.2), `beta = 0.1` (2.3),
-//! `d_w = 10` (2.4 and section 3). The paper gives no list size or aging period:
-//! `list_size = 100` (twice the buffer: every flow with a packet queued fits) and
-//! `aging_period = 1s` (several RTTs of the paper's topology) are ours.
+//! Defaults: section 3's RED setting, buffer and packets; alpha, beta and D_w from
+//! 2.2-2.4. The paper gives no list size or aging period: twice the buffer (every
+//! flow with a packet queued fits) and 1 s (several RTTs of its topology) are ours.
 
 use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::{FlowId, Packet};
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{red_region, RedAverage, RedRegion};
-use crate::red_core::{validate_red_core, RedCount};
+use crate::parts::flow_hash::FlowMap;
+use crate::parts::red::{Curve, RedAction};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::parts::red_queue::{apply_and_admit, red_queue_methods, RedQueue};
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::{Dur, Time};
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
-/// SFRED over MRUL parameters. Thresholds are in packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MrulParams {
-    /// Capacity in packets (50, section 3).
-    pub limit: u32,
-    /// RED's minimum threshold (5, section 3).
-    pub min_th: f64,
-    /// RED's maximum threshold (15, section 3).
-    pub max_th: f64,
-    /// RED's max_p (0.1, section 3); scaled by R_i / f for fast flows.
-    pub max_p: f64,
-    /// EWMA weight of the average (0.002, section 3).
-    pub w_q: f64,
-    /// Packet size for the idle-time decay (1000 B, section 3).
-    pub mean_pkt_size: u32,
-    /// RED's count spacing with ns-2's `wait` (true).
-    pub wait: bool,
-    /// CE-mark ECN-capable packets instead of early drops (false).
-    pub ecn: bool,
-    /// Fast flow: R_i > (1 + alpha) f (0.1, section 2.2).
-    pub alpha: f64,
-    /// Unresponsive: D_i / R_i > (1 + beta) D / R (0.1, section 2.3).
-    pub beta: f64,
-    /// Slow flow: R_i < d_w and D_i = 0; its thresholds rise by d_w (10, 2.4).
-    pub d_w: u32,
-    /// N, the most flows the list holds (100; not in the paper).
-    pub list_size: u32,
-    /// Counters halve every period (1s; not in the paper, DESIGN.md).
-    pub aging_period: Dur,
-    /// Drop unresponsive flows even while avg < min_th (false).
-    pub penalty_below_min_th: bool,
-}
-
-impl Default for MrulParams {
-    fn default() -> Self {
-        MrulParams {
-            limit: 50,
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-            wait: true,
-            ecn: false,
-            alpha: 0.1,
-            beta: 0.1,
-            d_w: 10,
-            list_size: 100,
-            aging_period: Dur::from_secs(1),
-            penalty_below_min_th: false,
-        }
+red_params! {
+    /// SFRED over MRUL parameters. Thresholds are in packets; `max_p` is scaled
+    /// by R_i / f for fast flows.
+    pub struct MrulParams {
+        // Section 3: RED 5 / 15 / 0.1 / 0.002, a 50-packet buffer, 1 KB packets.
+        red_defaults: RedBlock { limit: 50, mean_pkt_size: 1000, ..RedBlock::NS2 },
+        /// Fast flow: R_i > (1 + alpha) f (section 2.2).
+        alpha: f64 = 0.1,
+        /// Unresponsive: D_i / R_i > (1 + beta) D / R (section 2.3).
+        beta: f64 = 0.1,
+        /// Slow flow: R_i < d_w and D_i = 0; its thresholds rise by d_w (2.4, 3).
+        d_w: u32 = 10,
+        /// N, the most flows the list holds (not in the paper).
+        list_size: u32 = 100,
+        /// Counters halve every period (not in the paper; DESIGN.md asks for aging).
+        aging_period: Dur = Dur::from_secs(1),
+        /// Drop unresponsive flows even while avg < min_th.
+        penalty_below_min_th: bool = false,
     }
 }
 
@@ -117,14 +71,7 @@ pub const MAX_LIST_SIZE: u32 = 1 << 22;
 
 impl MrulParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        validate_red_core(
-            self.limit,
-            self.min_th,
-            self.max_th,
-            self.max_p,
-            self.w_q,
-            self.mean_pkt_size,
-        )?;
+        self.red().validate()?;
         check::at_least("alpha", self.alpha, 0.0)?;
         check::at_least("beta", self.beta, 0.0)?;
         check::at_least("list_size", self.list_size, 1)?;
@@ -143,6 +90,31 @@ impl MrulParams {
             ));
         }
         Ok(())
+    }
+}
+
+impl QdiscParams for MrulParams {
+    type Qdisc = Mrul;
+    fn build(&self, link: &LinkInfo) -> Result<Mrul, ParamError> {
+        Mrul::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        let small = MrulParams::default().with_red(RedBlock::TINY);
+        vec![
+            MrulParams {
+                list_size: 4,
+                d_w: 2,
+                aging_period: Dur::from_millis(5),
+                ecn: true,
+                ..small.clone()
+            },
+            MrulParams {
+                list_size: 30,
+                penalty_below_min_th: true,
+                wait: false,
+                ..small
+            },
+        ]
     }
 }
 
@@ -178,7 +150,7 @@ struct Entry {
 pub struct MruList {
     cap: usize,
     entries: Vec<Entry>,
-    index: HashMap<FlowId, u32>,
+    index: FlowMap<u32>,
     head: u32,
     tail: u32,
 }
@@ -188,7 +160,7 @@ impl MruList {
         MruList {
             cap,
             entries: Vec::with_capacity(cap),
-            index: HashMap::with_capacity(cap),
+            index: FlowMap::default(),
             head: NIL,
             tail: NIL,
         }
@@ -286,35 +258,31 @@ fn aged(x: u64, periods: u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Mrul {
     params: MrulParams,
-    average: RedAverage,
-    count: RedCount,
     list: MruList,
     /// R and D over the listed flows.
     received: u64,
     dropped: u64,
     /// The current aging period, `now / aging_period`.
     epoch: u64,
-    queue: PacketFifo,
+    queue: RedQueue,
 }
 
 impl Mrul {
     pub fn new(params: MrulParams, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
         Ok(Mrul {
-            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
-            count: RedCount::default(),
             list: MruList::new(params.list_size as usize),
             received: 0,
             dropped: 0,
             epoch: 0,
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: RedQueue::new(&params.red(), link),
             params,
         })
     }
 
     /// The current average queue, in packets.
     pub fn avg(&self) -> f64 {
-        self.average.avg
+        self.queue.average.avg
     }
 
     /// The list (for tests and the queue lab).
@@ -401,35 +369,24 @@ impl Mrul {
         FlowClass::Normal
     }
 
-    /// RED's decision with the class's thresholds and max_p; `None` admits.
-    fn decide(&mut self, class: FlowClass, avg: f64, ctx: &mut Ctx<'_>) -> Option<DropReason> {
+    /// RED's decision with the class's thresholds and max_p, and the reason an
+    /// early drop reports.
+    fn decide(&mut self, class: FlowClass, avg: f64, ctx: &mut Ctx<'_>) -> Decision {
         let p = &self.params;
         let (shift, max_p, reason) = match class {
             FlowClass::Slow => (p.d_w as f64, p.max_p, DropReason::Early),
             FlowClass::Fast(scale) => (0.0, (p.max_p * scale).min(1.0), DropReason::HeavyHitter),
             FlowClass::Unresponsive => {
                 if p.penalty_below_min_th || avg >= p.min_th {
-                    self.count.forced();
-                    return Some(DropReason::Unresponsive);
+                    self.queue.count.forced();
+                    return Decision::Unresponsive;
                 }
                 (0.0, p.max_p, DropReason::Early)
             }
             FlowClass::Normal => (0.0, p.max_p, DropReason::Early),
         };
-        match red_region(avg, p.min_th + shift, p.max_th + shift, max_p, false) {
-            RedRegion::Below => {
-                self.count.below();
-                None
-            }
-            RedRegion::Early(p_b) => self
-                .count
-                .early(p_b, p.wait, ctx.uniform())
-                .then_some(reason),
-            RedRegion::Forced => {
-                self.count.forced();
-                Some(DropReason::Forced)
-            }
-        }
+        let region = Curve::Linear.region(avg, p.min_th + shift, p.max_th + shift, max_p);
+        Decision::Red(self.queue.count.decide(region, p.wait, ctx), reason)
     }
 
     fn record_drop(&mut self, e: u32) {
@@ -438,63 +395,44 @@ impl Mrul {
     }
 }
 
+/// What [`Mrul::decide`] concluded for an arrival.
+enum Decision {
+    /// Dropped outright as unresponsive.
+    Unresponsive,
+    /// RED's action, and the reason an early drop reports.
+    Red(RedAction, DropReason),
+}
+
 impl Qdisc for Mrul {
+    red_queue_methods!(queue);
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         self.age_totals(ctx.now);
         let e = self.record_arrival(pkt.flow);
-        let avg = self.average.update(self.queue.len() as f64, ctx.now);
+        let avg = self.queue.average_now(ctx.now);
         let class = self.classify(e);
-        let mut pkt = pkt;
-        if let Some(reason) = self.decide(class, avg, ctx) {
-            let ecn =
-                self.params.ecn && matches!(reason, DropReason::Early | DropReason::HeavyHitter);
-            match ctx.mark_or_drop(pkt, ecn, reason) {
-                Some(marked) => pkt = marked,
-                None => {
-                    self.record_drop(e);
-                    return Verdict::Dropped;
-                }
+        let verdict = match self.decide(class, avg, ctx) {
+            Decision::Unresponsive => {
+                ctx.drop(pkt, DropReason::Unresponsive);
+                Verdict::Dropped
             }
-        }
-        if self.queue.len() >= self.params.limit as usize {
+            Decision::Red(action, reason) => {
+                let (ecn, queue) = (self.params.ecn, &mut self.queue.queue);
+                apply_and_admit(action, pkt, (ecn, reason), queue, ctx)
+            }
+        };
+        if verdict == Verdict::Dropped {
+            // Every drop of the arrival, overflow included, counts in D_i and D.
             self.record_drop(e);
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
         }
-        self.queue.push_back(pkt);
-        Verdict::Queued
-    }
-
-    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
-        let pkt = self.queue.pop_front();
-        if pkt.is_none() {
-            self.average.set_idle(ctx.now);
-        }
-        pkt
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
+        verdict
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Harness;
-    use crate::units::Rate;
-
-    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
-
-    fn mrul(params: MrulParams) -> Harness<Mrul> {
-        Harness::new(Mrul::new(params, &LINK).unwrap())
-    }
+    use crate::testing::{rejection, Harness};
 
     /// A congested queue: held at 10 packets, between min_th = 5 and max_th = 15.
     fn congested() -> MrulParams {
@@ -522,7 +460,7 @@ mod tests {
         // Flow 0 sends 5 packets per round, flows 1..=9 one each: f = 14/10 per
         // round, so flow 0 is fast (R_0 / f = 3.6), its max_p scales up, its loss
         // ratio climbs above the average and it is then dropped outright.
-        let mut h = mrul(congested());
+        let mut h = Harness::build(congested());
         let mut seq = 0;
         let mut judged_at = None;
         for r in 0..2_000 {
@@ -557,7 +495,7 @@ mod tests {
 
     #[test]
     fn a_new_flow_under_d_w_packets_is_slow_and_protected() {
-        let mut h = mrul(congested());
+        let mut h = Harness::build(congested());
         let mut seq = 0;
         for _ in 0..500 {
             round(&mut h, &mut seq, 0, 10, 10);
@@ -577,7 +515,7 @@ mod tests {
 
     #[test]
     fn a_full_list_evicts_the_least_recently_seen_flow() {
-        let mut h = mrul(MrulParams {
+        let mut h = Harness::build(MrulParams {
             list_size: 3,
             ..Default::default()
         });
@@ -616,7 +554,7 @@ mod tests {
 
     #[test]
     fn aging_halves_the_counters_every_period() {
-        let mut h = mrul(MrulParams {
+        let mut h = Harness::build(MrulParams {
             aging_period: Dur::from_millis(100),
             ..Default::default()
         });
@@ -641,23 +579,15 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        let e = Mrul::new(
-            MrulParams {
-                list_size: 0,
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "list_size = 0 must be at least 1");
-        let e = Mrul::new(
-            MrulParams {
-                aging_period: Dur::from_nanos(0),
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.key, "aging_period");
+        let e = rejection(MrulParams {
+            list_size: 0,
+            ..Default::default()
+        });
+        assert_eq!(e, "list_size = 0 must be at least 1");
+        let e = rejection(MrulParams {
+            aging_period: Dur::from_nanos(0),
+            ..Default::default()
+        });
+        assert_eq!(e, "aging_period = 0ns must be positive");
     }
 }

@@ -14,184 +14,119 @@
 //! more decisive as avg nears max_th. The factor is the parameter `max_p_scale`;
 //! `max_p` is RED's ("equivalent") max_p, as the paper labels its curves.
 //!
-//! Everything else is [`Red`](crate::red::Red)'s: the same average with idle-time
-//! decay, the same count spacing (`wait`), early drops become CE marks with `ecn`,
-//! forced drops stay drops, a full queue drops (`Overflow`). A p_b above 1 (when
-//! max_p' > 1) is capped at 1.
+//! Everything else is RED's core ([`crate::parts::red`], the curve being
+//! [`Curve::Quadratic`]): the same average with idle-time decay, the same count
+//! spacing (`wait`), early drops become CE marks with `ecn`, forced drops stay
+//! drops, a full queue drops (`Overflow`). A p_b above 1 (when max_p' > 1) is
+//! capped at 1.
 //!
 //! GRED, the paper's comparison, is `kind = "red"` with `gentle = true`.
 //!
-//! Defaults: `limit = 120` packets and 1000-byte packets (section 5), `max_p = 0.1`
-//! (section 5, Experiment 2), `max_p_scale = 1.5` (section 4.1). The seed text lost
-//! section 5's thresholds and weight; we use ns-2's RED defaults `min_th = 5`,
-//! `max_th = 15`, `w_q = 0.002` (as [`red`](crate::red) and section 3 of the same
-//! paper).
+//! Defaults: the paper's buffer, packets and max_p (section 5, Experiment 2) and
+//! the 1.5 of section 4.1. The seed text lost section 5's thresholds and weight;
+//! they are ns-2's RED defaults, as in section 3 of the same paper.
 
-use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::Packet;
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::RedAverage;
-use crate::red_core::{validate_red_core, RedCount};
-use serde::{Deserialize, Serialize};
+use crate::parts::red::{Curve, RedRegion};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::parts::red_queue::{red_queue_methods, RedQueue};
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 
-/// NLRED parameters. Thresholds are in packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NlredParams {
-    /// Capacity in packets (120, section 5).
-    pub limit: u32,
-    /// Below it no early drops (5, ns-2's RED default).
-    pub min_th: f64,
-    /// At and above it every arrival is dropped (15, ns-2's RED default).
-    pub max_th: f64,
-    /// RED's equivalent max_p (0.1, section 5); the curve peaks at max_p_scale max_p.
-    pub max_p: f64,
-    /// max_p' / max_p (1.5, section 4.1: equal area with RED's line).
-    pub max_p_scale: f64,
-    /// EWMA weight of the average (0.002, ns-2's RED default).
-    pub w_q: f64,
-    /// Packet size for the idle-time decay (1000 B, section 5).
-    pub mean_pkt_size: u32,
-    /// RED's count spacing with ns-2's `wait` (true).
-    pub wait: bool,
-    /// CE-mark ECN-capable packets instead of early drops (false).
-    pub ecn: bool,
-}
-
-impl Default for NlredParams {
-    fn default() -> Self {
-        NlredParams {
-            limit: 120,
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            max_p_scale: 1.5,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-            wait: true,
-            ecn: false,
-        }
+red_params! {
+    /// NLRED parameters. Thresholds are in packets; `max_p` is RED's equivalent
+    /// max_p (section 5): the curve peaks at `max_p_scale` max_p.
+    pub struct NlredParams {
+        // Section 5: a 120-packet buffer, 1000-byte packets; the rest ns-2's RED.
+        red_defaults: RedBlock { limit: 120, mean_pkt_size: 1000, ..RedBlock::NS2 },
+        /// max_p' / max_p (section 4.1: equal area with RED's line).
+        max_p_scale: f64 = 1.5,
     }
 }
 
 impl NlredParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        validate_red_core(
-            self.limit,
-            self.min_th,
-            self.max_th,
-            self.max_p,
-            self.w_q,
-            self.mean_pkt_size,
-        )?;
+        self.red().validate()?;
         check::positive("max_p_scale", self.max_p_scale)
     }
 }
 
-/// NLRED's base drop probability at average `avg`: 0 below min_th, the quadratic
-/// up to max_th (capped at 1), 1 at and above max_th.
-#[inline]
-pub fn nlred_probability(avg: f64, min_th: f64, max_th: f64, max_p: f64, scale: f64) -> f64 {
-    if avg < min_th {
-        0.0
-    } else if avg < max_th {
-        let x = (avg - min_th) / (max_th - min_th);
-        (scale * max_p * x * x).min(1.0)
-    } else {
-        1.0
+impl QdiscParams for NlredParams {
+    type Qdisc = Nlred;
+    fn build(&self, link: &LinkInfo) -> Result<Nlred, ParamError> {
+        Nlred::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        let tiny = RedBlock {
+            max_p: 0.9, // max_p' = 1.35: p_b reaches its cap of 1
+            ecn: true,
+            ..RedBlock::TINY
+        };
+        vec![NlredParams::default().with_red(tiny)]
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct Nlred {
     params: NlredParams,
-    average: RedAverage,
-    count: RedCount,
-    queue: PacketFifo,
+    curve: Curve,
+    queue: RedQueue,
 }
 
 impl Nlred {
     pub fn new(params: NlredParams, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
         Ok(Nlred {
-            average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
-            count: RedCount::default(),
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            curve: Curve::Quadratic {
+                scale: params.max_p_scale,
+            },
+            queue: RedQueue::new(&params.red(), link),
             params,
         })
     }
 
     /// The current average queue, in packets.
     pub fn avg(&self) -> f64 {
-        self.average.avg
+        self.queue.average.avg
     }
 
-    /// This qdisc's base drop probability p_b at average `avg`.
+    /// This qdisc's base drop probability p_b at average `avg`: 0 below min_th,
+    /// the quadratic up to max_th (capped at 1), 1 at and above max_th.
     pub fn drop_probability(&self, avg: f64) -> f64 {
+        match self.drop_region(avg) {
+            RedRegion::Below => 0.0,
+            RedRegion::Early(p_b) => p_b,
+            RedRegion::Forced => 1.0,
+        }
+    }
+}
+
+impl Nlred {
+    #[inline]
+    fn drop_region(&self, avg: f64) -> RedRegion {
         let p = &self.params;
-        nlred_probability(avg, p.min_th, p.max_th, p.max_p, p.max_p_scale)
+        self.curve.region(avg, p.min_th, p.max_th, p.max_p)
     }
 }
 
 impl Qdisc for Nlred {
+    red_queue_methods!(queue);
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        let avg = self.average.update(self.queue.len() as f64, ctx.now);
-        let p = &self.params;
-        let mut pkt = pkt;
-        if avg < p.min_th {
-            self.count.below();
-        } else if avg >= p.max_th {
-            self.count.forced();
-            ctx.drop(pkt, DropReason::Forced);
-            return Verdict::Dropped;
-        } else {
-            let p_b = self.drop_probability(avg);
-            if self.count.early(p_b, p.wait, ctx.uniform()) {
-                match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
-                    Some(marked) => pkt = marked,
-                    None => return Verdict::Dropped,
-                }
-            }
-        }
-        if self.queue.len() >= self.params.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
-        }
-        self.queue.push_back(pkt);
-        Verdict::Queued
-    }
-
-    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
-        let pkt = self.queue.pop_front();
-        if pkt.is_none() {
-            self.average.set_idle(ctx.now);
-        }
-        pkt
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
+        let avg = self.queue.average_now(ctx.now);
+        let region = self.drop_region(avg);
+        self.queue.admit(region, pkt, ctx)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::red::{red_region, spaced_probability, RedRegion};
-    use crate::testing::Harness;
-    use crate::units::Rate;
-
-    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
+    use crate::drop_reason::DropReason;
+    use crate::parts::red::spaced_probability;
+    use crate::testing::{rejection, Harness, TEST_LINK};
 
     fn red_p(avg: f64, min_th: f64, max_th: f64, max_p: f64) -> f64 {
-        match red_region(avg, min_th, max_th, max_p, false) {
+        match Curve::Linear.region(avg, min_th, max_th, max_p) {
             RedRegion::Below => 0.0,
             RedRegion::Early(p) => p,
             RedRegion::Forced => 1.0,
@@ -207,7 +142,7 @@ mod tests {
                 max_p: 0.1,
                 ..Default::default()
             },
-            &LINK,
+            &TEST_LINK,
         )
         .unwrap();
         let crossing = 10.0 + 2.0 / 3.0 * 30.0; // 1.5 x^2 = x at x = 2/3
@@ -259,7 +194,7 @@ mod tests {
                     wait: false,
                     ..Default::default()
                 },
-                &LINK,
+                &TEST_LINK,
             )
             .unwrap(),
         );
@@ -299,7 +234,7 @@ mod tests {
                     w_q: 1.0,
                     ..Default::default()
                 },
-                &LINK,
+                &TEST_LINK,
             )
             .unwrap(),
         );
@@ -314,14 +249,10 @@ mod tests {
 
     #[test]
     fn a_non_positive_scale_is_rejected_by_name() {
-        let e = Nlred::new(
-            NlredParams {
-                max_p_scale: 0.0,
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "max_p_scale = 0 must be positive");
+        let e = rejection(NlredParams {
+            max_p_scale: 0.0,
+            ..Default::default()
+        });
+        assert_eq!(e, "max_p_scale = 0 must be positive");
     }
 }

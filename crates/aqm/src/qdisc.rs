@@ -154,6 +154,18 @@ pub trait Qdisc {
     }
 }
 
+/// What the registry needs of a qdisc's parameters besides serde and `Default`.
+pub trait QdiscParams: Sized {
+    /// The qdisc these parameters build.
+    type Qdisc: Qdisc;
+    /// Validates the parameters and builds the qdisc for a link.
+    fn build(&self, link: &LinkInfo) -> Result<Self::Qdisc, ParamError>;
+    /// Configurations for the property tests (`tests/properties.rs`) besides the
+    /// defaults, which are always run: small ones that overflow often and reach
+    /// every option, so conservation, bounds and replay are checked on every path.
+    fn property_configs() -> Vec<Self>;
+}
+
 /// A parameter that failed validation: names the key, the value and the rule, as in
 /// `min_th = 200 must be below max_th = 100`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,13 +24,6 @@ pub fn stream(seed: u64, stream: u64) -> Rng {
     Rng::seed_from_u64(mix64(seed ^ mix64(stream)))
 }
 
-/// A keyed 32-bit hash of a flow id, for SFB/SFQ bins: different keys give
-/// independent-looking hashes, and re-keying is how a moving hash moves.
-#[inline]
-pub const fn keyed_hash(key: u64, flow: u32) -> u32 {
-    (mix64(key ^ (flow as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)) >> 32) as u32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,16 +38,5 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
-    }
-
-    #[test]
-    fn keyed_hash_spreads_over_bins() {
-        let mut bins = [0u32; 16];
-        for f in 0..16_000 {
-            bins[(keyed_hash(7, f) % 16) as usize] += 1;
-        }
-        for b in bins {
-            assert!((800..1200).contains(&b), "{bins:?}");
-        }
     }
 }

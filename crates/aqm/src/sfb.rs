@@ -1,108 +1,51 @@
 //! SFB: Stochastic Fair BLUE (Feng, Kandlur, Saha & Shin, INFOCOM 2001; seed 000,
 //! section III, Fig. 1; moving hashes in section III-D).
 //!
-//! A FIFO with an accounting structure beside it: `levels` x `bins` BLUE bins (a
-//! Bloom filter). Each level hashes the flow id with its own key into one of its
-//! bins. A bin counts the packets of its flows in the queue and keeps a BLUE
-//! probability `pm`: an arrival that finds the bin at `bin_size` raises `pm` by
-//! `increment`; a departure that leaves the bin empty lowers `pm` by `decrement`
-//! (each bin at most once per `freeze_time`). The arrival is then marked
-//! or dropped with `pmin`, the least `pm` of its bins. A flow whose bins are all at
-//! 1 (`pmin = 1`) is judged non-responsive and rate-limited to `rate_limit`. A
-//! responsive flow sharing a bin with it keeps at least one clean bin, so its `pmin`
-//! stays below 1 and it is left alone.
+//! A FIFO with `levels` x `bins` BLUE bins beside it (a Bloom filter). Each level
+//! hashes the flow id with its own key into one of its bins. A bin counts the
+//! packets of its flows in the queue and keeps a BLUE probability `pm`
+//! ([`BlueProbability`], a part): an arrival that finds the bin at `bin_size`
+//! raises it by `increment`; a departure that empties the bin lowers it by
+//! `decrement` (at most once per `freeze_time`). The arrival is marked or dropped
+//! with `pmin`, the least `pm` of its bins. A flow at `pmin = 1` is judged
+//! non-responsive and rate-limited by one [`TokenBucket`] shared by all such flows
+//! (Linux's `penalty_rate`; the paper's 0.16-0.21 Mbps for 1, 4 and 8 such flows
+//! together, Figs. 3(a), 5, 6(b)); drops there report `RateLimit`.
 //!
-//! # Choices where the paper leaves room
-//!
-//! - **Counting**: bins count packets, not bytes, as Linux and the paper's Fig. 1
-//!   (`qlen`). `bin_size = 13` is the paper's "13" (section III-B): about 1.5 x the
-//!   200 KB buffer / 23 bins, which at its 1000-byte packets is 13 packets.
-//! - **Bin overflow**: a bin at `bin_size` or more raises its pm (Fig. 1 tests
-//!   `qlen > bin_size`; we use `>=`, as Linux, so `bin_size` is the occupancy that
-//!   counts as overflow). Fig. 1 then drops the arrival when *any* of its bins
-//!   overflows. Taken literally that caps a flow at `bin_size` minus what its
-//!   sharers hold in its most shared bin, so its other bins may never fill and a
-//!   non-responsive flow is never identified (we saw exactly this in the unit
-//!   test's scenario). We drop the arrival only when *all* its bins are full (the
-//!   flow itself is then likely the culprit), as Linux does with `minqlen >= max`.
-//!   Every level's bin is updated first. These drops report
-//!   [`DropReason::Overflow`]. A flow at `pmin = 1` is not subject to this drop:
-//!   its bins are full (that is how they reached 1), so the drop would starve it
-//!   rather than hold it at `rate_limit`, which is what the paper reports (Fig.
-//!   3(a): 0.16 Mbps); the rate limiter alone decides for it.
-//! - **Rate limit**: one token bucket (`rate_limit` bits/s, `rate_limit_burst`
-//!   bytes) shared by every packet with `pmin = 1`, as Linux's `penalty_rate`. The
-//!   paper says flows with `pmin = 1` are "limited to a fixed amount of bandwidth"
-//!   by "limiting the rate of packet enqueues for flows with pmin values of 1"; its
-//!   figures report 0.16, 0.18, 0.21 and 0.19 Mbps for 1, 4 and 8 non-responsive
-//!   flows together (Figs. 3(a), 5, 6(b)), which a shared bucket of 0.16 Mbps gives
-//!   and per-flow buckets (8 x 0.16) would not. A shared bucket also needs no
-//!   per-flow state. Drops report [`DropReason::RateLimit`].
-//! - **Decrement when a bin empties, not when an arrival finds it empty**: the
-//!   paper's text says "If the number of packets drops to zero, pm is
-//!   decreased" (section III-A), BLUE lowers its probability when the queue
-//!   empties, and the SFB in Apple's XNU (`classq_sfb.c`) lowers a bin on the
-//!   dequeue that empties it. Fig. 1 and Linux instead lower a bin whenever an
-//!   arrival finds it empty. With that rule a rate-limited flow's own arrivals,
-//!   nearly all dropped, find its bins empty and pull `pm` down at the flow's full
-//!   arrival rate: in the SFB paper's Table I run (45 Mbps CBR flow), 51,409 of
-//!   the 52,451 decrements of its bins came from its own arrivals and 1,042 from
-//!   other flows, and it got 1.9 Mbps instead of about 0.16. Our earlier "penalty
-//!   box" rule (a flow at `pmin = 1` does not lower its own bins) covered only
-//!   `pmin = 1` exactly: one decrement by any sharer let the flow's own arrivals
-//!   take over. Lowering on emptying bounds the decrements by the departures of
-//!   the bin's packets, whatever the offered load of a flow that is being dropped.
-//!   (Without ECN the Table I flow still leaks, 0.8 Mbps of its 45: TCP flows that
-//!   are dropped rather than marked keep the queue short, so its bins empty often
-//!   and `pm` rests a little below 1. With ECN-capable TCP, as the reproduction
-//!   reads the paper, it gets 0.07 Mbps, under `rate_limit`: pm dips one step
-//!   below 1 now and then, where the flow passes less than the penalty box lets
-//!   through. No rule of the paper or of Linux stops those dips, and none is
-//!   added; see REPRODUCTION.md.)
-//! - **Freeze time**: Fig. 1 has none (Linux neither). We keep BLUE's per-bin
-//!   `freeze_time` as a parameter, default 0: with `increment = 0.0025` a bin needs
-//!   400 steps to reach 1, and the paper re-learns non-responsive flows within a
-//!   small part of its 2 s rehash period (III-D), which a 100 ms freeze (40 s to
-//!   learn) cannot do.
-//! - **Moving hash** (`hash = "moving"`): every `rehash_period` the keys change
-//!   and all bins reset (III-D: "periodically ... reset the bins and change the
-//!   hash functions"). Packets already queued are then counted in no bin.
-//! - **Double-buffered** (`hash = "double_buffered"`): during the last `warmup` of
-//!   each period a second set of bins, keyed by the next period's hashes, is fed
-//!   too: every queued packet is counted in both sets; arrivals of flows with
-//!   `pmin = 1` in the active set raise their warm bins' `pm` (the paper: "any time
-//!   a flow is classified as non-responsive, it is hashed using the second set of
-//!   hash functions and the marking probabilities of the corresponding bins in the
-//!   warmup set are updated"); other arrivals update the warm bins as Fig. 1 does.
-//!   At the period's end the warm set becomes the active one, so a non-responsive
-//!   flow is rate-limited "right from the beginning". Linux does the same with two
-//!   slots (`sfb_bins[2]`, `double_buffering`), but raises a warm bin only when it
-//!   is full.
-//! - **Keys**: level `l` of key generation `g` uses `mix64(mix64(hash_seed) ^ (g <<
-//!   32 | l))`: reproducible from `hash_seed`, independent across levels, and fresh
-//!   at every re-key. [`Sfb::rekey`] re-keys on demand.
-//! - **Exact counts**: `Packet.cb` holds the key generations of the (at most two)
-//!   bin sets the packet was counted in (low and high 32 bits). Dequeue recomputes
-//!   the bins from the flow id and that set's keys if the set still has that
-//!   generation; a set re-keyed since was zeroed, so there is nothing to undo. So
-//!   dequeue undoes exactly what enqueue did, across rehashes and swaps.
+//! Choices where the paper leaves room (docs/qdiscs.md gives the evidence):
+//! - Bins count packets, as Fig. 1 and Linux; a bin at `>= bin_size` raises pm.
+//! - The arrival is dropped (`Overflow`) only when *all* its bins are full (Linux's
+//!   `minqlen >= max`): Fig. 1's "any bin" caps a flow by its sharers and then
+//!   never identifies it. A flow at `pmin = 1` is left to the rate limiter alone.
+//! - pm falls when a departure empties a bin (the paper's text, BLUE, Apple XNU),
+//!   not when an arrival finds it empty (Fig. 1, Linux): with that rule a
+//!   rate-limited flow's own dropped arrivals free it from the penalty box.
+//! - `freeze_time = 0` (Fig. 1 and Linux have none): 400 steps with a 100 ms
+//!   freeze take 40 s, but the paper re-learns within part of a 2 s period.
+//! - Moving hash: new keys and zeroed bins every `rehash_period`; queued packets
+//!   are then counted in no bin. Double-buffered: during the last `warmup` of a
+//!   period a second set keyed by the next keys is fed too (arrivals at
+//!   `pmin = 1` raise their warm bins, "the marking probabilities of the
+//!   corresponding bins in the warmup set are updated"), and becomes active at the
+//!   period's end. Linux raises a warm bin only when it is full.
+//! - Keys are [`level_key`]`(hash_seed, generation, level)`. `Packet.cb` holds the
+//!   generations of the (at most two) sets a packet was counted in, so dequeue
+//!   undoes exactly what enqueue did across rehashes and swaps.
 //! - The clock (rehash, warm-up, swap) advances on enqueue and dequeue.
 //!
-//! Defaults (000 section III-B unless said): `levels = 2`, `bins = 23`,
-//! `bin_size = 13`, `limit = 200` packets (the 200 KB buffer at 1000-byte packets),
-//! `rate_limit = 0.16Mbps`, `increment = 0.0025`, `decrement = 0.00025` (ns-2's
-//! BLUE), `freeze_time = 0`, `hash = "fixed"`, `rehash_period = 2s` (III-D),
-//! `warmup = 1s` (the paper gives none; half a period lets a flow of >= 400
-//! arrivals/s, 3.2 Mbps at 1000 bytes, carry `pm` from 0 to 1 into the next set;
-//! Linux uses a tenth, 60 s of 600 s), `rate_limit_burst = 20000` bytes (Linux's
-//! `penalty_burst` of 20 packets at 1000 bytes), `ecn = false`.
+//! Defaults are section III-B's (200 KB buffer at 1000-byte packets, 2 x 23 bins,
+//! "13" per bin, 0.16 Mbps), ns-2 BLUE's steps, III-D's period, Linux's burst, and
+//! a `warmup` of half a period (not in the paper; enough for a flow of >= 400
+//! arrivals/s to carry pm from 0 to 1 into the next set).
 
-use crate::blue::{check_step, BlueProbability};
 use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::{FlowId, Packet};
-use crate::qdisc::{check, Ctx, Limit, ParamError, Qdisc, Verdict};
-use crate::rng::{keyed_hash, mix64};
+use crate::parts::blue_probability::{check_step, BlueProbability};
+use crate::parts::fifo::{backlog_of, overflow, LimitedQueue};
+use crate::parts::flow_hash::{check_bin_table, keyed_hash, level_key};
+use crate::parts::params::qdisc_params;
+use crate::parts::token_bucket::TokenBucket;
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::{Dur, Time};
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
@@ -121,79 +64,44 @@ pub enum HashMode {
     DoubleBuffered,
 }
 
-/// SFB parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SfbParams {
-    /// Capacity of the shared FIFO in packets. Default 200 (200 KB / 1000 B, III-B).
-    pub limit: u32,
-    /// L, the number of hash levels. Default 2 (III-B).
-    pub levels: u32,
-    /// N, bins per level. Default 23 (III-B).
-    pub bins: u32,
-    /// Packets a bin may hold. Default 13 (III-B).
-    pub bin_size: u32,
-    /// BLUE step up of a bin's pm. Default 0.0025 (ns-2 BLUE).
-    pub increment: f64,
-    /// BLUE step down of a bin's pm. Default 0.00025 (ns-2 BLUE).
-    pub decrement: f64,
-    /// Least time between two changes of one bin's pm. Default 0 (Fig. 1).
-    pub freeze_time: Dur,
-    /// Rate allowed to all `pmin = 1` traffic together. Default 0.16Mbps (III-B).
-    pub rate_limit: Rate,
-    /// Depth of the rate limiter's token bucket, bytes. Default 20000 (Linux).
-    pub rate_limit_burst: u64,
-    /// Fixed, moving or double-buffered moving hash. Default fixed (III-A).
-    pub hash: HashMode,
-    /// Time between re-keys for the moving hashes. Default 2s (III-D).
-    pub rehash_period: Dur,
-    /// How long before a re-key the next bins are fed (double-buffered). Default 1s.
-    pub warmup: Dur,
-    /// Seed of the hash keys.
-    pub hash_seed: u64,
-    /// CE-mark ECN-capable packets instead of dropping them with pmin.
-    pub ecn: bool,
-}
-
-impl Default for SfbParams {
-    fn default() -> Self {
-        SfbParams {
-            limit: 200,
-            levels: 2,
-            bins: 23,
-            bin_size: 13,
-            increment: 0.0025,
-            decrement: 0.00025,
-            freeze_time: Dur::ZERO,
-            rate_limit: Rate::from_kbps(160),
-            rate_limit_burst: 20_000,
-            hash: HashMode::Fixed,
-            rehash_period: Dur::from_secs(2),
-            warmup: Dur::from_secs(1),
-            hash_seed: 0,
-            ecn: false,
-        }
+qdisc_params! {
+    /// SFB parameters.
+    pub struct SfbParams {
+        /// Capacity of the shared FIFO in packets (III-B: 200 KB at 1000 B).
+        limit: u32 = 200,
+        /// L, the number of hash levels (III-B).
+        levels: u32 = 2,
+        /// N, bins per level (III-B).
+        bins: u32 = 23,
+        /// Packets a bin may hold (III-B's "13": 1.5 x 200 KB / 23 at 1000 B).
+        bin_size: u32 = 13,
+        /// BLUE step up of a bin's pm (ns-2 BLUE).
+        increment: f64 = 0.0025,
+        /// BLUE step down of a bin's pm (ns-2 BLUE).
+        decrement: f64 = 0.00025,
+        /// Least time between two changes of one bin's pm (Fig. 1 has none).
+        freeze_time: Dur = Dur::ZERO,
+        /// Rate allowed to all `pmin = 1` traffic together (III-B).
+        rate_limit: Rate = Rate::from_kbps(160),
+        /// Depth of the rate limiter's token bucket, bytes (Linux: 20 packets).
+        rate_limit_burst: u64 = 20_000,
+        /// Fixed, moving or double-buffered moving hash (III-A; III-D).
+        hash: HashMode = HashMode::Fixed,
+        /// Time between re-keys for the moving hashes (III-D).
+        rehash_period: Dur = Dur::from_secs(2),
+        /// How long before a re-key the next bins are fed (double-buffered).
+        warmup: Dur = Dur::from_secs(1),
+        /// Seed of the hash keys.
+        hash_seed: u64 = 0,
+        /// CE-mark ECN-capable packets instead of dropping them with pmin.
+        ecn: bool = false,
     }
 }
-
-/// The most bins (levels x bins) an SFB may have: a guard against typos.
-const MAX_TOTAL_BINS: u32 = 1 << 20;
 
 impl SfbParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         check::at_least("limit", self.limit, 1)?;
-        check::at_least("levels", self.levels, 1)?;
-        check::at_least("bins", self.bins, 1)?;
-        if self.levels.saturating_mul(self.bins) > MAX_TOTAL_BINS {
-            return Err(ParamError::new(
-                "bins",
-                self.bins,
-                format!(
-                    "times levels = {} must be at most {MAX_TOTAL_BINS}",
-                    self.levels
-                ),
-            ));
-        }
+        check_bin_table(self.levels, self.bins)?;
         check::at_least("bin_size", self.bin_size, 1)?;
         check_step("increment", self.increment)?;
         check_step("decrement", self.decrement)?;
@@ -220,6 +128,44 @@ impl SfbParams {
     }
 }
 
+impl QdiscParams for SfbParams {
+    type Qdisc = Sfb;
+    fn build(&self, _link: &LinkInfo) -> Result<Sfb, ParamError> {
+        Sfb::new(self.clone())
+    }
+    fn property_configs() -> Vec<Self> {
+        vec![
+            SfbParams {
+                limit: 10,
+                levels: 3,
+                bins: 4,
+                bin_size: 3,
+                increment: 0.2,
+                decrement: 0.05,
+                rate_limit: Rate::from_mbps(1),
+                rate_limit_burst: 3000,
+                hash: HashMode::Moving,
+                rehash_period: Dur::from_millis(20),
+                ecn: true,
+                ..Default::default()
+            },
+            SfbParams {
+                limit: 10,
+                levels: 2,
+                bins: 3,
+                bin_size: 2,
+                increment: 0.5,
+                decrement: 0.1,
+                freeze_time: Dur::from_millis(1),
+                hash: HashMode::DoubleBuffered,
+                rehash_period: Dur::from_millis(20),
+                warmup: Dur::from_millis(5),
+                ..Default::default()
+            },
+        ]
+    }
+}
+
 /// One accounting bin: packets of its flows in the queue, and a BLUE probability.
 #[derive(Copy, Clone, Debug, Default)]
 struct Bin {
@@ -235,11 +181,6 @@ struct BinSet {
     keys: Vec<u64>,
     /// Level-major: bin `b` of level `l` is `bins[l * n + b]`.
     bins: Vec<Bin>,
-}
-
-/// The key of `level` in key generation `generation`.
-pub fn level_key(hash_seed: u64, generation: u32, level: u32) -> u64 {
-    mix64(mix64(hash_seed) ^ ((generation as u64) << 32 | level as u64))
 }
 
 impl BinSet {
@@ -303,40 +244,6 @@ impl BinSet {
     }
 }
 
-/// A token bucket in bytes, refilled at a rate in bits/s.
-#[derive(Clone, Debug)]
-struct TokenBucket {
-    bytes_per_sec: f64,
-    burst: f64,
-    tokens: f64,
-    last: Time,
-}
-
-impl TokenBucket {
-    fn new(rate: Rate, burst: u64) -> Self {
-        TokenBucket {
-            bytes_per_sec: rate.as_f64() / 8.0,
-            burst: burst as f64,
-            tokens: burst as f64,
-            last: Time::ZERO,
-        }
-    }
-
-    /// Takes `bytes` tokens if there are that many.
-    #[inline]
-    fn take(&mut self, bytes: u32, now: Time) -> bool {
-        let elapsed = now.saturating_since(self.last).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * self.bytes_per_sec).min(self.burst);
-        self.last = now;
-        if self.tokens >= bytes as f64 {
-            self.tokens -= bytes as f64;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Sfb {
     params: SfbParams,
@@ -348,7 +255,7 @@ pub struct Sfb {
     next_generation: u32,
     next_rehash: Time,
     bucket: TokenBucket,
-    queue: PacketFifo,
+    queue: LimitedQueue,
 }
 
 /// `cb` layout: the generations of the sets a packet was counted in.
@@ -368,7 +275,7 @@ impl Sfb {
             next_generation: 1,
             next_rehash: Time::ZERO + params.rehash_period,
             bucket: TokenBucket::new(params.rate_limit, params.rate_limit_burst),
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: LimitedQueue::new(params.limit),
             params,
         };
         sfb.reset_set(0);
@@ -507,6 +414,8 @@ impl Sfb {
 }
 
 impl Qdisc for Sfb {
+    backlog_of!(queue);
+
     fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let now = ctx.now;
         self.advance_clock(now);
@@ -536,9 +445,8 @@ impl Qdisc for Sfb {
                 None => return Verdict::Dropped,
             }
         }
-        if self.queue.len() >= self.params.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
+        if self.queue.is_full() {
+            return overflow(pkt, ctx);
         }
         let active = self.active;
         self.sets[active].count(n, flow);
@@ -565,26 +473,12 @@ impl Qdisc for Sfb {
         }
         Some(pkt)
     }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Harness;
-
-    fn sfb(params: SfbParams) -> Harness<Sfb> {
-        Harness::new(Sfb::new(params).unwrap())
-    }
+    use crate::testing::{rejection, Harness};
 
     /// A traffic source for the scripted runs below.
     #[derive(Clone, Debug)]
@@ -635,7 +529,7 @@ mod tests {
     impl Sim {
         fn new(params: SfbParams, sources: Vec<Source>, link_pps: u64) -> Self {
             Sim {
-                h: sfb(params),
+                h: Harness::build(params),
                 departed: vec![0; sources.len()],
                 sources,
                 tx_interval: Dur::from_nanos(1_000_000_000 / link_pps),
@@ -821,7 +715,7 @@ mod tests {
     /// free it.
     #[test]
     fn own_dropped_arrivals_do_not_free_a_flow_from_the_penalty_box() {
-        let mut h = sfb(SfbParams::default());
+        let mut h = Harness::build(SfbParams::default());
         let sharer = sharers_of(h.q.qdisc(), A, 0, 1, &[])[0];
         let mut seq = 0;
         // 13 packets fill both bins; 400 more raise them to 1 (and are dropped).
@@ -953,7 +847,7 @@ mod tests {
                 .collect()
         };
         for hash in [HashMode::Fixed, HashMode::Moving, HashMode::DoubleBuffered] {
-            let mut h = sfb(SfbParams {
+            let mut h = Harness::build(SfbParams {
                 hash,
                 rehash_period: Dur::from_millis(100),
                 warmup: Dur::from_millis(20),
@@ -991,7 +885,7 @@ mod tests {
                 ..Default::default()
             };
             let levels = params.levels as u64;
-            let mut h = sfb(params);
+            let mut h = Harness::build(params);
             let mut r = crate::rng::stream(5, 5);
             for seq in 0..20_000 {
                 match rand::Rng::gen_range(&mut r, 0..10) {
@@ -1021,7 +915,7 @@ mod tests {
 
     #[test]
     fn pmin_marks_ecn_capable_packets_instead_of_dropping() {
-        let mut h = sfb(SfbParams {
+        let mut h = Harness::build(SfbParams {
             levels: 1,
             bins: 1,
             bin_size: 2,
@@ -1049,20 +943,18 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        let e = Sfb::new(SfbParams {
+        let e = rejection(SfbParams {
             levels: 0,
             ..Default::default()
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "levels = 0 must be at least 1");
-        let e = Sfb::new(SfbParams {
+        });
+        assert_eq!(e, "levels = 0 must be at least 1");
+        let e = rejection(SfbParams {
             hash: HashMode::DoubleBuffered,
             warmup: Dur::from_secs(3),
             ..Default::default()
-        })
-        .unwrap_err();
+        });
         assert_eq!(
-            e.to_string(),
+            e,
             "warmup = 3s must be positive and below rehash_period = 2s"
         );
     }

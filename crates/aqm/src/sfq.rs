@@ -4,66 +4,45 @@
 //! names and the behaviour.
 //!
 //! A keyed hash of the flow id picks one of `divisor` bins; each bin is its own
-//! FIFO of at most `depth` packets, and the bins share a buffer of `limit`
-//! packets. Active (non-empty) bins are served by deficit round robin: a bin that
-//! becomes active joins the end of the round with an allowance of `quantum` bytes,
-//! sends packets while its allowance is positive, and goes to the end again with
-//! `quantum` more. So backlogged bins share the link equally *in bytes*, whatever
-//! their packet sizes, and a flow cannot take more than its bin's share however
-//! fast it sends. Flows that hash into the same bin share that bin's share.
+//! FIFO of at most `depth` packets, and the bins share `limit` packets. Active
+//! bins are served by deficit round robin: a bin that becomes active joins the end
+//! of the round with `quantum` bytes of allowance, sends while it is positive, and
+//! goes to the end again with `quantum` more. Backlogged bins share the link
+//! equally *in bytes*, and a flow cannot take more than its bin's share.
 //!
-//! # Choices, and where Linux differs
+//! Choices, and where Linux differs:
+//! - **One queue per bin** (Linux with `flows = divisor`), as McKenney's SFQ and
+//!   the SFB paper's "46 distinct queues"; Linux maps buckets onto 128 slots.
+//! - **Full buffer** (`drop = "longest"`): the arrival is queued and the tail of
+//!   the longest bin (in packets, counting the arrival) dropped, as `sfq_drop`;
+//!   if that is the arrival's own bin (ties too) the arrival goes (`overflow`),
+//!   else the victim reports `push_out`. `drop = "tail"` drops the arrival.
+//! - **Bin depth**: an arrival to a full bin is dropped (`overflow`), or with
+//!   `headdrop` the bin's head is (`front_drop`), as Linux's `headdrop`.
+//! - **RED per bin** (`red = true`): each bin runs RED's core on its own length
+//!   (bytes / `mean_pkt_size` with `byte_mode`), before the depth check as Linux.
+//!   `early` / `forced` drops (CE marks with `ecn`), with `headdrop` taken from the
+//!   bin's head. Linux keeps the average in bytes, without idle decay, and resets
+//!   it when a slot is freed; we keep it across idle periods with RED's idle
+//!   decay, so a bin congested a moment ago is still judged so.
+//! - **Perturbation**: every `perturb_period` the key changes (generation
+//!   g = 1 + now / period, key `level_key(hash_seed, g, 0)`), so the map depends
+//!   on the seed and the time only. As Linux since 3.3 (`sfq_rehash`), queued
+//!   packets move to their new bins in round-robin order, keeping each flow's
+//!   order; one that finds its new bin at `depth` is dropped (`overflow`). Bins'
+//!   DRR allowances and RED states restart. The clock advances on enqueue and
+//!   dequeue.
 //!
-//! - **One queue per bin**: Linux hashes into `divisor` buckets and gives an active
-//!   bucket one of `flows` (128) slots, dropping arrivals when all slots are busy.
-//!   We give every bin its own queue (Linux with `flows = divisor`), as McKenney's
-//!   SFQ and the SFB paper's "46 distinct queues" do.
-//! - **Full buffer** (`drop = "longest"`, the default): the arrival is queued and
-//!   the *tail* packet of the longest bin (in packets, counting the arrival) is
-//!   dropped, as Linux's `sfq_drop`. When the arrival's own bin is (one of) the
-//!   longest, that tail is the arrival: it is dropped as `overflow`. A packet
-//!   taken from another bin reports `push_out`. Ties go to the arrival's bin (Linux
-//!   takes whichever longest slot its depth list holds first). `drop = "tail"`
-//!   drops the arrival instead, whatever the bins hold.
-//! - **Bin depth**: an arrival to a bin holding `depth` packets is dropped
-//!   (`overflow`); with `headdrop` the bin's head packet is dropped instead
-//!   (`front_drop`) and the arrival queued, as Linux's `headdrop`.
-//! - **RED per bin** (`red = true`): each bin runs RED on its own average queue
-//!   ([`RedAverage`], the bin's length in packets, or its bytes over
-//!   `mean_pkt_size` with `byte_mode`), with RED's curve ([`red_region`]) and
-//!   count spacing ([`RedCount`]), before the depth check, as Linux. Early drops
-//!   report `early` (CE marks for ECN-capable packets with `ecn`), drops above
-//!   `max_th` report `forced`; with `headdrop` a drop takes the bin's head (if it
-//!   has one) instead of the arrival. Linux keeps the average in bytes, updates it
-//!   without idle-time decay and resets it when a bin is freed; we keep the bin's
-//!   average across idle periods with RED's idle decay (at the link's packet rate,
-//!   as `sfred`), so a bin that was congested a moment ago is still judged so.
-//!   With `byte_mode` p_b is scaled by size / `mean_pkt_size` as in `red`.
-//! - **Perturbation**: every `perturb_period` the hash key changes (key generation
-//!   g = 1 + now / period, key `level_key(hash_seed, g, 0)`, as SFB's keys): the
-//!   flow-to-bin map is a function of `hash_seed` and the time, nothing else. As
-//!   Linux since 3.3 (`sfq_rehash`), the queued packets are moved to their new
-//!   bins, bin by bin in round-robin order, so a flow's packets keep their order;
-//!   a packet that finds its new bin at `depth` is dropped (`overflow`). Every
-//!   bin's DRR allowance and RED state restart, since a bin now holds other flows.
-//!   The clock advances on enqueue and dequeue.
-//!
-//! Defaults are Linux's (`tc qdisc add ... sfq`): `limit = 127`, `depth = 127`,
-//! `divisor = 1024`, `quantum = 1514` (the MTU plus an Ethernet header),
-//! `perturb_period = 0` (never), `drop = "longest"`, `headdrop = false`,
-//! `red = false`. RED's, when on: `min_th = 2`, `max_th = 8` packets (the SFB
-//! paper's per-queue 2 KB / 8 KB at its 1000-byte packets), `max_p = 0.1`,
-//! `w_q = 0.002`, `wait = true`, `gentle = false` (ns-2 RED, the paper's
-//! simulator), `mean_pkt_size = 1000`, `byte_mode = false`, `ecn = false`.
+//! Defaults are Linux's (`tc qdisc add ... sfq`); RED's, when on, are the SFB
+//! paper's per-queue 2 KB / 8 KB at its 1000-byte packets and ns-2's RED otherwise.
 
 use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::{FlowId, Packet};
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{red_region, RedAverage, RedRegion};
-use crate::red_core::{validate_red_core, RedCount};
-use crate::rng::keyed_hash;
-use crate::sfb::level_key;
+use crate::parts::fifo::PacketFifo;
+use crate::parts::flow_hash::{keyed_hash, level_key};
+use crate::parts::red::{Curve, RedAction, RedAverage, RedCount};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::Dur;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -79,70 +58,32 @@ pub enum SfqDrop {
     Tail,
 }
 
-/// SFQ parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SfqParams {
-    /// Packets all bins together may hold. Default 127 (Linux).
-    pub limit: u32,
-    /// Packets one bin may hold. Default 127 (Linux).
-    pub depth: u32,
-    /// Number of bins (hash buckets, each its own queue). Default 1024 (Linux).
-    pub divisor: u32,
-    /// Bytes a bin may send per round-robin turn. Default 1514 (Linux: the MTU).
-    pub quantum: u32,
-    /// Time between re-keys of the hash; 0 = never. Default 0 (Linux).
-    pub perturb_period: Dur,
-    /// Seed of the hash keys.
-    pub hash_seed: u64,
-    /// What a full buffer drops. Default the longest bin's tail (Linux).
-    pub drop: SfqDrop,
-    /// Drop a full bin's head rather than the arrival. Default false (Linux).
-    pub headdrop: bool,
-    /// Run RED in every bin. Default false.
-    pub red: bool,
-    /// Per-bin RED min_th, packets. Default 2 (000 III-B: 2 KB at 1000 B).
-    pub min_th: f64,
-    /// Per-bin RED max_th, packets. Default 8 (000 III-B: 8 KB at 1000 B).
-    pub max_th: f64,
-    /// RED's drop probability at max_th. Default 0.1 (ns-2).
-    pub max_p: f64,
-    /// EWMA weight of each bin's average. Default 0.002 (ns-2).
-    pub w_q: f64,
-    /// GRED ramp from max_p to 1 between max_th and 2 max_th. Default false.
-    pub gentle: bool,
-    /// ns-2's `wait` spacing of drops. Default true.
-    pub wait: bool,
-    /// Bins' averages track bytes / mean_pkt_size; p_b scales with size.
-    pub byte_mode: bool,
-    /// Packet size for idle decay and byte mode, bytes. Default 1000.
-    pub mean_pkt_size: u32,
-    /// CE-mark ECN-capable packets instead of dropping them early.
-    pub ecn: bool,
-}
-
-impl Default for SfqParams {
-    fn default() -> Self {
-        SfqParams {
-            limit: 127,
-            depth: 127,
-            divisor: 1024,
-            quantum: 1514,
-            perturb_period: Dur::ZERO,
-            hash_seed: 0,
-            drop: SfqDrop::Longest,
-            headdrop: false,
-            red: false,
-            min_th: 2.0,
-            max_th: 8.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            gentle: false,
-            wait: true,
-            byte_mode: false,
-            mean_pkt_size: 1000,
-            ecn: false,
-        }
+red_params! {
+    /// SFQ parameters. `limit` is the packets all bins together may hold; RED's
+    /// thresholds are per bin, in packets.
+    pub struct SfqParams {
+        // Linux's limit of 127 packets; the SFB paper's per-queue RED.
+        red_defaults: RedBlock::SFB_PAPER_PER_BIN.with_limit(127),
+        /// Packets one bin may hold (Linux).
+        depth: u32 = 127,
+        /// Number of bins, each its own queue (Linux).
+        divisor: u32 = 1024,
+        /// Bytes a bin may send per round-robin turn (Linux: the MTU plus 14).
+        quantum: u32 = 1514,
+        /// Time between re-keys of the hash; 0 = never (Linux).
+        perturb_period: Dur = Dur::ZERO,
+        /// Seed of the hash keys.
+        hash_seed: u64 = 0,
+        /// What a full buffer drops (Linux: the longest bin's tail).
+        drop: SfqDrop = SfqDrop::Longest,
+        /// Drop a full bin's head rather than the arrival (Linux).
+        headdrop: bool = false,
+        /// Run RED in every bin.
+        red: bool = false,
+        /// GRED ramp from max_p to 1 between max_th and 2 max_th.
+        gentle: bool = false,
+        /// Bins' averages track bytes / mean_pkt_size; p_b scales with size.
+        byte_mode: bool = false,
     }
 }
 
@@ -162,14 +103,7 @@ impl SfqParams {
             ));
         }
         check::at_least("quantum", self.quantum, 1)?;
-        validate_red_core(
-            self.limit,
-            self.min_th,
-            self.max_th,
-            self.max_p,
-            self.w_q,
-            self.mean_pkt_size,
-        )?;
+        self.red().validate()?;
         if self.red && !self.byte_mode && self.min_th >= self.depth as f64 {
             return Err(ParamError::new(
                 "min_th",
@@ -181,6 +115,54 @@ impl SfqParams {
             ));
         }
         Ok(())
+    }
+}
+
+impl QdiscParams for SfqParams {
+    type Qdisc = Sfq;
+    fn build(&self, link: &LinkInfo) -> Result<Sfq, ParamError> {
+        Sfq::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        vec![
+            SfqParams {
+                limit: 10,
+                depth: 4,
+                divisor: 5,
+                quantum: 300,
+                perturb_period: Dur::from_millis(20),
+                ..Default::default()
+            },
+            SfqParams {
+                limit: 10,
+                depth: 6,
+                divisor: 3,
+                drop: SfqDrop::Tail,
+                headdrop: true,
+                red: true,
+                min_th: 1.0,
+                max_th: 3.0,
+                w_q: 0.3,
+                gentle: true,
+                ecn: true,
+                perturb_period: Dur::from_millis(5),
+                ..Default::default()
+            },
+            SfqParams {
+                limit: 12,
+                depth: 12,
+                divisor: 4,
+                quantum: 100,
+                red: true,
+                min_th: 1.0,
+                max_th: 2.0,
+                w_q: 0.5,
+                byte_mode: true,
+                mean_pkt_size: 500,
+                wait: false,
+                ..Default::default()
+            },
+        ]
     }
 }
 
@@ -206,6 +188,7 @@ pub struct Sfq {
     generation: u32,
     len: usize,
     bytes: u64,
+    curve: Curve,
     /// A bin's RED state when it starts afresh.
     fresh_average: RedAverage,
     /// Reused by `rehash`.
@@ -230,6 +213,7 @@ impl Sfq {
             generation: 1,
             len: 0,
             bytes: 0,
+            curve: Curve::red(params.gentle),
             fresh_average,
             scratch: Vec::new(),
             params,
@@ -330,27 +314,24 @@ impl Sfq {
             bin.queue.len() as f64
         };
         let avg = bin.average.update(q, ctx.now);
-        match red_region(avg, p.min_th, p.max_th, p.max_p, p.gentle) {
-            RedRegion::Below => bin.count.below(),
-            RedRegion::Early(mut p_b) => {
-                if p.byte_mode {
-                    p_b = (p_b * pkt.size as f64 / p.mean_pkt_size as f64).min(1.0);
+        let mut region = self.curve.region(avg, p.min_th, p.max_th, p.max_p);
+        if p.byte_mode {
+            region = region.scaled(pkt.size, p.mean_pkt_size);
+        }
+        match bin.count.decide(region, p.wait, ctx) {
+            RedAction::Pass => {}
+            RedAction::Early => {
+                let marks = p.ecn && pkt.ecn.is_capable();
+                if !marks && p.headdrop && !bin.queue.is_empty() {
+                    let e = DropReason::Early;
+                    return Err(self.congestion_drop(b, pkt, e, e, ctx));
                 }
-                let u = ctx.uniform();
-                if bin.count.early(p_b, p.wait, u) {
-                    let marks = p.ecn && pkt.ecn.is_capable();
-                    if !marks && p.headdrop && !bin.queue.is_empty() {
-                        let e = DropReason::Early;
-                        return Err(self.congestion_drop(b, pkt, e, e, ctx));
-                    }
-                    match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
-                        Some(marked) => pkt = marked,
-                        None => return Err(Verdict::Dropped),
-                    }
+                match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
+                    Some(marked) => pkt = marked,
+                    None => return Err(Verdict::Dropped),
                 }
             }
-            RedRegion::Forced => {
-                bin.count.forced();
+            RedAction::Forced => {
                 let f = DropReason::Forced;
                 return Err(self.congestion_drop(b, pkt, f, f, ctx));
             }
@@ -494,15 +475,7 @@ impl Qdisc for Sfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::droptail::{DropTail, DropTailParams};
-    use crate::testing::Harness;
-    use crate::units::Rate;
-
-    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
-
-    fn sfq(params: SfqParams) -> Harness<Sfq> {
-        Harness::new(Sfq::new(params, &LINK).unwrap())
-    }
+    use crate::testing::{rejection, Harness, TEST_LINK};
 
     /// `n` flows (from 1 up) that hash into `n` distinct bins.
     fn distinct_flows(q: &Sfq, n: usize) -> Vec<u32> {
@@ -530,7 +503,7 @@ mod tests {
 
     #[test]
     fn backlogged_flows_in_distinct_bins_share_departures_equally_in_bytes() {
-        let mut h = sfq(SfqParams {
+        let mut h = Harness::build(SfqParams {
             limit: 1000,
             depth: 100,
             ..Default::default()
@@ -564,57 +537,10 @@ mod tests {
         assert_eq!(h.q.counts().total_drops(), 0);
     }
 
-    /// One flow offers 10x its share of a link that sends one packet per tick; three
-    /// others offer their share. Returns each flow's share of the departures.
-    fn ten_times_its_share<Q: Qdisc>(mut h: Harness<Q>, flows: &[u32]) -> Vec<f64> {
-        let mut departed = vec![0u64; flows.len()];
-        let mut seq = 0;
-        let ticks = 40_000;
-        for t in 0..ticks {
-            // The heavy flow: 2.5 packets per tick = 10 x 1/4 of the link.
-            for _ in 0..(2 + t % 2) {
-                seq += 1;
-                h.offer(flows[0], seq);
-            }
-            // The others: one packet every 4 ticks each, staggered.
-            for (i, &f) in flows.iter().enumerate().skip(1) {
-                if t % 4 == i as u32 {
-                    seq += 1;
-                    h.offer(f, seq);
-                }
-            }
-            if let Some(p) = h.dequeue() {
-                departed[flows.iter().position(|&f| f == p.flow.0).unwrap()] += 1;
-            }
-        }
-        departed.iter().map(|&d| d as f64 / ticks as f64).collect()
-    }
-
-    #[test]
-    fn a_flow_sending_ten_times_its_share_gets_about_its_share() {
-        let h = sfq(SfqParams::default());
-        let flows = distinct_flows(h.q.qdisc(), 4);
-        let shares = ten_times_its_share(h, &flows);
-        assert!(shares[0] < 0.26, "shares {shares:?}");
-        for s in &shares[1..] {
-            assert!(*s > 0.245, "shares {shares:?}");
-        }
-        // The same load through a FIFO of the same size: the heavy flow takes ~77%.
-        let fifo = Harness::new(
-            DropTail::new(DropTailParams {
-                limit: 127,
-                ..Default::default()
-            })
-            .unwrap(),
-        );
-        let shares = ten_times_its_share(fifo, &flows);
-        assert!(shares[0] > 0.7, "droptail shares {shares:?}");
-    }
-
     #[test]
     fn when_the_buffer_is_full_the_longest_bin_loses() {
         for drop in [SfqDrop::Longest, SfqDrop::Tail] {
-            let mut h = sfq(SfqParams {
+            let mut h = Harness::build(SfqParams {
                 limit: 10,
                 depth: 10,
                 drop,
@@ -654,7 +580,7 @@ mod tests {
     #[test]
     fn a_full_bin_drops_the_arrival_or_with_headdrop_its_head() {
         for headdrop in [false, true] {
-            let mut h = sfq(SfqParams {
+            let mut h = Harness::build(SfqParams {
                 depth: 3,
                 headdrop,
                 ..Default::default()
@@ -674,7 +600,7 @@ mod tests {
 
     #[test]
     fn per_bin_red_drops_early_only_in_the_bin_whose_average_exceeds_min_th() {
-        let mut h = sfq(SfqParams {
+        let mut h = Harness::build(SfqParams {
             red: true,
             min_th: 2.0,
             max_th: 8.0,
@@ -723,7 +649,7 @@ mod tests {
 
     #[test]
     fn red_marks_ecn_capable_packets_instead_of_dropping() {
-        let mut h = sfq(SfqParams {
+        let mut h = Harness::build(SfqParams {
             red: true,
             w_q: 0.5,
             ecn: true,
@@ -750,7 +676,11 @@ mod tests {
         let map = |h: &Harness<Sfq>| -> Vec<usize> {
             (0..64).map(|f| h.q.qdisc().bin_of(FlowId(f))).collect()
         };
-        let (mut x, mut y, mut z) = (sfq(params(7)), sfq(params(7)), sfq(params(8)));
+        let (mut x, mut y, mut z) = (
+            Harness::build(params(7)),
+            Harness::build(params(7)),
+            Harness::build(params(8)),
+        );
         let mut seq = 0;
         // Half a second in: one map per seed.
         for h in [&mut x, &mut y, &mut z] {
@@ -787,7 +717,7 @@ mod tests {
         }
         assert_eq!(x.q.counts().total_drops(), 0);
         // The map depends on the time only: a fresh queue at 1.1 s agrees.
-        let mut w = sfq(params(7));
+        let mut w = Harness::build(params(7));
         w.advance(Dur::from_millis(1_100));
         w.offer(0, 0);
         assert_eq!(map(&w), after);
@@ -803,14 +733,14 @@ mod tests {
                 divisor: 46,
                 ..Default::default()
             },
-            &LINK,
+            &TEST_LINK,
         )
         .unwrap();
         assert_eq!(
             [400, 0, 1, 2, 3].map(|f| q.bin_of(FlowId(f))),
             [3, 27, 9, 10, 45]
         );
-        let mut h = sfq(SfqParams {
+        let mut h = Harness::build(SfqParams {
             divisor: 1024,
             hash_seed: 7,
             perturb_period: Dur::from_secs(1),
@@ -824,7 +754,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        let err = |p: SfqParams| Sfq::new(p, &LINK).unwrap_err().to_string();
+        let err = |p: SfqParams| rejection(p);
         assert_eq!(
             err(SfqParams {
                 divisor: 0,

@@ -25,109 +25,56 @@
 //!
 //! Choices: thresholds are per bin, in packets. Adaptive RED bounds max_p to
 //! [0.01, 0.5]; the paper says SFRED needs max_p up to 1 under moderate congestion,
-//! so the ceiling is a parameter, `max_p_ceiling`, default 1. Keys are fixed
-//! (`hash_seed`, as SFB's `level_key`), so dequeue recomputes a packet's bins from
-//! its flow id exactly; `cb` is not needed. Early drops become CE marks with `ecn`;
-//! forced drops (avg above max_th in the most lenient bin) stay drops.
+//! so the ceiling is a parameter, `max_p_ceiling`, and max_p is clamped to
+//! [0.01, ceiling]. Keys are fixed (`hash_seed`, the keys of
+//! [`flow_hash`](crate::parts::flow_hash)), so dequeue recomputes a packet's bins
+//! from its flow id exactly; `cb` is not needed. Early drops become CE marks with
+//! `ecn`; forced drops (avg above max_th in the most lenient bin) stay drops.
 //!
-//! Defaults: `limit = 200`, `levels = 2`, `bins = 23` (the SFB setup of 000 section
-//! III-B, which SFRED was compared in); `min_th = 2`, `max_th = 8` packets per bin
-//! (the per-queue RED thresholds of the paper's SFQ+RED comparison, 2 KB and 8 KB at
-//! 1000-byte packets, III-B); `max_p = 0.1`, `w_q = 0.002`, `wait = true` (ns-2
-//! RED); `adapt_interval = 500ms` (Adaptive RED); `mean_pkt_size = 1000` (the
-//! paper's packets).
+//! Defaults: the SFB setup of 000 section III-B, which SFRED was compared in; the
+//! per-queue RED thresholds of the paper's SFQ+RED comparison (2 KB and 8 KB at
+//! 1000-byte packets, III-B); ns-2's RED otherwise; Adaptive RED's interval.
 
-use crate::drop_reason::DropReason;
-use crate::fifo::PacketFifo;
 use crate::packet::{FlowId, Packet};
-use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
-use crate::red::{red_region, spaced_probability, RedAverage, RedRegion};
-use crate::rng::keyed_hash;
-use crate::sfb::level_key;
-use crate::time::{Dur, Time};
-use serde::{Deserialize, Serialize};
+use crate::parts::fifo::{backlog_of, LimitedQueue};
+use crate::parts::flow_hash::{check_bin_table, keyed_hash, level_key};
+use crate::parts::red::{AdaptiveMaxP, Curve, MaxPBounds, RedAverage, RedCount, RedRegion};
+use crate::parts::red_params::{red_params, RedBlock};
+use crate::parts::red_queue::act_and_admit;
+use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
+use crate::time::Dur;
 
-/// SFRED parameters. Thresholds are per bin, in packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SfredParams {
-    /// Capacity of the shared FIFO in packets. Default 200 (000 III-B).
-    pub limit: u32,
-    /// Hash levels. Default 2 (000 III-B).
-    pub levels: u32,
-    /// Bins per level. Default 23 (000 III-B).
-    pub bins: u32,
-    /// Per-bin RED min_th, packets. Default 2 (000 III-B, SFQ+RED: 2 KB).
-    pub min_th: f64,
-    /// Per-bin RED max_th, packets. Default 8 (000 III-B, SFQ+RED: 8 KB).
-    pub max_th: f64,
-    /// Starting max_p of every bin. Default 0.1 (ns-2 RED).
-    pub max_p: f64,
-    /// Highest max_p adaptation may reach. Default 1 (000 III-A).
-    pub max_p_ceiling: f64,
-    /// EWMA weight of each bin's average. Default 0.002 (ns-2 RED).
-    pub w_q: f64,
-    /// Time between max_p adaptations of a bin. Default 500ms (Adaptive RED).
-    pub adapt_interval: Dur,
-    /// GRED ramp from max_p to 1 between max_th and 2 max_th.
-    pub gentle: bool,
-    /// ns-2's `wait` spacing of drops. Default true.
-    pub wait: bool,
-    /// Packet size for the idle decay of bin averages, bytes. Default 1000.
-    pub mean_pkt_size: u32,
-    /// Seed of the hash keys.
-    pub hash_seed: u64,
-    /// CE-mark ECN-capable packets instead of dropping them early.
-    pub ecn: bool,
-}
-
-impl Default for SfredParams {
-    fn default() -> Self {
-        SfredParams {
-            limit: 200,
-            levels: 2,
-            bins: 23,
-            min_th: 2.0,
-            max_th: 8.0,
-            max_p: 0.1,
-            max_p_ceiling: 1.0,
-            w_q: 0.002,
-            adapt_interval: Dur::from_millis(500),
-            gentle: false,
-            wait: true,
-            mean_pkt_size: 1000,
-            hash_seed: 0,
-            ecn: false,
-        }
+red_params! {
+    /// SFRED parameters: per-bin thresholds in packets, max_p per bin to start.
+    pub struct SfredParams {
+        // III-B: a 200-packet FIFO, and per bin the paper's per-queue RED.
+        red_defaults: RedBlock::SFB_PAPER_PER_BIN.with_limit(200),
+        /// Time between max_p adaptations of a bin (Adaptive RED).
+        adapt_interval: Dur = Dur::from_millis(500),
+        /// Hash levels (000 III-B).
+        levels: u32 = 2,
+        /// Bins per level (000 III-B).
+        bins: u32 = 23,
+        /// Highest max_p adaptation may reach (000 III-A: up to 1).
+        max_p_ceiling: f64 = 1.0,
+        /// GRED ramp from max_p to 1 between max_th and 2 max_th.
+        gentle: bool = false,
+        /// Seed of the hash keys.
+        hash_seed: u64 = 0,
     }
 }
 
 impl SfredParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         check::at_least("limit", self.limit, 1)?;
-        check::at_least("levels", self.levels, 1)?;
-        check::at_least("bins", self.bins, 1)?;
-        if self.levels.saturating_mul(self.bins) > 1 << 20 {
-            return Err(ParamError::new(
-                "bins",
-                self.bins,
-                format!("times levels = {} must be at most {}", self.levels, 1 << 20),
-            ));
-        }
-        check::at_least("min_th", self.min_th, 0.0)?;
-        check::below("min_th", self.min_th, "max_th", self.max_th)?;
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(ParamError::new("max_p", self.max_p, "must be in (0, 1]"));
-        }
+        check_bin_table(self.levels, self.bins)?;
+        self.red().validate()?;
         if !(self.max_p_ceiling >= self.max_p && self.max_p_ceiling <= 1.0) {
             return Err(ParamError::new(
                 "max_p_ceiling",
                 self.max_p_ceiling,
                 format!("must be in [max_p = {}, 1]", self.max_p),
             ));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(ParamError::new("w_q", self.w_q, "must be in (0, 1]"));
         }
         if self.adapt_interval.is_zero() {
             return Err(ParamError::new(
@@ -136,7 +83,29 @@ impl SfredParams {
                 "must be positive",
             ));
         }
-        check::at_least("mean_pkt_size", self.mean_pkt_size, 1)
+        Ok(())
+    }
+}
+
+impl QdiscParams for SfredParams {
+    type Qdisc = Sfred;
+    fn build(&self, link: &LinkInfo) -> Result<Sfred, ParamError> {
+        Sfred::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        vec![SfredParams {
+            limit: 10,
+            levels: 3,
+            bins: 4,
+            min_th: 0.5,
+            max_th: 2.0,
+            w_q: 0.3,
+            adapt_interval: Dur::from_millis(1),
+            gentle: true,
+            wait: false,
+            ecn: true,
+            ..Default::default()
+        }]
     }
 }
 
@@ -145,22 +114,15 @@ impl SfredParams {
 struct RedBin {
     qlen: u32,
     average: RedAverage,
-    max_p: f64,
-    next_adapt: Time,
-    /// Packets since this bin last caused a drop; -1 below min_th.
-    count: i64,
+    adapt: AdaptiveMaxP,
+    count: RedCount,
 }
 
-/// Adaptive RED's max_p step (Floyd, Gummadi & Shenker 2001, Fig. 5), with a
-/// configurable ceiling instead of 0.5.
-#[inline]
-fn adapt_max_p(max_p: &mut f64, avg: f64, min_th: f64, max_th: f64, ceiling: f64) {
-    let band = max_th - min_th;
-    if avg > min_th + 0.6 * band && *max_p < ceiling {
-        *max_p = (*max_p + (*max_p / 4.0).min(0.01)).min(ceiling);
-    } else if avg < min_th + 0.4 * band && *max_p > 0.01 {
-        *max_p = (*max_p * 0.9).max(0.01);
-    }
+/// Index in the level-major bin table of `flow`'s bin at `level` (key `key`, `n`
+/// bins per level).
+#[inline(always)]
+fn slot(level: usize, key: u64, n: u32, flow: FlowId) -> usize {
+    level * n as usize + (keyed_hash(key, flow.0) % n) as usize
 }
 
 /// Orders RED outcomes by severity so the Bloom filter can take the least.
@@ -176,10 +138,11 @@ fn severity(r: RedRegion) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Sfred {
     params: SfredParams,
+    curve: Curve,
     keys: Vec<u64>,
     /// Level-major: bin `b` of level `l` is `bins[l * n + b]`.
     bins: Vec<RedBin>,
-    queue: PacketFifo,
+    queue: LimitedQueue,
 }
 
 impl Sfred {
@@ -188,34 +151,30 @@ impl Sfred {
         let bin = RedBin {
             qlen: 0,
             average: RedAverage::new(params.w_q, link, params.mean_pkt_size),
-            max_p: params.max_p,
-            next_adapt: Time::ZERO + params.adapt_interval,
-            count: -1,
+            adapt: AdaptiveMaxP::new(params.max_p, params.adapt_interval),
+            count: RedCount::default(),
         };
         Ok(Sfred {
+            curve: Curve::red(params.gentle),
             keys: (0..params.levels)
                 .map(|l| level_key(params.hash_seed, 1, l))
                 .collect(),
             bins: vec![bin; (params.levels * params.bins) as usize],
-            queue: PacketFifo::with_capacity(params.limit.min(4096) as usize),
+            queue: LimitedQueue::new(params.limit),
             params,
         })
     }
 
-    #[inline]
-    fn index(&self, level: usize, flow: FlowId) -> usize {
-        let n = self.params.bins;
-        level * n as usize + (keyed_hash(self.keys[level], flow.0) % n) as usize
-    }
-
     /// `flow`'s bin at `level`.
     pub fn bin_of(&self, flow: FlowId, level: usize) -> usize {
-        self.index(level, flow) - level * self.params.bins as usize
+        (keyed_hash(self.keys[level], flow.0) % self.params.bins) as usize
     }
 
     /// The current max_p of bin `bin` at `level`.
     pub fn max_p(&self, level: usize, bin: usize) -> f64 {
-        self.bins[level * self.params.bins as usize + bin].max_p
+        self.bins[level * self.params.bins as usize + bin]
+            .adapt
+            .max_p
     }
 
     /// The average occupancy of bin `bin` at `level`, packets.
@@ -232,61 +191,45 @@ impl Sfred {
 }
 
 impl Qdisc for Sfred {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+    backlog_of!(queue);
+
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let now = ctx.now;
         let p = &self.params;
+        let bounds = MaxPBounds::Clamped {
+            floor: 0.01,
+            ceiling: p.max_p_ceiling,
+        };
+        let band = (p.min_th, p.max_th);
+        let (flow, n) = (pkt.flow, p.bins);
         // Update every bin of the flow; keep the most lenient one.
-        let mut best = (usize::MAX, f64::INFINITY, RedRegion::Below);
+        let mut best = (0, f64::INFINITY, RedRegion::Below);
         for l in 0..self.keys.len() {
-            let i = self.index(l, pkt.flow);
+            let i = slot(l, self.keys[l], n, flow);
             let bin = &mut self.bins[i];
             let avg = bin.average.update(bin.qlen as f64, now);
-            if now >= bin.next_adapt {
-                bin.next_adapt = now + p.adapt_interval;
-                adapt_max_p(&mut bin.max_p, avg, p.min_th, p.max_th, p.max_p_ceiling);
-            }
-            let region = red_region(avg, p.min_th, p.max_th, bin.max_p, p.gentle);
+            bin.adapt.update(now, p.adapt_interval, avg, band, bounds);
+            let region = self.curve.region(avg, p.min_th, p.max_th, bin.adapt.max_p);
             let s = severity(region);
             if s < best.1 {
                 best = (i, s, region);
             }
         }
         let (i, _, region) = best;
-        match region {
-            RedRegion::Below => self.bins[i].count = -1,
-            RedRegion::Early(p_b) => {
-                let bin = &mut self.bins[i];
-                bin.count += 1;
-                if ctx.uniform() < spaced_probability(p_b, bin.count, p.wait) {
-                    bin.count = 0;
-                    match ctx.mark_or_drop(pkt, p.ecn, DropReason::Early) {
-                        Some(marked) => pkt = marked,
-                        None => return Verdict::Dropped,
-                    }
-                }
-            }
-            RedRegion::Forced => {
-                self.bins[i].count = 0;
-                ctx.drop(pkt, DropReason::Forced);
-                return Verdict::Dropped;
+        let count = &mut self.bins[i].count;
+        let verdict = act_and_admit(count, &mut self.queue, region, pkt, (p.wait, p.ecn), ctx);
+        if verdict == Verdict::Queued {
+            for l in 0..self.keys.len() {
+                self.bins[slot(l, self.keys[l], n, flow)].qlen += 1;
             }
         }
-        if self.queue.len() >= p.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
-        }
-        for l in 0..self.keys.len() {
-            let i = self.index(l, pkt.flow);
-            self.bins[i].qlen += 1;
-        }
-        self.queue.push_back(pkt);
-        Verdict::Queued
+        verdict
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
         let pkt = self.queue.pop_front()?;
         for l in 0..self.keys.len() {
-            let i = self.index(l, pkt.flow);
+            let i = slot(l, self.keys[l], self.params.bins, pkt.flow);
             let bin = &mut self.bins[i];
             debug_assert!(bin.qlen > 0, "bin {i} would go negative");
             bin.qlen = bin.qlen.saturating_sub(1);
@@ -296,29 +239,12 @@ impl Qdisc for Sfred {
         }
         Some(pkt)
     }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.params.limit)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Harness;
-    use crate::units::Rate;
-
-    const LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
-
-    fn sfred(params: SfredParams) -> Harness<Sfred> {
-        Harness::new(Sfred::new(params, &LINK).unwrap())
-    }
+    use crate::testing::{rejection, Harness};
 
     /// A flow sharing no bin with `heavy`.
     fn clean_of(q: &Sfred, heavy: u32) -> u32 {
@@ -334,7 +260,7 @@ mod tests {
             adapt_interval: Dur::from_millis(10),
             ..Default::default()
         };
-        let mut h = sfred(params);
+        let mut h = Harness::build(params);
         let heavy = 3;
         let light = clean_of(h.q.qdisc(), heavy);
         let (mut offered, mut dropped) = ([0u64; 2], [0u64; 2]);
@@ -368,7 +294,7 @@ mod tests {
 
     #[test]
     fn bins_count_exactly() {
-        let mut h = sfred(SfredParams {
+        let mut h = Harness::build(SfredParams {
             limit: 30,
             bins: 4,
             levels: 3,
@@ -389,14 +315,10 @@ mod tests {
 
     #[test]
     fn thresholds_out_of_order_are_rejected_by_name() {
-        let e = Sfred::new(
-            SfredParams {
-                min_th: 9.0,
-                ..Default::default()
-            },
-            &LINK,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "min_th = 9 must be below max_th = 8");
+        let e = rejection(SfredParams {
+            min_th: 9.0,
+            ..Default::default()
+        });
+        assert_eq!(e, "min_th = 9 must be below max_th = 8");
     }
 }

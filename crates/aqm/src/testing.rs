@@ -5,9 +5,23 @@
 use crate::drop_reason::DropReason;
 use crate::monitored::Monitored;
 use crate::packet::{Ecn, FlowId, Packet};
-use crate::qdisc::{Qdisc, VecSink, Verdict};
+use crate::qdisc::{LinkInfo, Qdisc, QdiscParams, VecSink, Verdict};
 use crate::time::{Dur, Time};
+use crate::units::Rate;
 use crate::{rng, Rng};
+
+/// The link unit tests build their qdiscs for unless they say otherwise: 10 Mbps.
+pub const TEST_LINK: LinkInfo = LinkInfo::new(Rate::from_mbps(10));
+
+/// The message `params` are rejected with when built for [`TEST_LINK`], as a
+/// user reads it (`min_th = 200 must be below max_th = 100`); panics if accepted.
+#[track_caller]
+pub fn rejection<P: QdiscParams>(params: P) -> String {
+    match params.build(&TEST_LINK) {
+        Ok(_) => panic!("the parameters were accepted"),
+        Err(e) => e.to_string(),
+    }
+}
 
 /// Drives one qdisc through a scripted sequence of packets.
 pub struct Harness<Q> {
@@ -20,6 +34,21 @@ pub struct Harness<Q> {
 }
 
 impl<Q: Qdisc> Harness<Q> {
+    /// Builds the qdisc of `params` for [`TEST_LINK`]; panics on invalid ones.
+    #[track_caller]
+    pub fn build<P: QdiscParams<Qdisc = Q>>(params: P) -> Self {
+        Self::build_for(params, &TEST_LINK)
+    }
+
+    /// Builds the qdisc of `params` for `link`; panics on invalid ones.
+    #[track_caller]
+    pub fn build_for<P: QdiscParams<Qdisc = Q>>(params: P, link: &LinkInfo) -> Self {
+        match params.build(link) {
+            Ok(q) => Self::new(q),
+            Err(e) => panic!("invalid test parameters: {e}"),
+        }
+    }
+
     pub fn new(q: Q) -> Self {
         Self::with_seed(q, 1)
     }

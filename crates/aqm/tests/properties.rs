@@ -1,48 +1,13 @@
 //! Property tests over every built-in qdisc, through `AnyQdisc`: conservation,
 //! bounds, no panic on any sequence of enqueues, dequeues and time jumps, and
-//! replay under a seed.
+//! replay under a seed. The configurations come from the registry: every kind's
+//! defaults and the small ones its own file lists (`QdiscParams::property_configs`).
 
 use aqm::{
     rng, Dur, Ecn, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time, VecSink,
     Verdict,
 };
 use proptest::prelude::*;
-
-/// Each qdisc with its defaults and with a small configuration that overflows often.
-/// Every kind in the registry must appear here (checked below).
-const CONFIGS: &[&str] = &[
-    "kind = \"droptail\"",
-    "kind = \"droptail\"\nlimit = 5",
-    "kind = \"droptail\"\nlimit = 5\ndrop = \"front\"",
-    "kind = \"red\"",
-    "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2",
-    "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\ngentle = true\necn = true\nadaptive = true",
-    "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\nbyte_mode = true\nwait = false",
-    "kind = \"blue\"",
-    "kind = \"blue\"\nlimit = 6\nincrement = 0.2\ndecrement = 0.05\nfreeze_time = \"1ms\"\necn = true",
-    "kind = \"sfb\"",
-    "kind = \"sfb\"\nlimit = 10\nlevels = 3\nbins = 4\nbin_size = 3\nincrement = 0.2\ndecrement = 0.05\nrate_limit = \"1Mbps\"\nrate_limit_burst = 3000\nhash = \"moving\"\nrehash_period = \"20ms\"\necn = true",
-    "kind = \"sfb\"\nlimit = 10\nlevels = 2\nbins = 3\nbin_size = 2\nincrement = 0.5\ndecrement = 0.1\nfreeze_time = \"1ms\"\nrate_limit = \"0.16Mbps\"\nhash = \"double_buffered\"\nrehash_period = \"20ms\"\nwarmup = \"5ms\"",
-    "kind = \"sfred\"",
-    "kind = \"sfred\"\nlimit = 10\nlevels = 3\nbins = 4\nmin_th = 0.5\nmax_th = 2\nw_q = 0.3\nadapt_interval = \"1ms\"\ngentle = true\nwait = false\necn = true",
-    "kind = \"choke\"",
-    "kind = \"choke\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncandidates = 3",
-    "kind = \"choke\"\nlimit = 12\nmin_th = 1\nmax_th = 8\nw_q = 0.5\nadaptive_candidates = true\nregions = 3\necn = true",
-    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"front\"",
-    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"back\"\nwait = false",
-    "kind = \"breathe\"",
-    "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncounters = 3\necn = true",
-    "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nrate_limit = \"2Mbps\"",
-    "kind = \"mrul\"",
-    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 4\nd_w = 2\naging_period = \"5ms\"\necn = true",
-    "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 30\npenalty_below_min_th = true\nwait = false",
-    "kind = \"nlred\"",
-    "kind = \"nlred\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nmax_p = 0.9\nmax_p_scale = 1.5\necn = true",
-    "kind = \"sfq\"",
-    "kind = \"sfq\"\nlimit = 10\ndepth = 4\ndivisor = 5\nquantum = 300\nperturb_period = \"20ms\"",
-    "kind = \"sfq\"\nlimit = 10\ndepth = 6\ndivisor = 3\ndrop = \"tail\"\nheaddrop = true\nred = true\nmin_th = 1\nmax_th = 3\nw_q = 0.3\ngentle = true\necn = true\nperturb_period = \"5ms\"",
-    "kind = \"sfq\"\nlimit = 12\ndepth = 12\ndivisor = 4\nquantum = 100\nred = true\nmin_th = 1\nmax_th = 2\nw_q = 0.5\nbyte_mode = true\nmean_pkt_size = 500\nwait = false",
-];
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -68,8 +33,7 @@ struct Trace {
     marks: usize,
 }
 
-fn run(config: &str, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
-    let spec: QdiscSpec = toml::from_str(config).unwrap();
+fn run(spec: &QdiscSpec, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
     let mut q = Monitored::new(spec.build(&LinkInfo::new(Rate::from_mbps(10))).unwrap());
     let mut rng = rng::stream(seed, 3);
     let mut sink = VecSink::default();
@@ -102,9 +66,9 @@ fn run(config: &str, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
         prop_assert_eq!(
             offered,
             departed + dropped + q.len() as u64,
-            "conservation after op {} in {}",
+            "conservation after op {} in {:?}",
             i,
-            config
+            spec
         );
         prop_assert!(
             q.limit().admits(q.len(), q.bytes()),
@@ -144,22 +108,22 @@ proptest! {
 
     #[test]
     fn conservation_bounds_and_replay(ops in prop::collection::vec(op(), 1..400), seed in 0u64..1000) {
-        for config in CONFIGS {
-            let a = run(config, &ops, seed)?;
-            let b = run(config, &ops, seed)?;
-            prop_assert_eq!(a, b, "replay differs for {}", config);
+        for spec in QdiscSpec::property_configs() {
+            let a = run(&spec, &ops, seed)?;
+            let b = run(&spec, &ops, seed)?;
+            prop_assert_eq!(a, b, "replay differs for {:?}", spec);
         }
     }
 }
 
 #[test]
-fn every_registered_kind_is_property_tested() {
-    for kind in QdiscSpec::KINDS {
-        let needle = format!("kind = \"{kind}\"");
-        assert!(
-            CONFIGS.iter().any(|c| c.starts_with(&needle)),
-            "{kind} has no property-test config"
-        );
+fn every_configuration_builds_and_round_trips_through_toml() {
+    for spec in QdiscSpec::property_configs() {
+        let text = toml::to_string(&spec).unwrap();
+        let back: QdiscSpec = toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(back, spec, "{text}");
+        spec.build(&LinkInfo::new(Rate::from_mbps(10)))
+            .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
     }
 }
 
@@ -181,8 +145,8 @@ fn a_long_random_workload_never_breaks_the_invariants() {
             _ => Op::Advance(rand::Rng::gen_range(&mut r, 0..5_000_000)),
         });
     }
-    for config in CONFIGS {
-        run(config, &ops, 1).unwrap();
+    for spec in QdiscSpec::property_configs() {
+        run(&spec, &ops, 1).unwrap();
     }
 }
 

@@ -30,7 +30,7 @@
 //! capacity K), so observing a packet never allocates.
 
 use crate::packet::FlowId;
-use std::collections::HashMap;
+use crate::parts::flow_hash::FlowMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -60,7 +60,7 @@ pub struct HeavyHitters {
     slots: Vec<Slot>,
     groups: Vec<Group>,
     free_groups: Vec<u32>,
-    index: HashMap<FlowId, u32>,
+    index: FlowMap<u32>,
     base: u64,
     /// Lowest group (dead or live), highest group, lowest live group.
     first: u32,
@@ -78,7 +78,7 @@ impl HeavyHitters {
             slots: Vec::with_capacity(k),
             groups: Vec::with_capacity(k + 1),
             free_groups: Vec::with_capacity(k + 1),
-            index: HashMap::with_capacity(k),
+            index: FlowMap::default(),
             base: 0,
             first: NIL,
             last: NIL,
