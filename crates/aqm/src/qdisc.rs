@@ -112,15 +112,26 @@ impl Limit {
 }
 
 /// What a qdisc may know about the link it feeds, to derive its constants (RED's
-/// packet time while idle, BREATHe's K = C / r_limit).
+/// packet time while idle, BREATHe's K = C / r_limit) and to key its hashes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LinkInfo {
     pub rate: Rate,
+    /// The seed a hashed qdisc (SFB, SFRED, SFQ) keys its hashes with unless the
+    /// scenario pins `hash_seed`: the engine derives one per link from the run's
+    /// seed, so that a run's seed varies the hash placement as it varies every
+    /// other random choice. 0 from [`LinkInfo::new`].
+    pub seed: u64,
 }
 
 impl LinkInfo {
+    /// A link of `rate` with seed 0.
     pub const fn new(rate: Rate) -> Self {
-        LinkInfo { rate }
+        LinkInfo { rate, seed: 0 }
+    }
+
+    /// A link of `rate` whose hashed qdiscs are keyed by `seed` unless pinned.
+    pub const fn with_seed(rate: Rate, seed: u64) -> Self {
+        LinkInfo { rate, seed }
     }
 }
 

@@ -28,7 +28,8 @@
 //!   `pmin = 1` raise their warm bins, "the marking probabilities of the
 //!   corresponding bins in the warmup set are updated"), and becomes active at the
 //!   period's end. Linux raises a warm bin only when it is full.
-//! - Keys are [`level_key`]`(hash_seed, generation, level)`. `Packet.cb` holds the
+//! - Keys are [`level_key`]`(seed, generation, level)`, the seed being `hash_seed`
+//!   or, unset, the link's (from the run's seed). `Packet.cb` holds the
 //!   generations of the (at most two) sets a packet was counted in, so dequeue
 //!   undoes exactly what enqueue did across rehashes and swaps.
 //! - The clock (rehash, warm-up, swap) advances on enqueue and dequeue.
@@ -42,7 +43,7 @@ use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};
 use crate::parts::blue_probability::{check_step, BlueProbability};
 use crate::parts::fifo::{backlog_of, overflow, LimitedQueue};
-use crate::parts::flow_hash::{check_bin_table, keyed_hash, level_key};
+use crate::parts::flow_hash::{check_bin_table, hash_seed, keyed_hash, level_key};
 use crate::parts::params::qdisc_params;
 use crate::parts::token_bucket::TokenBucket;
 use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
@@ -91,8 +92,9 @@ qdisc_params! {
         rehash_period: Dur = Dur::from_secs(2),
         /// How long before a re-key the next bins are fed (double-buffered).
         warmup: Dur = Dur::from_secs(1),
-        /// Seed of the hash keys.
-        hash_seed: u64 = 0,
+        /// Seed of the hash keys; unset: the link's seed, derived from the run's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hash_seed: Option<u64> = None,
         /// CE-mark ECN-capable packets instead of dropping them with pmin.
         ecn: bool = false,
     }
@@ -130,8 +132,8 @@ impl SfbParams {
 
 impl QdiscParams for SfbParams {
     type Qdisc = Sfb;
-    fn build(&self, _link: &LinkInfo) -> Result<Sfb, ParamError> {
-        Sfb::new(self.clone())
+    fn build(&self, link: &LinkInfo) -> Result<Sfb, ParamError> {
+        Sfb::new(self.clone(), link)
     }
     fn property_configs() -> Vec<Self> {
         vec![
@@ -247,6 +249,8 @@ impl BinSet {
 #[derive(Debug, Clone)]
 pub struct Sfb {
     params: SfbParams,
+    /// The seed of the hash keys (`hash_seed`, or the link's).
+    seed: u64,
     /// Two sets: the active one and (double-buffered) the warm one.
     sets: [BinSet; 2],
     active: usize,
@@ -265,10 +269,11 @@ fn cb_pack(a: u32, b: u32) -> u64 {
 }
 
 impl Sfb {
-    pub fn new(params: SfbParams) -> Result<Self, ParamError> {
+    pub fn new(params: SfbParams, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
         let (l, n) = (params.levels, params.bins);
         let mut sfb = Sfb {
+            seed: hash_seed(params.hash_seed, link),
             sets: [BinSet::new(l, n), BinSet::new(l, n)],
             active: 0,
             warming: false,
@@ -286,7 +291,7 @@ impl Sfb {
     fn reset_set(&mut self, s: usize) {
         let g = self.next_generation;
         self.next_generation = self.next_generation.wrapping_add(1).max(1);
-        self.sets[s].reset(self.params.hash_seed, g);
+        self.sets[s].reset(self.seed, g);
     }
 
     /// Re-keys the active bins now (and drops any warm set), as a moving hash does
@@ -478,7 +483,7 @@ impl Qdisc for Sfb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{rejection, Harness};
+    use crate::testing::{rejection, Harness, TEST_LINK};
 
     /// A traffic source for the scripted runs below.
     #[derive(Clone, Debug)]
@@ -644,7 +649,7 @@ mod tests {
     /// has a clean bin), each keeping 4 packets queued. Returns the sim and the
     /// sharers, level 0's first.
     fn scenario(params: SfbParams) -> (Sim, Vec<u32>) {
-        let probe = Sfb::new(params.clone()).unwrap();
+        let probe = Sfb::new(params.clone(), &TEST_LINK).unwrap();
         let mut sharers = Vec::new();
         for l in 0..params.levels as usize {
             let found = sharers_of(&probe, A, l, 4, &sharers);
@@ -753,7 +758,7 @@ mod tests {
     #[test]
     fn light_sharers_do_not_free_an_unresponsive_flow_from_the_penalty_box() {
         let params = SfbParams::default();
-        let probe = Sfb::new(params.clone()).unwrap();
+        let probe = Sfb::new(params.clone(), &TEST_LINK).unwrap();
         let mut light = Vec::new();
         for l in 0..params.levels as usize {
             let found = sharers_of(&probe, A, l, 16, &light);

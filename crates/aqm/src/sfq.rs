@@ -26,8 +26,9 @@
 //!   it when a slot is freed; we keep it across idle periods with RED's idle
 //!   decay, so a bin congested a moment ago is still judged so.
 //! - **Perturbation**: every `perturb_period` the key changes (generation
-//!   g = 1 + now / period, key `level_key(hash_seed, g, 0)`), so the map depends
-//!   on the seed and the time only. As Linux since 3.3 (`sfq_rehash`), queued
+//!   g = 1 + now / period, key `level_key(seed, g, 0)`, the seed being
+//!   `hash_seed` or, unset, the link's), so the map depends on the seed and the
+//!   time only. As Linux since 3.3 (`sfq_rehash`), queued
 //!   packets move to their new bins in round-robin order, keeping each flow's
 //!   order; one that finds its new bin at `depth` is dropped (`overflow`). Bins'
 //!   DRR allowances and RED states restart. The clock advances on enqueue and
@@ -39,7 +40,7 @@
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};
 use crate::parts::fifo::PacketFifo;
-use crate::parts::flow_hash::{keyed_hash, level_key};
+use crate::parts::flow_hash::{hash_seed, keyed_hash, level_key};
 use crate::parts::red::{Curve, RedAction, RedAverage, RedCount};
 use crate::parts::red_params::{red_params, RedBlock};
 use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
@@ -72,8 +73,9 @@ red_params! {
         quantum: u32 = 1514,
         /// Time between re-keys of the hash; 0 = never (Linux).
         perturb_period: Dur = Dur::ZERO,
-        /// Seed of the hash keys.
-        hash_seed: u64 = 0,
+        /// Seed of the hash keys; unset: the link's seed, derived from the run's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hash_seed: Option<u64> = None,
         /// What a full buffer drops (Linux: the longest bin's tail).
         drop: SfqDrop = SfqDrop::Longest,
         /// Drop a full bin's head rather than the arrival (Linux).
@@ -184,6 +186,8 @@ pub struct Sfq {
     bins: Vec<Bin>,
     /// Active bins in round-robin order; the front is served next.
     ring: VecDeque<u32>,
+    /// The seed of the hash keys (`hash_seed`, or the link's).
+    seed: u64,
     key: u64,
     generation: u32,
     len: usize,
@@ -209,7 +213,8 @@ impl Sfq {
         Ok(Sfq {
             bins: vec![bin; params.divisor as usize],
             ring: VecDeque::new(),
-            key: level_key(params.hash_seed, 1, 0),
+            seed: hash_seed(params.hash_seed, link),
+            key: level_key(hash_seed(params.hash_seed, link), 1, 0),
             generation: 1,
             len: 0,
             bytes: 0,
@@ -358,7 +363,7 @@ impl Sfq {
         let g = (1 + ctx.now.as_nanos() / period) as u32;
         if g != self.generation {
             self.generation = g;
-            self.key = level_key(self.params.hash_seed, g, 0);
+            self.key = level_key(self.seed, g, 0);
             self.rehash(ctx);
         }
     }
@@ -669,7 +674,7 @@ mod tests {
     fn perturbation_changes_the_flow_to_bin_map_deterministically_under_a_seed() {
         let params = |hash_seed| SfqParams {
             perturb_period: Dur::from_secs(1),
-            hash_seed,
+            hash_seed: Some(hash_seed),
             limit: 1000,
             ..Default::default()
         };
@@ -742,7 +747,7 @@ mod tests {
         );
         let mut h = Harness::build(SfqParams {
             divisor: 1024,
-            hash_seed: 7,
+            hash_seed: Some(7),
             perturb_period: Dur::from_secs(1),
             ..Default::default()
         });

@@ -26,9 +26,9 @@
 //! Choices: thresholds are per bin, in packets. Adaptive RED bounds max_p to
 //! [0.01, 0.5]; the paper says SFRED needs max_p up to 1 under moderate congestion,
 //! so the ceiling is a parameter, `max_p_ceiling`, and max_p is clamped to
-//! [0.01, ceiling]. Keys are fixed (`hash_seed`, the keys of
-//! [`flow_hash`](crate::parts::flow_hash)), so dequeue recomputes a packet's bins
-//! from its flow id exactly; `cb` is not needed. Early drops become CE marks with
+//! [0.01, ceiling]. Keys are fixed ([`flow_hash`](crate::parts::flow_hash)'s,
+//! from `hash_seed` or, unset, the link's seed), so dequeue recomputes a packet's
+//! bins from its flow id exactly; `cb` is not needed. Early drops become CE marks with
 //! `ecn`; forced drops (avg above max_th in the most lenient bin) stay drops.
 //!
 //! Defaults: the SFB setup of 000 section III-B, which SFRED was compared in; the
@@ -37,7 +37,7 @@
 
 use crate::packet::{FlowId, Packet};
 use crate::parts::fifo::{backlog_of, LimitedQueue};
-use crate::parts::flow_hash::{check_bin_table, keyed_hash, level_key};
+use crate::parts::flow_hash::{check_bin_table, hash_seed, keyed_hash, level_key};
 use crate::parts::red::{AdaptiveMaxP, Curve, MaxPBounds, RedAverage, RedCount, RedRegion};
 use crate::parts::red_params::{red_params, RedBlock};
 use crate::parts::red_queue::act_and_admit;
@@ -59,8 +59,9 @@ red_params! {
         max_p_ceiling: f64 = 1.0,
         /// GRED ramp from max_p to 1 between max_th and 2 max_th.
         gentle: bool = false,
-        /// Seed of the hash keys.
-        hash_seed: u64 = 0,
+        /// Seed of the hash keys; unset: the link's seed, derived from the run's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hash_seed: Option<u64> = None,
     }
 }
 
@@ -157,7 +158,7 @@ impl Sfred {
         Ok(Sfred {
             curve: Curve::red(params.gentle),
             keys: (0..params.levels)
-                .map(|l| level_key(params.hash_seed, 1, l))
+                .map(|l| level_key(hash_seed(params.hash_seed, link), 1, l))
                 .collect(),
             bins: vec![bin; (params.levels * params.bins) as usize],
             queue: LimitedQueue::new(params.limit),

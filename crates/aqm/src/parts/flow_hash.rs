@@ -6,12 +6,13 @@
 //! The key of `level` in key generation `generation` is
 //! `mix64(mix64(hash_seed) ^ (generation << 32 | level))`: reproducible from the
 //! seed, independent across levels, and fresh at every re-key (a moving hash, a
-//! perturbation). Linux keys its jhash with `get_random_u32()` instead; a seed
-//! makes runs repeatable. `python/aqmlab/repro/sfb.py` replicates both functions
+//! perturbation). Linux keys its hash with a random number instead; a seed makes
+//! runs repeatable, and [`hash_seed`] takes it from the scenario's `hash_seed`
+//! when pinned, else from the link, whose seed the engine derives from the run's. `python/aqmlab/repro/sfb.py` replicates both functions
 //! and tests on both sides pin their values.
 
 use crate::packet::FlowId;
-use crate::qdisc::{check, ParamError};
+use crate::qdisc::{check, LinkInfo, ParamError};
 use crate::rng::mix64;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -71,6 +72,12 @@ pub fn check_bin_table(levels: u32, bins: u32) -> Result<(), ParamError> {
 #[inline]
 pub const fn keyed_hash(key: u64, flow: u32) -> u32 {
     (mix64(key ^ (flow as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)) >> 32) as u32
+}
+
+/// The seed a hashed qdisc keys its hashes with: the scenario's `hash_seed` when
+/// it pins one, else the link's seed (which the engine derives from the run's).
+pub fn hash_seed(pinned: Option<u64>, link: &LinkInfo) -> u64 {
+    pinned.unwrap_or(link.seed)
 }
 
 /// The key of `level` in key generation `generation`.
