@@ -52,7 +52,7 @@ qdisc_params! {
 
 impl BlueParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         check_step("increment", self.increment)?;
         check_step("decrement", self.decrement)
     }

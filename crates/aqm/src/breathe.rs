@@ -44,7 +44,7 @@ use crate::parts::red_queue::{red_queue_methods, RedQueue};
 use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::units::Rate;
 
-/// The most counters a set may have (memory is allocated up front).
+/// The most counters a set may have: each costs memory once its flow is seen.
 pub const MAX_COUNTERS: u64 = 1 << 22;
 
 /// K when neither `rate_limit` nor `counters` is given.

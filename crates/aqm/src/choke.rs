@@ -75,24 +75,25 @@ impl ChokeParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         check::at_least("candidates", self.candidates, 1)?;
+        if self.candidates > self.limit {
+            return Err(ParamError::new(
+                "candidates",
+                self.candidates,
+                format!(
+                    "must be at most limit = {}: an arrival is compared with queued packets",
+                    self.limit
+                ),
+            ));
+        }
         check::at_least("regions", self.regions, 1)?;
-        if self.adaptive_candidates && self.regions > 1024 {
+        if self.regions > 1024 {
             return Err(ParamError::new(
                 "regions",
                 self.regions,
-                "must be at most 1024",
+                "must be at most 1024 (region i draws 2 i candidates)",
             ));
         }
         Ok(())
-    }
-
-    /// The most candidates one arrival can draw.
-    fn max_candidates(&self) -> u32 {
-        if self.adaptive_candidates {
-            2 * self.regions
-        } else {
-            self.candidates
-        }
     }
 }
 
@@ -157,8 +158,11 @@ pub const RANDOM_RETRIES: u32 = 8;
 
 /// A power-of-two ring of packet slots in which a slot can be emptied in place:
 /// Linux `sch_choke.c`'s table with holes. Positions are absolute (wrapping)
-/// indices, stable until the next [`HoleyRing::compact`].
-#[derive(Debug, Clone)]
+/// indices, stable until the next [`HoleyRing::compact`]. The ring starts empty
+/// and doubles when packets and holes fill it (positions survive a growth), so
+/// its memory follows the backlog, not `limit`: CHOKe keeps the span below
+/// 2 limit + m + 1, so it never exceeds twice that.
+#[derive(Debug, Clone, Default)]
 pub struct HoleyRing {
     slots: Vec<Option<Packet>>,
     mask: usize,
@@ -170,19 +174,11 @@ pub struct HoleyRing {
 }
 
 impl HoleyRing {
-    /// A ring that can hold `span` slots (packets plus holes) without compacting.
-    pub fn with_span(span: usize) -> Self {
-        let cap = span.max(2).next_power_of_two();
-        HoleyRing {
-            slots: vec![None; cap],
-            mask: cap - 1,
-            head: 0,
-            tail: 0,
-            len: 0,
-            holes: 0,
-            bytes: 0,
-        }
+    /// An empty ring; nothing is allocated until the first packet.
+    pub fn new() -> Self {
+        Self::default()
     }
+
     /// Real packets held.
     #[inline]
     pub fn len(&self) -> usize {
@@ -220,10 +216,8 @@ impl HoleyRing {
 
     pub fn push_back(&mut self, pkt: Packet) {
         if self.span() == self.slots.len() {
-            // Unreachable with the span chosen by `Choke::new`; kept for safety.
-            self.compact();
+            self.grow();
         }
-        debug_assert!(self.span() < self.slots.len(), "ring full of packets");
         self.slots[self.tail & self.mask] = Some(pkt);
         self.tail = self.tail.wrapping_add(1);
         self.len += 1;
@@ -231,6 +225,9 @@ impl HoleyRing {
     }
 
     pub fn pop_front(&mut self) -> Option<Packet> {
+        if self.len == 0 {
+            return None;
+        }
         let pkt = self.slots[self.head & self.mask].take()?;
         self.head = self.head.wrapping_add(1);
         self.len -= 1;
@@ -248,6 +245,26 @@ impl HoleyRing {
         self.holes += 1;
         self.trim();
         Some(pkt)
+    }
+
+    /// Doubles the slots (16 at first), keeping every position: O(span), so
+    /// amortised O(1) per packet.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (2 * self.slots.len()).max(16);
+        let (mut slots, mask) = (vec![None; cap], cap - 1);
+        let mut pos = self.head;
+        while pos != self.tail {
+            slots[pos & mask] = self.slots[pos & self.mask].take();
+            pos = pos.wrapping_add(1);
+        }
+        self.slots = slots;
+        self.mask = mask;
+    }
+
+    /// Slots allocated (packets, holes and free room).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
     }
 
     /// Drops holes at the head and at the tail, so both ends are real packets.
@@ -309,11 +326,8 @@ pub struct Choke {
 impl Choke {
     pub fn new(params: ChokeParams, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
-        // Holes never exceed the real packets when a comparison starts, and one
-        // arrival adds at most m, so the span stays below 2 limit + m + 1.
-        let span = 2 * params.limit as usize + params.max_candidates() as usize + 1;
         Ok(Choke {
-            queue: RedQueue::with_store(&params.red(), link, HoleyRing::with_span(span)),
+            queue: RedQueue::new(&params.red(), link),
             params,
         })
     }
@@ -594,7 +608,7 @@ mod tests {
 
     #[test]
     fn the_ring_compacts_and_keeps_order() {
-        let mut r = HoleyRing::with_span(16);
+        let mut r = HoleyRing::new();
         for i in 0..8 {
             let mut p = Packet::new(FlowId(i), 100 + i);
             p.tag = i;
@@ -613,6 +627,42 @@ mod tests {
         let tags: Vec<u32> = std::iter::from_fn(|| r.pop_front().map(|p| p.tag)).collect();
         assert_eq!(tags, vec![0, 1, 4, 6]);
         assert_eq!(r.bytes(), 0);
+    }
+
+    #[test]
+    fn the_ring_grows_with_the_backlog_and_keeps_positions() {
+        let mut r = HoleyRing::new();
+        assert_eq!(r.capacity(), 0);
+        for i in 0..40 {
+            let mut p = Packet::new(FlowId(i), 100);
+            p.tag = i;
+            r.push_back(p);
+            if i == 5 {
+                // A hole made before two growths stays a hole at its position.
+                r.remove_at(r.head() + 3);
+            }
+        }
+        assert_eq!((r.len(), r.holes(), r.capacity()), (39, 1, 64));
+        let h = r.head();
+        assert_eq!(r.at(h + 3), None);
+        assert_eq!(r.at(h + 20).map(|p| p.tag), Some(20));
+        let tags: Vec<u32> = std::iter::from_fn(|| r.pop_front().map(|p| p.tag)).collect();
+        let want: Vec<u32> = (0..40).filter(|&t| t != 3).collect();
+        assert_eq!(tags, want);
+    }
+
+    #[test]
+    fn candidates_beyond_the_queue_and_too_many_regions_are_rejected_by_name() {
+        let e = rejection(ChokeParams {
+            candidates: u32::MAX,
+            ..Default::default()
+        });
+        assert!(e.starts_with("candidates = 4294967295 must be at most limit = 300"));
+        let e = rejection(ChokeParams {
+            regions: 5000,
+            ..Default::default()
+        });
+        assert!(e.starts_with("regions = 5000 must be at most 1024"), "{e}");
     }
 
     #[test]

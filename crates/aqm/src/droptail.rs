@@ -35,7 +35,7 @@ qdisc_params! {
 
 impl DropTailParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)
+        check::limit("limit", self.limit)
     }
 }
 

@@ -66,7 +66,7 @@ red_params! {
     }
 }
 
-/// The most entries a list may have (memory is allocated up front).
+/// The most entries a list may have: each costs memory once its flow is seen.
 pub const MAX_LIST_SIZE: u32 = 1 << 22;
 
 impl MrulParams {
@@ -159,7 +159,7 @@ impl MruList {
     pub fn new(cap: usize) -> Self {
         MruList {
             cap,
-            entries: Vec::with_capacity(cap),
+            entries: Vec::new(),
             index: FlowMap::default(),
             head: NIL,
             tail: NIL,

@@ -208,6 +208,28 @@ impl std::error::Error for ParamError {}
 pub mod check {
     use super::ParamError;
 
+    /// The most packets a queue may be given room for, 2^24: queued packets are
+    /// held in memory (about 40 bytes each, so a full queue of this size takes
+    /// 640 MiB), and a typo such as `limit = 4294967295` must be an error, not an
+    /// abort when the memory runs out.
+    pub const MAX_LIMIT: u32 = 1 << 24;
+
+    /// A queue's capacity in packets: at least 1, at most [`MAX_LIMIT`].
+    pub fn limit(key: &'static str, v: u32) -> Result<(), ParamError> {
+        at_least(key, v, 1)?;
+        if v > MAX_LIMIT {
+            return Err(ParamError::new(
+                key,
+                v,
+                format!(
+                    "must be at most {MAX_LIMIT} packets (2^24): queued packets are held in \
+                     memory, about 40 bytes each"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn positive(key: &'static str, v: f64) -> Result<(), ParamError> {
         if v > 0.0 && v.is_finite() {
             Ok(())

@@ -102,7 +102,7 @@ qdisc_params! {
 
 impl SfbParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         check_bin_table(self.levels, self.bins)?;
         check::at_least("bin_size", self.bin_size, 1)?;
         check_step("increment", self.increment)?;

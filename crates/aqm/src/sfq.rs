@@ -96,7 +96,7 @@ const MAX_DIVISOR: u32 = 1 << 16;
 
 impl SfqParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         check::at_least("depth", self.depth, 1)?;
         check::at_least("divisor", self.divisor, 1)?;
         if self.divisor > MAX_DIVISOR {

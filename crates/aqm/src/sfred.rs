@@ -67,7 +67,7 @@ red_params! {
 
 impl SfredParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         check_bin_table(self.levels, self.bins)?;
         self.red().validate()?;
         if !(self.max_p_ceiling >= self.max_p && self.max_p_ceiling <= 1.0) {

@@ -52,10 +52,21 @@ impl Hasher for FlowIdHasher {
 /// allocated when the qdisc is built, so this bounds its memory.
 pub const MAX_TOTAL_BINS: u32 = 1 << 20;
 
+/// The most hash levels: every level hashes every packet (Linux's SFB has 8, the
+/// SFB paper uses at most 3).
+pub const MAX_LEVELS: u32 = 32;
+
 /// Checks the shape of a `levels` x `bins` table of hashed bins (SFB, SFRED),
 /// naming the key at fault.
 pub fn check_bin_table(levels: u32, bins: u32) -> Result<(), ParamError> {
     check::at_least("levels", levels, 1)?;
+    if levels > MAX_LEVELS {
+        return Err(ParamError::new(
+            "levels",
+            levels,
+            format!("must be at most {MAX_LEVELS}: every level hashes every packet"),
+        ));
+    }
     check::at_least("bins", bins, 1)?;
     if levels.saturating_mul(bins) > MAX_TOTAL_BINS {
         return Err(ParamError::new(

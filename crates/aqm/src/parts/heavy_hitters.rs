@@ -26,8 +26,10 @@
 //! - a `flow -> slot` map finds a flow's counter. Nothing ever iterates it; a flow
 //!   whose slot is dead is not in the set.
 //!
-//! All storage is allocated when the set is built (K slots, K + 1 groups, a map of
-//! capacity K), so observing a packet never allocates.
+//! Storage grows with the flows seen, up to K slots, K + 1 groups and a map of K
+//! entries, and is never given back, so once K flows have been seen observing a
+//! packet never allocates; a set of a million counters costs nothing until
+//! traffic needs it.
 
 use crate::packet::FlowId;
 use crate::parts::flow_hash::FlowMap;
@@ -75,9 +77,9 @@ impl HeavyHitters {
         assert!(k >= 1, "a heavy-hitter set needs at least one counter");
         HeavyHitters {
             k,
-            slots: Vec::with_capacity(k),
-            groups: Vec::with_capacity(k + 1),
-            free_groups: Vec::with_capacity(k + 1),
+            slots: Vec::new(),
+            groups: Vec::new(),
+            free_groups: Vec::new(),
             index: FlowMap::default(),
             base: 0,
             first: NIL,

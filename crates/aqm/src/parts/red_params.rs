@@ -102,7 +102,7 @@ impl RedBlock {
     /// RED's rules, with messages that name the key
     /// (`min_th = 200 must be below max_th = 100`).
     pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         check::at_least("min_th", self.min_th, 0.0)?;
         check::below("min_th", self.min_th, "max_th", self.max_th)?;
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
