@@ -72,7 +72,9 @@ pub const MAX_LIST_SIZE: u32 = 1 << 22;
 impl MrulParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
+        check::finite("alpha", self.alpha)?;
         check::at_least("alpha", self.alpha, 0.0)?;
+        check::finite("beta", self.beta)?;
         check::at_least("beta", self.beta, 0.0)?;
         check::at_least("list_size", self.list_size, 1)?;
         if self.list_size > MAX_LIST_SIZE {

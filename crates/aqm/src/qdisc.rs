@@ -230,8 +230,18 @@ pub mod check {
         Ok(())
     }
 
+    /// A number, not NaN or infinite (TOML accepts `nan` and `inf`).
+    pub fn finite(key: &'static str, v: f64) -> Result<(), ParamError> {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(ParamError::new(key, v, "must be a finite number"))
+        }
+    }
+
     pub fn positive(key: &'static str, v: f64) -> Result<(), ParamError> {
-        if v > 0.0 && v.is_finite() {
+        finite(key, v)?;
+        if v > 0.0 {
             Ok(())
         } else {
             Err(ParamError::new(key, v, "must be positive"))

@@ -69,3 +69,24 @@ fn carries_traffic(q: aqm::AnyQdisc, text: &str) {
     }
     assert!(out > 0, "{text}: nothing ever left the queue");
 }
+
+#[test]
+fn nan_and_infinite_floats_are_rejected_by_name() {
+    // Every float key, as the loop above finds them, must refuse NaN and
+    // infinity: none of them means anything there.
+    let link = LinkInfo::new(Rate::from_mbps(10));
+    let mut floats = 0;
+    for kind in QdiscSpec::KINDS {
+        for key in QdiscSpec::keys(kind).unwrap() {
+            for value in ["nan", "inf", "-inf"] {
+                let text = format!("kind = \"{kind}\"\n{key} = {value}");
+                if let Ok(spec) = toml::from_str::<QdiscSpec>(&text) {
+                    floats += 1;
+                    let e = spec.build(&link).unwrap_err();
+                    assert_eq!(e.key, *key, "{text}: {e}");
+                }
+            }
+        }
+    }
+    assert!(floats >= 3 * 25, "only {floats} float cases");
+}

@@ -103,6 +103,8 @@ impl RedBlock {
     /// (`min_th = 200 must be below max_th = 100`).
     pub fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
+        check::finite("min_th", self.min_th)?;
+        check::finite("max_th", self.max_th)?;
         check::at_least("min_th", self.min_th, 0.0)?;
         check::below("min_th", self.min_th, "max_th", self.max_th)?;
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
