@@ -28,7 +28,7 @@
 //! per-bin queues served by deficit round robin, optionally RED in each bin).
 //! Adding a qdisc is one new file (its parameters with `qdisc_params!` or
 //! `red_params!`, its [`QdiscParams::property_configs`], its tests) and one line
-//! in [`any`]'s registry.
+//! in [`any`]'s registry (with its `pub mod` line here).
 //!
 //! ## Example
 //! ```

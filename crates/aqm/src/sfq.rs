@@ -261,17 +261,17 @@ impl Sfq {
         self.generation
     }
 
-    /// Appends `pkt` to bin `b`, which joins the end of the round with `allot`
-    /// bytes to send if it was idle.
+    /// Appends `pkt` to bin `b`, which joins the end of the round with a
+    /// quantum to send if it was idle.
     #[inline]
-    fn push(&mut self, b: usize, pkt: Packet, allot: i64) {
+    fn push(&mut self, b: usize, pkt: Packet) {
         let bin = &mut self.bins[b];
         self.len += 1;
         self.bytes += pkt.size as u64;
         bin.queue.push_back(pkt);
         if !bin.active {
             bin.active = true;
-            bin.allot = allot;
+            bin.allot = self.params.quantum as i64;
             self.ring.push_back(b as u32);
         }
     }
@@ -425,11 +425,15 @@ impl Sfq {
                     ctx.drop(pkt, DropReason::Overflow);
                     continue;
                 }
-                if !bin.active {
+                let fresh = !bin.active;
+                if fresh {
                     bin.average = turn.average.clone();
                     bin.count = turn.count.clone();
                 }
-                self.push(b, pkt, turn.allot);
+                self.push(b, pkt);
+                if fresh {
+                    self.bins[b].allot = turn.allot;
+                }
             }
             start = turn.end;
         }
@@ -470,7 +474,7 @@ impl Qdisc for Sfq {
                 }
             }
         }
-        self.push(b, pkt, self.params.quantum as i64);
+        self.push(b, pkt);
         Verdict::Queued
     }
 
