@@ -411,13 +411,26 @@ impl TcpSender {
                 self.cwnd += 1.0; // window inflation: one packet left the network
             }
         }
+        if cfg.ecn && ece {
+            self.ecn_echo(now, ack, object_ended, cfg, act);
+        }
+        self.send_allowed(now, cfg, act);
+    }
+
+    /// An ACK `ack` carried ECN-Echo.
+    fn ecn_echo(
+        &mut self,
+        now: Time,
+        ack: u32,
+        object_ended: bool,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
         // RFC 3168 (6.1.2). The ACK must cover a packet sent after the last reduction
         // (ack > ecn_recover: the ACK of the last packet of the old window still
         // carries ECE, since its CWR is yet to arrive). An object that just ended
         // takes its marks with it: the next starts over, as a new connection would.
-        if cfg.ecn
-            && ece
-            && !self.in_recovery
+        if !self.in_recovery
             && ack > self.ecn_recover
             && !object_ended
             && (self.snd_una < self.snd_max || self.has_new_data())
@@ -436,7 +449,6 @@ impl TcpSender {
                 self.reduce(now, half, ReductionCause::Ecn);
             }
         }
-        self.send_allowed(now, cfg, act);
     }
 
     fn object_done(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
