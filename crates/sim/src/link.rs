@@ -81,11 +81,15 @@ impl Link {
         (pkt, was_empty)
     }
 
-    /// Nothing more to send at `now`: the busy period ends. Returns its length.
+    /// Nothing more to send at `now`: the busy period, if one was running, ends.
+    /// Returns its length (zero when the link was idle already: an arrival it
+    /// dropped found nothing to send).
     #[inline]
     pub fn go_idle(&mut self, now: Time) -> Dur {
-        let busy = now.saturating_since(self.busy_since);
+        if self.busy_bits == 0 {
+            return Dur::ZERO;
+        }
         self.busy_bits = 0;
-        busy
+        now.saturating_since(self.busy_since)
     }
 }

@@ -321,3 +321,41 @@ fn monitor_errors_name_the_key() {
         "{e}"
     );
 }
+
+#[test]
+fn utilization_counts_only_transmission_when_an_idle_link_drops_arrivals() {
+    // A 3 Mbit/s CBR drives RED's average far above max_th; the queue drains while
+    // the average stays high, and arrivals that find the link idle and empty are
+    // dropped. The link then sends nothing, so it must not count as busy.
+    let text = r#"
+name = "idle-drops"
+duration = "10s"
+warmup = "1s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "1Mbps", delay = "5ms" }
+[monitor]
+queue_interval = "0s"
+[qdisc]
+kind = "red"
+limit = 100
+min_th = 5
+max_th = 15
+[[flows]]
+name = "burst"
+kind = "cbr"
+rate = "3Mbps"
+schedule = [{ at = "5s", rate = "0.1Mbps" }]
+start_spread = "0s"
+"#;
+    let r = run(text);
+    let link = &r.links[0];
+    let sent_share = link.throughput_bps / link.rate_bps as f64;
+    assert!(link.drops_total > 0, "RED drops the trickle: {link:?}");
+    assert!(
+        (link.utilization - sent_share).abs() <= 0.01,
+        "utilization {} but the link sent {sent_share} of its rate",
+        link.utilization
+    );
+}
