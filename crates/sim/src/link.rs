@@ -57,6 +57,18 @@ impl Link {
         (self.busy_bits > 0).then_some(self.busy_since)
     }
 
+    /// The packet being serialized at `now`, and how many of its bits have left
+    /// the transmitter by then.
+    pub fn in_progress(&self, now: Time) -> Option<(&Packet, u64)> {
+        let pkt = self.current.as_ref()?;
+        let size = pkt.size as u128 * 8;
+        let rate = self.rate.bps() as u128;
+        let start = self.busy_since
+            + Dur::from_nanos(((self.busy_bits - size) * 1_000_000_000).div_ceil(rate) as u64);
+        let elapsed = now.saturating_since(start).as_nanos() as u128;
+        Some((pkt, (elapsed * rate / 1_000_000_000).min(size) as u64))
+    }
+
     /// Starts serializing `pkt` at `now`; returns when the last bit leaves.
     #[inline]
     pub fn begin_tx(&mut self, pkt: Packet, now: Time) -> Time {

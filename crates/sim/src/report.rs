@@ -4,6 +4,7 @@ use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
 use crate::flow::FlowCounters;
 use crate::observe::delays::Histogram;
+use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::results::{
     fairness, reason_map, DelayBucket, DelayResult, FairnessSummary, FlowResult, FlowSeriesResult,
@@ -42,14 +43,15 @@ impl Simulation {
                     link_flows.push(LinkFlowResult {
                         link: name.clone(),
                         flow: flow as u32,
-                        throughput_bps: c.bytes as f64 * 8.0 / secs,
+                        throughput_bps: c.bits as f64 / secs,
                         packets: c.packets,
                         mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
                     });
                 }
             }
             if let Some(series) = &stats.series {
-                flow_series.extend(series.rows_at(self.now()).into_iter().map(|r| {
+                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
+                flow_series.extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
                     let dt = r.len.as_secs_f64();
                     FlowSeriesResult {
                         link: name.clone(),
@@ -57,12 +59,8 @@ impl Simulation {
                         dt_s: dt,
                         flow: r.flow,
                         packets: r.packets,
-                        bytes: r.bytes,
-                        throughput_bps: if dt > 0.0 {
-                            r.bytes as f64 * 8.0 / dt
-                        } else {
-                            0.0
-                        },
+                        bytes: r.bits as f64 / 8.0,
+                        throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
                         drops: r.drops,
                         marks: r.marks,
                     }
@@ -226,7 +224,7 @@ impl Simulation {
             delay_s: l.delay.as_secs_f64(),
             qdisc: l.qdisc.kind().to_string(),
             utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
-            throughput_bps: c.tx_bytes as f64 * 8.0 / secs,
+            throughput_bps: c.tx_bits as f64 / secs,
             tx_packets: c.tx_packets,
             arrivals: q.received,
             drops: reason_map(&q.drops),

@@ -165,9 +165,11 @@ pub struct FlowSeriesResult {
     pub t_s: f64,
     pub dt_s: f64,
     pub flow: u32,
-    /// Packets and bytes the link sent for the flow, and the rate they make.
+    /// Packets the link finished sending for the flow, the bytes that left in the
+    /// interval (a packet in transmission at an interval's edge is split between
+    /// the two), and the rate they make.
     pub packets: u32,
-    pub bytes: u64,
+    pub bytes: f64,
     pub throughput_bps: f64,
     /// The flow's packets the link's queue dropped and marked.
     pub drops: u32,

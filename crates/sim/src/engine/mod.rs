@@ -237,7 +237,7 @@ impl Simulation {
         let now = self.now;
         match tick {
             Tick::Queue => self.obs.sample_queues(now, &self.net.links),
-            Tick::Series => self.obs.close_series(now),
+            Tick::Series => self.obs.close_series(now, &self.net.links),
             Tick::Tcp => self.obs.sample_tcp(now, &self.flows, &self.groups),
         }
         self.events

@@ -5,13 +5,17 @@
 //! interval: an interval's end costs one row per active flow, not one per flow, so
 //! a series of 100,000 mostly idle flows stays cheap. Rows cover the whole run,
 //! warm-up included, stamped with their interval's start.
+//!
+//! Bits are counted as they leave the transmitter: a packet in transmission when
+//! an interval ends is split between the two intervals, so no interval carries
+//! more than the link's rate allows. Packets are counted when their last bit leaves.
 
 use aqm::{Dur, Time};
 
 #[derive(Copy, Clone, Debug, Default)]
 struct Acc {
     packets: u32,
-    bytes: u64,
+    bits: u64,
     drops: u32,
     marks: u32,
     touched: bool,
@@ -24,7 +28,7 @@ pub struct SeriesRow {
     pub len: Dur,
     pub flow: u32,
     pub packets: u32,
-    pub bytes: u64,
+    pub bits: u64,
     pub drops: u32,
     pub marks: u32,
 }
@@ -34,6 +38,8 @@ pub struct SeriesAcc {
     acc: Vec<Acc>,
     touched: Vec<u32>,
     interval_start: Time,
+    /// Bits of the packet in transmission already counted in earlier intervals.
+    carried: u64,
     pub rows: Vec<SeriesRow>,
 }
 
@@ -43,6 +49,7 @@ impl SeriesAcc {
             acc: vec![Acc::default(); flows],
             touched: Vec::new(),
             interval_start: Time::ZERO,
+            carried: 0,
             rows: Vec::new(),
         }
     }
@@ -57,11 +64,13 @@ impl SeriesAcc {
         a
     }
 
+    /// The link finished sending a packet of `size` bytes of `flow`.
     #[inline]
     pub fn tx(&mut self, flow: usize, size: u32) {
+        let rest = size as u64 * 8 - std::mem::take(&mut self.carried);
         let a = self.touch(flow);
         a.packets += 1;
-        a.bytes += size as u64;
+        a.bits += rest;
     }
 
     #[inline]
@@ -74,21 +83,35 @@ impl SeriesAcc {
         self.touch(flow).marks += 1;
     }
 
-    /// The rows of the interval that runs from its start to `now`, flows in order.
-    fn pending(&self, now: Time) -> Vec<SeriesRow> {
+    /// The rows of the interval that runs from its start to `now`, flows in order;
+    /// `partial` is the flow of the packet in transmission and its bits sent so
+    /// far (`in_progress`).
+    fn pending(&self, now: Time, partial: Option<(usize, u64)>) -> Vec<SeriesRow> {
+        let acc = |f: usize| self.acc[f];
         let mut flows = self.touched.clone();
+        let extra = partial.map(|(f, bits)| (f, bits - self.carried));
+        if let Some((f, bits)) = extra {
+            if bits > 0 && !self.acc[f].touched {
+                flows.push(f as u32);
+            }
+        }
         flows.sort_unstable();
         let len = now.saturating_since(self.interval_start);
         flows
             .into_iter()
             .map(|f| {
-                let a = &self.acc[f as usize];
+                let mut a = acc(f as usize);
+                if let Some((pf, bits)) = extra {
+                    if pf == f as usize {
+                        a.bits += bits;
+                    }
+                }
                 SeriesRow {
                     start: self.interval_start,
                     len,
                     flow: f,
                     packets: a.packets,
-                    bytes: a.bytes,
+                    bits: a.bits,
                     drops: a.drops,
                     marks: a.marks,
                 }
@@ -97,20 +120,23 @@ impl SeriesAcc {
     }
 
     /// The interval ends at `now`: its rows are kept and a new one begins.
-    pub fn close_interval(&mut self, now: Time) {
-        let rows = self.pending(now);
+    pub fn close_interval(&mut self, now: Time, partial: Option<(usize, u64)>) {
+        let rows = self.pending(now, partial);
         self.rows.extend(rows);
         for f in self.touched.drain(..) {
             self.acc[f as usize] = Acc::default();
+        }
+        if let Some((_, bits)) = partial {
+            self.carried = bits;
         }
         self.interval_start = now;
     }
 
     /// Every row so far, the running interval's included (it ends at `now`).
-    pub fn rows_at(&self, now: Time) -> Vec<SeriesRow> {
+    pub fn rows_at(&self, now: Time, partial: Option<(usize, u64)>) -> Vec<SeriesRow> {
         let mut rows = self.rows.clone();
         if now > self.interval_start {
-            rows.extend(self.pending(now));
+            rows.extend(self.pending(now, partial));
         }
         rows
     }
@@ -121,36 +147,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_are_per_active_flow_per_interval() {
+    fn rows_are_per_active_flow_per_interval_with_bits_split_at_edges() {
         let mut s = SeriesAcc::new(4);
         s.tx(2, 1000);
         s.tx(0, 500);
         s.tx(2, 1000);
         s.drop(3);
-        s.close_interval(Time::from_secs(1));
+        // Flow 1's packet of 100 bytes is in transmission: 300 of its bits left.
+        s.close_interval(Time::from_secs(1), Some((1, 300)));
         s.mark(1);
-        let rows = s.rows_at(Time::from_nanos(1_500_000_000));
+        s.tx(1, 100);
+        let rows = s.rows_at(Time::from_nanos(1_500_000_000), None);
         let view: Vec<_> = rows
             .iter()
             .map(|r| {
-                (
-                    r.start.as_nanos(),
-                    r.len.as_nanos(),
-                    r.flow,
-                    r.packets,
-                    r.bytes,
-                    r.drops,
-                    r.marks,
-                )
+                let t = (r.start.as_nanos(), r.len.as_nanos());
+                (t, r.flow, r.packets, r.bits, r.drops, r.marks)
             })
             .collect();
+        let first = (0, 1_000_000_000);
         assert_eq!(
             view,
             vec![
-                (0, 1_000_000_000, 0, 1, 500, 0, 0),
-                (0, 1_000_000_000, 2, 2, 2000, 0, 0),
-                (0, 1_000_000_000, 3, 0, 0, 1, 0),
-                (1_000_000_000, 500_000_000, 1, 0, 0, 0, 1),
+                (first, 0, 1, 4000, 0, 0),
+                (first, 1, 0, 300, 0, 0),
+                (first, 2, 2, 16000, 0, 0),
+                (first, 3, 0, 0, 1, 0),
+                ((1_000_000_000, 500_000_000), 1, 1, 500, 0, 1),
             ]
         );
     }

@@ -10,15 +10,18 @@
 
 use super::delays::Delays;
 use super::flow_series::SeriesAcc;
+use crate::link::Link;
 use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
 
 crate::counters! {
     /// What a monitored link did for one flow.
     #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
     pub struct LinkFlowCounters {
-        /// Packets and bytes of the flow the link sent.
+        /// Packets of the flow the link sent (counted as their last bit leaves),
+        /// and bits (counted as they leave, so a packet in transmission at the
+        /// warm-up's end is split between warm-up and measurement).
         pub packets: u64,
-        pub bytes: u64,
+        pub bits: u64,
         /// The integral over time of the flow's packets in the queue, in packet-ns:
         /// divided by the measured time it is the flow's mean queue occupancy, the
         /// quantity of the CHOKe paper's Fig. 6.
@@ -31,7 +34,9 @@ crate::counters! {
     #[derive(Clone, Debug, Default, PartialEq)]
     pub struct LinkCounters {
         pub tx_packets: u64,
-        pub tx_bytes: u64,
+        /// Bits sent, counted as they leave (see `LinkFlowCounters::bits`): over
+        /// any interval they never exceed what the rate allows.
+        pub tx_bits: u64,
         /// Nanoseconds spent transmitting.
         pub busy_ns: u128,
         /// Integral of the backlog (packets) over time, packet-nanoseconds.
@@ -190,11 +195,12 @@ impl LinkStats {
     /// The link finished sending `pkt`.
     #[inline]
     pub fn on_tx_done(&mut self, pkt: &Packet) {
+        let bits = pkt.size as u64 * 8;
         self.counters.tx_packets += 1;
-        self.counters.tx_bytes += pkt.size as u64;
+        self.counters.tx_bits += bits;
         let e = &mut self.counters.per_flow[pkt.flow.index()];
         e.packets += 1;
-        e.bytes += pkt.size as u64;
+        e.bits += bits;
         if let Some(s) = &mut self.series {
             s.tx(pkt.flow.index(), pkt.size);
         }
@@ -206,10 +212,15 @@ impl LinkStats {
         self.counters.busy_ns += busy_ns as u128;
     }
 
-    /// The counters as of `now`: the backlog integrals brought up to date and the
-    /// running busy period (which began at `busy_since`) included.
-    pub fn counters_at(&self, now: Time, busy_since: Option<Time>) -> LinkCounters {
+    /// The counters as of `now`: the backlog integrals brought up to date, and the
+    /// running busy period and the bits sent of the packet in transmission included.
+    pub fn counters_at(&self, now: Time, link: &Link) -> LinkCounters {
         let mut c = self.counters.clone();
+        let busy_since = link.busy_since();
+        if let Some((pkt, bits)) = link.in_progress(now) {
+            c.tx_bits += bits;
+            c.per_flow[pkt.flow.index()].bits += bits;
+        }
         c.queue_area +=
             now.saturating_since(self.queue_changed).as_nanos() as u128 * self.queue_len as u128;
         if let Some(since) = busy_since {

@@ -40,6 +40,12 @@ use pcap::PcapTap;
 use std::sync::Arc;
 use tcp_trace::TcpTrace;
 
+/// The flow and the bits sent so far of the packet `link` is sending at `now`.
+pub fn in_progress(link: &Link, now: Time) -> Option<(usize, u64)> {
+    link.in_progress(now)
+        .map(|(p, bits)| (p.flow.index(), bits))
+}
+
 /// Counters frozen when the warm-up ends.
 struct Snapshot {
     flows: Vec<FlowCounters>,
@@ -142,10 +148,10 @@ impl Observers {
     }
 
     /// Ends an interval of every per-flow series.
-    pub fn close_series(&mut self, now: Time) {
+    pub fn close_series(&mut self, now: Time, links: &[Link]) {
         for m in &mut self.links {
             if let Some(s) = &mut m.series {
-                s.close_interval(now);
+                s.close_interval(now, in_progress(&links[m.link as usize], now));
             }
         }
     }
@@ -177,7 +183,7 @@ impl Observers {
     fn link_counters(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
         self.links
             .iter()
-            .map(|m| m.counters_at(now, links[m.link as usize].busy_since()))
+            .map(|m| m.counters_at(now, &links[m.link as usize]))
             .collect()
     }
 
