@@ -341,6 +341,24 @@ mod tests {
     }
 
     #[test]
+    fn a_pareto_shape_must_be_finite_and_above_one() {
+        let onoff = "kind = \"onoff\"\nrate = \"2Mbps\"\non = \"1s\"\noff = \"1s\"\ndistribution = \"pareto\"";
+        for shape in ["inf", "nan", "1.0", "1e6"] {
+            let text = EXAMPLE.replace(
+                "kind = \"cbr\"\nrate = \"2Mbps\"",
+                &format!("{onoff}\nshape = {shape}"),
+            );
+            let e = err(&text);
+            assert!(e.contains("needs 1 < shape <= 1000"), "{shape}: {e}");
+            let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+            assert!(
+                text.lines().nth(line - 1).unwrap().starts_with("shape"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn keys_of_another_kind_are_rejected() {
         let e = err(&EXAMPLE.replace("rate = \"2Mbps\"", "rate = \"2Mbps\"\nvariant = \"reno\""));
         assert!(

@@ -231,9 +231,12 @@ impl Scenario {
                 ));
             }
             if spec.distribution == Some(Distribution::Pareto)
-                && spec.shape.is_none_or(|s| s.is_nan() || s <= 1.0)
+                && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
             {
-                return Err(at("shape", "a Pareto on/off source needs shape > 1".into()));
+                return Err(at(
+                    "shape",
+                    "a Pareto on/off source needs 1 < shape <= 1000".into(),
+                ));
             }
         }
         if let (Some(start), Some(stop)) = (spec.start, spec.stop) {
