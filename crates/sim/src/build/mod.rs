@@ -3,6 +3,7 @@
 //! Each step is a named function; [`Simulation::new`] only composes them.
 
 pub mod flows;
+pub mod memory;
 pub mod network;
 pub mod routes;
 
@@ -20,6 +21,7 @@ impl Simulation {
     pub fn new(s: &Scenario) -> Result<Simulation, ScenarioError> {
         let f = &s.file;
         let total_flows = flows::count(s)?;
+        memory::check(s, total_flows)?;
         let net = Network::build(s, total_flows)?;
         let mut events = EventQueue::new();
         let (groups, flows) = flows::build(s, &net.flow_routes, &mut events);

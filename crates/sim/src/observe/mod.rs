@@ -40,6 +40,31 @@ use pcap::PcapTap;
 use std::sync::Arc;
 use tcp_trace::TcpTrace;
 
+/// Bytes the observers `m` asks for hold at most over a run of `secs` seconds
+/// with `monitored` monitored link directions and `flows` flows (for the memory
+/// estimate: series are counted as if every flow were active in every interval).
+pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, secs: f64) -> u64 {
+    let ticks = |d: Option<Dur>| d.map_or(0.0, |d| secs / d.as_secs_f64().max(1e-9)) as u64;
+    let queue = ticks(Some(m.queue_interval).filter(|d| !d.is_zero()));
+    let selected = m.links.as_ref().map_or(monitored, |l| l.len() as u64);
+    let per_link = flows.saturating_mul(48);
+    let series = ticks(m.flow_series)
+        .saturating_mul(flows)
+        .saturating_mul(selected)
+        .saturating_mul(40);
+    let tcp = ticks(m.tcp_trace).saturating_mul(flows).saturating_mul(48);
+    let events = if m.events {
+        m.max_events.min(1 << 22) * 32
+    } else {
+        0
+    };
+    monitored
+        .saturating_mul(per_link.saturating_add(queue.saturating_mul(16)))
+        .saturating_add(series)
+        .saturating_add(tcp)
+        .saturating_add(events)
+}
+
 /// The flow and the bits sent so far of the packet `link` is sending at `now`.
 pub fn in_progress(link: &Link, now: Time) -> Option<(usize, u64)> {
     link.in_progress(now)
