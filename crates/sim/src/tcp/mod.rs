@@ -32,6 +32,7 @@ use crate::header::SackBlocks;
 use aqm::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
+mod congestion;
 mod receiver;
 mod sender;
 #[cfg(test)]

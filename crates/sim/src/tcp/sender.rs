@@ -1,8 +1,7 @@
 //! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
 
-use super::{
-    Actions, Counting, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd, Variant,
-};
+use super::congestion::Congestion;
+use super::{Actions, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd, Variant};
 use crate::event::TimerKind;
 use crate::observe::tcp_trace::TcpSample;
 use aqm::{Dur, Time};
@@ -52,6 +51,7 @@ pub struct TcpSender {
     object_start: Time,
     thinking: bool,
     stopped: bool,
+    cc: Congestion,
     pub stats: TcpStats,
     /// Window reductions, when `trace` is on.
     pub trace: Option<Vec<Reduction>>,
@@ -87,6 +87,7 @@ impl TcpSender {
             object_start: Time::ZERO,
             thinking: false,
             stopped: false,
+            cc: Congestion::new(cfg),
             stats: TcpStats::default(),
             trace: None,
         }
@@ -286,16 +287,14 @@ impl TcpSender {
         }
     }
 
-    /// Half the window, as ns-2 (`slowdown(CLOSE_SSTHRESH_HALF)`) and Linux
-    /// (`tcp_reno_ssthresh`) compute it. RFC 5681's FlightSize / 2 differs after a
-    /// long NewReno recovery, when snd_max - snd_una counts thousands of packets that
-    /// already reached the receiver out of order.
-    fn half_window(&self, cfg: &TcpConfig) -> f64 {
-        (self.cwnd.min(cfg.max_window as f64) / 2.0).max(2.0)
+    /// ssthresh after a congestion signal: the algorithm's reduced window, at
+    /// least two packets (RFC 5681).
+    fn reduced_ssthresh(&mut self, cfg: &TcpConfig) -> f64 {
+        self.cc.on_signal(self.cwnd, cfg).max(2.0)
     }
 
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.ssthresh = self.half_window(cfg);
+        self.ssthresh = self.reduced_ssthresh(cfg);
         self.recover = self.snd_max;
         // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
         self.ecn_recover = self.snd_max;
@@ -376,19 +375,7 @@ impl TcpSender {
                 self.dupacks = 0;
             } else {
                 self.dupacks = 0;
-                let acked = newly as f64;
-                if self.cwnd < self.ssthresh {
-                    self.cwnd += match cfg.counting {
-                        Counting::Packet => 1.0,
-                        Counting::Byte => acked.min(2.0),
-                    };
-                } else {
-                    self.cwnd += match cfg.counting {
-                        Counting::Packet => 1.0,
-                        Counting::Byte => acked,
-                    } / self.cwnd;
-                }
-                self.cwnd = self.cwnd.min(cfg.max_window as f64);
+                self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, newly, cfg);
             }
             if self.snd_una < self.snd_max {
                 self.restart_rto(now, cfg, act);
@@ -435,7 +422,8 @@ impl TcpSender {
             && !object_ended
             && (self.snd_una < self.snd_max || self.has_new_data())
         {
-            self.ssthresh = self.half_window(cfg);
+            let target = self.cc.on_signal(self.cwnd, cfg);
+            self.ssthresh = target.max(2.0);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
             if self.cwnd < 2.0 {
@@ -445,8 +433,7 @@ impl TcpSender {
                 self.ecn_hold = true;
                 self.restart_rto(now, cfg, act);
             } else {
-                let half = (self.cwnd.min(cfg.max_window as f64) / 2.0).max(1.0);
-                self.reduce(now, half, ReductionCause::Ecn);
+                self.reduce(now, target.max(1.0), ReductionCause::Ecn);
             }
         }
     }
@@ -490,7 +477,7 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.half_window(cfg);
+        self.ssthresh = self.reduced_ssthresh(cfg);
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;
