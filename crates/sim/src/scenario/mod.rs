@@ -219,7 +219,14 @@ impl Scenario {
 
     fn parse(text: &str, origin: &str, lines_known: bool) -> Result<Scenario, ScenarioError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().to_string();
+            let message = match e.message().trim() {
+                // The toml parser describes some syntax errors (a control character in
+                // a comment or a string) with no words at all.
+                "" => "invalid TOML: a control character, or a character TOML does not \
+                       allow here"
+                    .to_string(),
+                m => m.to_string(),
+            };
             // serde reports an unknown key inside a tagged table at the table; point
             // at the key itself.
             let key = message
@@ -356,6 +363,14 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn every_syntax_error_says_something() {
+        // Found by fuzzing: the toml parser gives a control character in a comment
+        // an empty message.
+        let e = err("# a\u{e}\n");
+        assert!(e.starts_with("s.toml:1: invalid TOML"), "{e}");
     }
 
     #[test]
