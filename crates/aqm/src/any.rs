@@ -10,6 +10,7 @@
 use crate::blue::{Blue, BlueParams};
 use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
+use crate::codel::{Codel, CodelParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
@@ -113,6 +114,8 @@ registry! {
     Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
     Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
+    /// CoDel (RFC 8289): drops at dequeue once the sojourn stays above target.
+    Codel = "codel": Box<Codel>, CodelParams, |p, _link| Codel::new(p.clone());
 }
 
 impl Default for QdiscSpec {

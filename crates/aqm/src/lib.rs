@@ -43,6 +43,8 @@ pub mod any;
 pub mod blue;
 pub mod breathe;
 pub mod choke;
+pub mod codel;
+pub mod codel_core;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
