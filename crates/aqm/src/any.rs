@@ -12,6 +12,7 @@ use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::codel::{Codel, CodelParams};
 use crate::droptail::{DropTail, DropTailParams};
+use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
@@ -116,6 +117,8 @@ registry! {
     Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
     /// CoDel (RFC 8289): drops at dequeue once the sojourn stays above target.
     Codel = "codel": Box<Codel>, CodelParams, |p, _link| Codel::new(p.clone());
+    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel in each.
+    FqCodel = "fq_codel": Box<FqCodel>, FqCodelParams, |p, _link| FqCodel::new(p.clone());
 }
 
 impl Default for QdiscSpec {

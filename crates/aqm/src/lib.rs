@@ -48,6 +48,7 @@ pub mod codel_core;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
 pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
