@@ -16,6 +16,7 @@ use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
+use crate::pie::{Pie, PieParams};
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
 use crate::sfb::{Sfb, SfbParams};
@@ -119,6 +120,8 @@ registry! {
     Codel = "codel": Box<Codel>, CodelParams, |p, _link| Codel::new(p.clone());
     /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel in each.
     FqCodel = "fq_codel": Box<FqCodel>, FqCodelParams, |p, _link| FqCodel::new(p.clone());
+    /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
+    Pie = "pie": Box<Pie>, PieParams, |p, _link| Pie::new(p.clone());
 }
 
 impl Default for QdiscSpec {

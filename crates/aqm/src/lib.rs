@@ -54,6 +54,7 @@ pub mod monitored;
 pub mod mrul;
 pub mod nlred;
 pub mod packet;
+pub mod pie;
 pub mod qdisc;
 pub mod red;
 pub mod red_core;
