@@ -13,6 +13,7 @@ use crate::choke::{Choke, ChokeParams};
 use crate::codel::{Codel, CodelParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fred::{Fred, FredParams};
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
@@ -122,6 +123,8 @@ registry! {
     FqCodel = "fq_codel": Box<FqCodel>, FqCodelParams, |p, _link| FqCodel::new(p.clone());
     /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
     Pie = "pie": Box<Pie>, PieParams, |p, _link| Pie::new(p.clone());
+    /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
+    Fred = "fred": Box<Fred>, FredParams, |p, link| Fred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

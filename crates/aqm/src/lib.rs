@@ -49,6 +49,7 @@ pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fred;
 pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
