@@ -126,8 +126,14 @@ impl PieParams {
         if self.target.is_zero() {
             return Err(ParamError::new("target", self.target, "must be positive"));
         }
-        if self.tupdate.is_zero() {
-            return Err(ParamError::new("tupdate", self.tupdate, "must be positive"));
+        // Linux's timer cannot fire faster than a jiffy; below a microsecond the
+        // catch-up after a busy spell would cost more than it models.
+        if self.tupdate < Dur::from_micros(1) {
+            return Err(ParamError::new(
+                "tupdate",
+                self.tupdate,
+                "must be at least 1us",
+            ));
         }
         for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if !(v.is_finite() && v >= 0.0) {
@@ -232,6 +238,21 @@ impl Pie {
     fn advance_clock(&mut self, now: Time) {
         let period = self.params.tupdate;
         while self.next_update < now {
+            if self.prob == 0.0
+                && self.qdelay.is_zero()
+                && self.qdelay_old.is_zero()
+                && (!self.params.dq_rate_estimator || self.queue.is_empty())
+            {
+                // Quiet: each update would only take tupdate off the burst
+                // allowance; do them all at once.
+                let k = now
+                    .saturating_since(self.next_update)
+                    .as_nanos()
+                    .div_ceil(period.as_nanos());
+                self.burst_allowance = self.burst_allowance - period.saturating_mul(k);
+                self.next_update += period.saturating_mul(k);
+                break;
+            }
             let before = (self.prob, self.qdelay_old, self.burst_allowance);
             self.update_probability();
             self.next_update += period;
@@ -974,12 +995,51 @@ mod tests {
         let mut d = Driver::new(PieParams::default());
         d.enqueue();
         d.dequeue();
-        // A year later: the catch-up stops at the first update that changes nothing.
+        // A year later (two billion updates): the quiet updates, which only spend
+        // the burst allowance, are done at once.
         d.at(Dur::from_secs(365 * 86_400));
-        d.enqueue();
+        d.tick();
         assert_eq!(d.q.prob(), 0.0);
         assert!(d.q.next_update >= d.now);
         assert!(d.q.next_update <= d.now + Dur::from_millis(15));
+        assert_eq!(d.q.burst_allowance(), Dur::ZERO);
+        // The arrival finds congestion long gone: a full allowance again.
+        d.enqueue();
+        assert_eq!(d.q.burst_allowance(), Dur::from_millis(150));
+    }
+
+    #[test]
+    fn catching_up_at_once_equals_updating_on_time() {
+        // After a congested spell the queue drains; then 20 s pass. Running the
+        // controller every millisecond and running it once at the end agree.
+        let mut a = Driver::new(PieParams::default());
+        hold_delay(&mut a, Dur::from_secs(1), Dur::from_secs(2), 40);
+        while a.dequeue().is_some() {}
+        assert!(a.q.prob() > 0.0);
+        let mut b = Driver::new(PieParams::default());
+        b.q = a.q.clone();
+        let end = Dur::from_secs(23);
+        let mut t = Dur::from_secs(3);
+        while t < end {
+            a.at(t);
+            a.tick();
+            t = t + Dur::from_millis(1);
+        }
+        a.at(end);
+        a.tick();
+        b.at(end);
+        b.tick();
+        let state = |q: &Pie| {
+            (
+                q.prob,
+                q.qdelay,
+                q.qdelay_old,
+                q.burst_allowance,
+                q.next_update,
+            )
+        };
+        assert_eq!(state(&a.q), state(&b.q));
+        assert_eq!(a.q.prob(), 0.0);
     }
 
     #[test]
@@ -990,7 +1050,7 @@ mod tests {
                 tupdate: Dur::ZERO,
                 ..Default::default()
             }),
-            "tupdate = 0ns must be positive"
+            "tupdate = 0ns must be at least 1us"
         );
         assert_eq!(
             err(PieParams {
