@@ -1042,6 +1042,85 @@ mod tests {
         assert_eq!(a.q.prob(), 0.0);
     }
 
+    /// 20 window-based senders (additive increase of one packet per RTT, halving
+    /// at most once per RTT on a loss, as Reno in congestion avoidance) share a
+    /// 10 Mbps link through `params`; 40 ms of propagation RTT. Returns the mean
+    /// queueing delay of the packets sent from 10 s to 40 s, and the link's use.
+    fn aimd_through(params: PieParams) -> (f64, f64) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        const FLOWS: usize = 20;
+        let tx = Dur::from_micros(800); // 1000 bytes at 10 Mbps
+        let rtt = Dur::from_millis(40);
+        let mut d = Driver::new(params);
+        let mut cwnd = [2.0f64; FLOWS];
+        let mut inflight = [0u32; FLOWS];
+        let mut last_cut = [Time::ZERO; FLOWS];
+        // (time, flow, lost): an ACK (or a loss signal) reaching flow's sender.
+        let mut feedback: BinaryHeap<Reverse<(Time, usize, bool)>> = BinaryHeap::new();
+        let (mut delay_sum, mut sent, mut busy) = (0.0, 0u64, 0u64);
+        let (from, to) = (Time::from_secs(10), Time::from_secs(40));
+        let mut now = Time::ZERO;
+        while now < to {
+            // Feedback due by now; then each sender fills its window.
+            while let Some(&Reverse((t, f, lost))) = feedback.peek() {
+                if t > now {
+                    break;
+                }
+                feedback.pop();
+                inflight[f] -= 1;
+                if lost {
+                    if t.saturating_since(last_cut[f]) > rtt {
+                        cwnd[f] = (cwnd[f] / 2.0).max(1.0);
+                        last_cut[f] = t;
+                    }
+                } else {
+                    cwnd[f] += 1.0 / cwnd[f];
+                }
+            }
+            d.now = now;
+            for f in 0..FLOWS {
+                while (inflight[f] as f64) < cwnd[f].floor() {
+                    inflight[f] += 1;
+                    let mut p = Packet::new(FlowId(f as u32), 1000);
+                    p.enqueued_at = now;
+                    let mut ctx = Ctx::new(now, &mut d.rng, &mut d.sink);
+                    if d.q.enqueue(p, &mut ctx) == Verdict::Dropped {
+                        feedback.push(Reverse((now + rtt, f, true)));
+                    }
+                }
+            }
+            // The link sends one packet per transmission time.
+            if let Some(p) = d.dequeue() {
+                if now >= from {
+                    delay_sum += now.saturating_since(p.enqueued_at).as_secs_f64();
+                    sent += 1;
+                    busy += 1;
+                }
+                feedback.push(Reverse((now + tx + rtt, p.flow.index(), false)));
+            }
+            now += tx;
+        }
+        let slots = (to.as_nanos() - from.as_nanos()) / tx.as_nanos();
+        (delay_sum / sent as f64, busy as f64 / slots as f64)
+    }
+
+    #[test]
+    fn under_steady_window_based_load_the_delay_settles_near_target() {
+        let (delay, utilization) = aimd_through(PieParams::default());
+        // Within 20% of the 15 ms target (it comes out at 14.9 ms).
+        assert!((0.012..0.018).contains(&delay), "mean delay {delay}");
+        assert!(utilization > 0.95, "utilization {utilization}");
+        // The same senders through the same buffer with the controller off
+        // (alpha = beta = 0: p stays 0, only the 1000-packet limit drops) fill it.
+        let (delay, _) = aimd_through(PieParams {
+            alpha: 0.0,
+            beta: 0.0,
+            ..Default::default()
+        });
+        assert!(delay > 0.2, "mean delay without the controller {delay}");
+    }
+
     #[test]
     fn bad_parameters_are_rejected_by_name() {
         let err = |p: PieParams| Pie::new(p).unwrap_err().to_string();
