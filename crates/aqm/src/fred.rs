@@ -30,9 +30,9 @@
 //!
 //! # Sources, and choices
 //! The paper's text was not at hand when this was written; the algorithm above is
-//! its pseudocode (Fig. 9 of the paper) as reconstructed from the description of
-//! the paper and checked block by block against J-Sim's `FRED.java` (DRCL, 2002),
-//! which labels its blocks after the SIGCOMM'97 pseudocode. Where they differ:
+//! its pseudocode (the paper's figure of the detailed algorithm) as recalled, and
+//! checked block by block against J-Sim's `FRED.java` (DRCL, 2002), which labels
+//! its blocks after the SIGCOMM'97 pseudocode. Where they differ:
 //! - `avgcq` is held at 1 or more, as in J-Sim and the ns-3 port of ns-2's FRED
 //!   (a flow with one packet queued is not "above average" for the strike rule).
 //! - J-Sim also updates `avg` at every arrival; aqmlab follows the paper
