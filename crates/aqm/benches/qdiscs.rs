@@ -1,5 +1,8 @@
 //! Cost per packet of each qdisc: enqueue + dequeue with a standing queue of 100
-//! packets drawn from 1000 flows (`sfq_red`: SFQ with RED in every bin).
+//! packets drawn from 1000 flows (`sfq_red`: SFQ with RED in every bin;
+//! `fq_codel_set_assoc`: FQ-CoDel with the 8-way set-associative hash;
+//! `pie_dq_rate`: PIE with the drain-rate estimator; `fred_wide`: FRED with
+//! thresholds above the standing queue, so flows are not capped at 5 packets).
 
 use aqm::{rng, FlowId, LinkInfo, Monitored, Packet, QdiscSpec, Rate, Time, VecSink};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -15,10 +18,18 @@ fn bench_qdiscs(c: &mut Criterion) {
     let link = LinkInfo::new(Rate::from_mbps(100));
     let mut group = c.benchmark_group("enqueue_dequeue");
     // Every kind with its defaults, and variants whose common path differs.
-    let variants = [(
-        "sfq_red",
-        "kind = \"sfq\"\nred = true\nmin_th = 20\nmax_th = 60",
-    )];
+    let variants = [
+        (
+            "sfq_red",
+            "kind = \"sfq\"\nred = true\nmin_th = 20\nmax_th = 60",
+        ),
+        (
+            "fq_codel_set_assoc",
+            "kind = \"fq_codel\"\nset_associative_hash = true",
+        ),
+        ("pie_dq_rate", "kind = \"pie\"\ndq_rate_estimator = true"),
+        ("fred_wide", "kind = \"fred\"\nmin_th = 20\nmax_th = 60"),
+    ];
     let configs = QdiscSpec::KINDS
         .iter()
         .map(|k| (*k, format!("kind = \"{k}\"")))

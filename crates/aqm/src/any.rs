@@ -10,10 +10,14 @@
 use crate::blue::{Blue, BlueParams};
 use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
+use crate::codel::{Codel, CodelParams};
 use crate::droptail::{DropTail, DropTailParams};
+use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fred::{Fred, FredParams};
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
+use crate::pie::{Pie, PieParams};
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::red::{Red, RedParams};
 use crate::sfb::{Sfb, SfbParams};
@@ -113,6 +117,14 @@ registry! {
     Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
     Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
+    /// CoDel (RFC 8289): drops at dequeue once the sojourn stays above target.
+    Codel = "codel": Box<Codel>, CodelParams, |p, _link| Codel::new(p.clone());
+    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel in each.
+    FqCodel = "fq_codel": Box<FqCodel>, FqCodelParams, |p, _link| FqCodel::new(p.clone());
+    /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
+    Pie = "pie": Box<Pie>, PieParams, |p, _link| Pie::new(p.clone());
+    /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
+    Fred = "fred": Box<Fred>, FredParams, |p, link| Fred::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

@@ -19,6 +19,8 @@
 //!   the RED-based qdiscs.
 //! - [`heavy_hitters`]: [`HeavyHitters`], the O(1) frequent-elements set of
 //!   Karp, Shenker & Papadimitriou that BREATHe uses.
+//! - [`codel_core`]: CoDel's control law (Linux's integer Newton step) and
+//!   dequeue state machine, shared by `codel` and `fq_codel`.
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
 //! [`blue`] (BLUE), [`sfb`] (Stochastic Fair BLUE, fixed/moving/double-buffered
@@ -26,7 +28,9 @@
 //! from the SFB paper), [`choke`] (CHOKe, self-adjusting, front and back),
 //! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
 //! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
-//! per-bin queues served by deficit round robin, optionally RED in each bin).
+//! per-bin queues served by deficit round robin, optionally RED in each bin),
+//! [`codel`] (CoDel, RFC 8289), [`fq_codel`] (FQ-CoDel, RFC 8290), [`pie`] (PIE,
+//! RFC 8033), [`fred`] (FRED, Lin & Morris 1997).
 //!
 //! ## Example
 //! ```
@@ -43,14 +47,19 @@ pub mod any;
 pub mod blue;
 pub mod breathe;
 pub mod choke;
+pub mod codel;
+pub mod codel_core;
 pub mod drop_reason;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
+pub mod fred;
 pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
 pub mod nlred;
 pub mod packet;
+pub mod pie;
 pub mod qdisc;
 pub mod red;
 pub mod red_core;

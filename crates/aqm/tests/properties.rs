@@ -42,6 +42,17 @@ const CONFIGS: &[&str] = &[
     "kind = \"sfq\"\nlimit = 10\ndepth = 4\ndivisor = 5\nquantum = 300\nperturb_period = \"20ms\"",
     "kind = \"sfq\"\nlimit = 10\ndepth = 6\ndivisor = 3\ndrop = \"tail\"\nheaddrop = true\nred = true\nmin_th = 1\nmax_th = 3\nw_q = 0.3\ngentle = true\necn = true\nperturb_period = \"5ms\"",
     "kind = \"sfq\"\nlimit = 12\ndepth = 12\ndivisor = 4\nquantum = 100\nred = true\nmin_th = 1\nmax_th = 2\nw_q = 0.5\nbyte_mode = true\nmean_pkt_size = 500\nwait = false",
+    "kind = \"codel\"",
+    "kind = \"codel\"\nlimit = 6\ntarget = \"1ms\"\ninterval = \"5ms\"\nmtu = 0",
+    "kind = \"codel\"\nlimit = 8\ntarget = \"1ms\"\ninterval = \"3ms\"\necn = true\nce_threshold = \"2ms\"\nmtu = 500",
+    "kind = \"fq_codel\"",
+    "kind = \"fq_codel\"\nlimit = 8\nflows = 4\nquantum = 300\ntarget = \"1ms\"\ninterval = \"5ms\"\nmemory_limit = 5000\ndrop_batch_size = 3\nce_threshold = \"1ms\"\nmtu = 0",
+    "kind = \"fq_codel\"\nlimit = 10\nflows = 16\nset_associative_hash = true\nset_ways = 4\necn = false\nper_flow_mtu = true\nmtu = 100\ntarget = \"1ms\"\ninterval = \"4ms\"\nhash_seed = 3",
+    "kind = \"pie\"",
+    "kind = \"pie\"\nlimit = 8\ntarget = \"1ms\"\ntupdate = \"2ms\"\nmax_burst = \"0ms\"\necn = true\nmtu = 100\ndq_rate_estimator = true\ndq_threshold = 2000\nbytemode = true",
+    "kind = \"pie\"\nlimit = 10\ntarget = \"2ms\"\ntupdate = \"1ms\"\nmax_burst = \"5ms\"\nderandomize = false\ncap_drop_adjustment = false\nmtu = 200\nalpha = 2.0\nbeta = 20.0",
+    "kind = \"fred\"",
+    "kind = \"fred\"\nlimit = 10\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nminq = 1\nmax_p = 0.5\necn = true",
 ];
 
 #[derive(Clone, Debug)]
