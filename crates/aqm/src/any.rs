@@ -11,6 +11,8 @@ use crate::blue::{Blue, BlueParams};
 use crate::breathe::{Breathe, BreatheParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::droptail::{DropTail, DropTailParams};
+use crate::drr::Drr;
+use crate::fq::FqParams;
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
@@ -19,6 +21,7 @@ use crate::red::{Red, RedParams};
 use crate::sfb::{Sfb, SfbParams};
 use crate::sfq::{Sfq, SfqParams};
 use crate::sfred::{Sfred, SfredParams};
+use crate::wfq::Wfq;
 use serde::{Deserialize, Serialize};
 
 macro_rules! registry {
@@ -113,6 +116,11 @@ registry! {
     Nlred = "nlred": Box<Nlred>, NlredParams, |p, link| Nlred::new(p.clone(), link);
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
     Sfq = "sfq": Box<Sfq>, SfqParams, |p, link| Sfq::new(p.clone(), link);
+    /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,
+    /// with a buffer manager (DropTail, DropFront, LQD, ALQD, ALQD+).
+    Wfq = "wfq": Box<Wfq>, FqParams, |p, link| Wfq::new(p.clone(), link);
+    /// Deficit round robin per flow or per aggregate, with the same buffer managers.
+    Drr = "drr": Box<Drr>, FqParams, |p, link| Drr::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {
