@@ -178,3 +178,69 @@ impl Scheduler for DrrScheduler {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::any::AnyQdisc;
+    use crate::fq::testkit::{backlogged, build, inside, offer, table};
+    use crate::testing::Harness;
+
+    fn drr(h: &Harness<AnyQdisc>) -> &super::Drr {
+        match h.q.qdisc() {
+            AnyQdisc::Drr(q) => q,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn backlogged_aggregates_share_in_proportion_to_weights_within_a_round() {
+        let t = [table(&[1], 1), table(&[2], 2), table(&[3], 5)].concat();
+        let mut h = build(
+            "kind = \"drr\"\nclassify = \"aggregate\"\nquantum = 1000",
+            &t,
+        );
+        let aggs = [(1, 1, 1.0), (2, 2, 2.0), (3, 5, 5.0)];
+        // Within one quantum (per unit weight) plus a packet of each, always.
+        let sent = backlogged(&mut h, &aggs, &[1000; 3], 3000, 8000, 1000.0);
+        for (s, want) in sent.iter().zip([1_000_000u64, 2_000_000, 5_000_000]) {
+            assert!(s.abs_diff(want) <= 5000, "sent {sent:?}");
+        }
+    }
+
+    #[test]
+    fn unequal_packet_sizes_share_bytes_and_small_quanta_still_converge() {
+        let t = [table(&[1], 1), table(&[2], 2), table(&[3], 5)].concat();
+        // A quantum of 300 bytes is below every packet but the smallest: classes
+        // wait several turns for a large packet, and still get their share.
+        let mut h = build(
+            "kind = \"drr\"\nclassify = \"aggregate\"\nquantum = 300",
+            &t,
+        );
+        let aggs = [(1, 1, 1.0), (2, 2, 2.0), (3, 5, 5.0)];
+        let sent = backlogged(&mut h, &aggs, &[1500, 200, 700], 6000, 20_000, 300.0);
+        let per_weight: Vec<f64> = sent
+            .iter()
+            .zip(&aggs)
+            .map(|(&s, a)| s as f64 / a.2)
+            .collect();
+        for x in &per_weight {
+            assert!((x / per_weight[0] - 1.0).abs() < 0.005, "{per_weight:?}");
+        }
+    }
+
+    #[test]
+    fn a_class_that_empties_leaves_the_ring_and_forgets_its_deficit() {
+        let mut h = build("kind = \"drr\"\nquantum = 1500", &[]);
+        offer(&mut h, 1, 0, 1000, 0);
+        offer(&mut h, 2, 0, 1000, 1);
+        offer(&mut h, 2, 0, 1000, 2);
+        assert_eq!(h.dequeue().unwrap().tag, 0);
+        // Flow 1 emptied with 500 bytes of deficit left; its slot is given back.
+        assert_eq!(inside(h.q.qdisc()).0.find(1), None);
+        offer(&mut h, 1, 0, 1000, 3);
+        let c = inside(h.q.qdisc()).0.find(1).unwrap();
+        assert_eq!(drr(&h).scheduler().deficit(c), 1500, "a fresh quantum");
+        assert_eq!(h.drain_seqs(), vec![1, 3, 2]);
+        assert_eq!(inside(h.q.qdisc()).0.live().count(), 0);
+    }
+}

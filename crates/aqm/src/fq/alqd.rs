@@ -45,3 +45,92 @@ impl BufferManager for Alqd {
         self.register.released(c);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::any::AnyQdisc;
+    use crate::fq::buffer::Buffer;
+    use crate::fq::testkit::{build, inside, offer, table};
+    use crate::rng;
+    use crate::testing::Harness;
+    use rand::Rng as _;
+
+    /// (largest len / weight, the registered class's len / weight).
+    fn longest_and_registered(h: &Harness<AnyQdisc>) -> (f64, Option<f64>) {
+        let (c, b) = inside(h.q.qdisc());
+        let Buffer::Alqd(m) = b else { unreachable!() };
+        let most = c.live().map(|id| c.normalized(id)).fold(0.0, f64::max);
+        (most, m.registered().map(|id| c.normalized(id)))
+    }
+
+    #[test]
+    fn under_arrivals_alone_the_register_names_a_longest_queue() {
+        let t = [table(&[1], 1), table(&[2], 2), table(&[3], 3)].concat();
+        let mut h = build(
+            "kind = \"wfq\"\nclassify = \"aggregate\"\nlimit = 100000\nbuffer = \"alqd\"",
+            &t,
+        );
+        let mut r = rng::stream(5, 0);
+        for seq in 0..5_000 {
+            let agg = r.gen_range(1..=3);
+            offer(&mut h, agg * 100, agg, 1000, seq);
+            let (most, reg) = longest_and_registered(&h);
+            assert_eq!(reg, Some(most));
+        }
+    }
+
+    /// With departures the register can name a queue that has shrunk; whenever it
+    /// names a longest queue, ALQD drops exactly where LQD would.
+    #[test]
+    fn alqd_drops_where_lqd_would_whenever_its_register_is_current() {
+        let t = [
+            table(&[1], 1),
+            table(&[2], 2),
+            table(&[3], 3),
+            table(&[4], 1),
+        ]
+        .concat();
+        let mut h = build(
+            "kind = \"drr\"\nclassify = \"aggregate\"\nlimit = 20\nbuffer = \"alqd\"",
+            &t,
+        );
+        let mut r = rng::stream(6, 0);
+        let (mut current, mut stale) = (0, 0);
+        for seq in 0..40_000u32 {
+            if r.gen_bool(0.4) {
+                h.dequeue();
+                continue;
+            }
+            let agg = r.gen_range(1..=4);
+            let (most, reg) = longest_and_registered(&h);
+            let full = h.q.len() == 20;
+            let drops_before = h.sink.drops.len();
+            offer(&mut h, agg * 100, agg, 1000, seq);
+            if !full {
+                continue;
+            }
+            if reg != Some(most) {
+                stale += 1;
+                continue;
+            }
+            current += 1;
+            // The victim's queue had the largest length over weight, counting the
+            // arrival in its own queue (its length now, plus the packet it lost,
+            // minus the arrival if it is the same queue).
+            let victim = h.sink.drops[drops_before].0.aggregate;
+            let (c, _) = inside(h.q.qdisc());
+            let w = c.weight_of_key(victim);
+            let with_arrival = c.find(victim).map_or(0, |id| c.len_of(id)) + 1;
+            let own_after = c.find(agg).map_or(0, |id| c.len_of(id));
+            let own = own_after as f64 / c.weight_of_key(agg);
+            assert!(
+                with_arrival as f64 / w >= most.max(own) - 1e-12,
+                "victim {victim} ({with_arrival}/{w}) but longest {most}"
+            );
+        }
+        assert!(
+            current > 1_000 && stale > 100,
+            "current {current}, stale {stale}"
+        );
+    }
+}

@@ -210,3 +210,186 @@ impl BufferManager for AlqdPlus {
         self.blue[c as usize].d > 0.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::any::AnyQdisc;
+    use crate::fq::buffer::Buffer;
+    use crate::fq::testkit::{build, inside, offer, table};
+    use crate::rng;
+    use crate::testing::Harness;
+    use rand::Rng as _;
+
+    fn d_of(h: &Harness<AnyQdisc>, key: u32) -> f64 {
+        let (c, b) = inside(h.q.qdisc());
+        let Buffer::AlqdPlus(m) = b else {
+            unreachable!()
+        };
+        c.find(key).map_or(0.0, |id| m.drop_probability(id))
+    }
+
+    /// Random arrivals of 4 flows in each of 3 aggregates, and departures. Every
+    /// early drop takes a packet of the arriving packet's own flow, from a buffer
+    /// that was not full.
+    fn packet_match_holds(config: &str) -> usize {
+        let t = table(&[1, 2, 3], 4);
+        let mut h = build(config, &t);
+        let mut r = rng::stream(8, 0);
+        let mut early = 0;
+        for seq in 0..40_000u32 {
+            h.advance(crate::Dur::from_micros(r.gen_range(0..400)));
+            if r.gen_bool(0.35) {
+                h.dequeue();
+                continue;
+            }
+            let agg = [1, 1, 1, 2, 2, 3][r.gen_range(0..6)];
+            let flow = agg * 100 + r.gen_range(0..4);
+            let full = h.q.len() == 30;
+            let before = h.sink.drops.len();
+            offer(&mut h, flow, agg, 1000, seq);
+            for (p, reason) in &h.sink.drops[before..] {
+                if *reason == DropReason::Early {
+                    early += 1;
+                    assert_eq!(p.flow.0, flow, "packet {} of another flow", p.tag);
+                    assert!(!full);
+                }
+            }
+        }
+        early
+    }
+
+    #[test]
+    fn packet_match_never_drops_another_flows_packet_early() {
+        // Early steps at every arrival past the thresholds.
+        let eager = "kind = \"wfq\"\nclassify = \"aggregate\"\nlimit = 30\nbuffer = \"alqd_plus\"\na = 0\nb = 0";
+        assert!(packet_match_holds(eager) > 1_000);
+        // The paper's parameters: early drops only as d_k learns to.
+        let paper = "kind = \"drr\"\nclassify = \"aggregate\"\nlimit = 30\nbuffer = \"alqd_plus\"\nfreeze_time = \"5ms\"\nincrement = 0.05";
+        assert!(packet_match_holds(paper) > 100);
+    }
+
+    #[test]
+    fn early_drops_need_the_thresholds_and_a_matching_head() {
+        // Two aggregates of weight 1 with 100 packets of buffer: share 50 each once
+        // both hold packets. a = b = 25: step 3 needs more than 25 packets queued
+        // and more than 12.5 in the arrival's queue.
+        let t = table(&[1, 2], 2);
+        let mut h = build(
+            "kind = \"wfq\"\nclassify = \"aggregate\"\nlimit = 100\nbuffer = \"alqd_plus\"",
+            &t,
+        );
+        offer(&mut h, 200, 2, 1000, 0);
+        for seq in 1..=24 {
+            offer(&mut h, 100, 1, 1000, seq);
+        }
+        assert_eq!(h.q.counts().total_drops(), 0, "25 packets: not above 25");
+        // The 26th packet finds 25 (not above 25% of 100) and is queued; the 27th
+        // finds 26: flow 100's head (tag 1) is dropped early, and so on.
+        offer(&mut h, 100, 1, 1000, 25);
+        offer(&mut h, 100, 1, 1000, 26);
+        offer(&mut h, 100, 1, 1000, 27);
+        assert_eq!(h.dropped_seqs(DropReason::Early), vec![1, 2]);
+        // Flow 101 is in the same aggregate, but the head is flow 100's: it is
+        // queued and nothing is dropped.
+        offer(&mut h, 101, 1, 1000, 28);
+        assert_eq!(h.dropped_seqs(DropReason::Early), vec![1, 2]);
+        assert_eq!(h.q.len(), 27);
+    }
+
+    #[test]
+    fn a_full_buffer_takes_the_own_head_above_the_share_else_the_longest() {
+        // a = 100 and d = 0: no early drops, only step 1.
+        let t = table(&[1, 2, 3], 1);
+        let mut h = build(
+            "kind = \"drr\"\nclassify = \"aggregate\"\nlimit = 10\nbuffer = \"alqd_plus\"\na = 100",
+            &t,
+        );
+        for seq in 0..6 {
+            offer(&mut h, 100, 1, 1000, seq);
+        }
+        for seq in 10..14 {
+            offer(&mut h, 200, 2, 1000, seq);
+        }
+        // Aggregate 1 holds 6 > its share 5: its own head goes.
+        offer(&mut h, 100, 1, 1000, 6);
+        assert_eq!(h.dropped_seqs(DropReason::FrontDrop), vec![0]);
+        // Aggregate 2 holds 4 <= 5: the registered longest (aggregate 1) loses.
+        offer(&mut h, 200, 2, 1000, 14);
+        assert_eq!(h.dropped_seqs(DropReason::PushOut), vec![1]);
+        // Aggregate 3 is empty, share 10/3: again the longest, aggregate 1 (5
+        // against 5 for aggregate 2, which the register does not prefer).
+        offer(&mut h, 300, 3, 1000, 20);
+        assert_eq!(h.dropped_seqs(DropReason::PushOut), vec![1, 2]);
+        assert_eq!(h.q.len(), 10);
+    }
+
+    #[test]
+    fn d_rises_at_the_end_of_a_round_with_drops_and_falls_when_the_queue_empties() {
+        // One aggregate, flows 100 and 101, a = b = 0: from the second packet on,
+        // every arrival whose flow heads the queue drops that head early.
+        let t = table(&[1], 2);
+        let mut h = build(
+            "kind = \"wfq\"\nclassify = \"aggregate\"\nlimit = 100\nbuffer = \"alqd_plus\"\na = 0\nb = 0\nfreeze_time = \"10ms\"",
+            &t,
+        );
+        // The round starts with flow 100. Queue: [100], [100 101], then 100's
+        // arrival matches the head: [101 100], then 101's: [100 101]. Two drops.
+        for (seq, f) in [100, 101, 100, 101].into_iter().enumerate() {
+            offer(&mut h, f, 1, 1000, seq as u32);
+        }
+        assert_eq!(h.drops(DropReason::Early), 2);
+        assert_eq!(d_of(&h, 1), 0.0);
+        // 15 ms on, flow 100 ends the round: d += 0.01 * max(2, 15 / 10).
+        h.advance(crate::Dur::from_millis(15));
+        offer(&mut h, 100, 1, 1000, 4);
+        assert!((d_of(&h, 1) - 0.02).abs() < 1e-12, "{}", d_of(&h, 1));
+        // That arrival matched the head too (a drop in the new round); the next
+        // round ends 1 ms later, inside the freeze: no change.
+        h.advance(crate::Dur::from_millis(1));
+        offer(&mut h, 101, 1, 1000, 5);
+        offer(&mut h, 100, 1, 1000, 6);
+        assert!((d_of(&h, 1) - 0.02).abs() < 1e-12);
+        // 50 ms after the last change, a round with one drop: max(1, 50/10) = 5.
+        h.advance(crate::Dur::from_millis(49));
+        offer(&mut h, 101, 1, 1000, 7);
+        offer(&mut h, 100, 1, 1000, 8);
+        assert!((d_of(&h, 1) - 0.07).abs() < 1e-12, "{}", d_of(&h, 1));
+        // The link empties the queue 20 ms later. The open round had a drop (8's
+        // arrival matched the head) and 20 ms > freeze_time, so emptying ends it
+        // with a loss update first (max(1, 20/10) = 2), which freezes the decrement.
+        h.advance(crate::Dur::from_millis(20));
+        h.drain_seqs();
+        assert!((d_of(&h, 1) - 0.09).abs() < 1e-12, "{}", d_of(&h, 1));
+        // Empty again 11 ms later: d -= 0.01.
+        h.advance(crate::Dur::from_millis(11));
+        offer(&mut h, 100, 1, 1000, 9);
+        h.dequeue();
+        assert!((d_of(&h, 1) - 0.08).abs() < 1e-12, "{}", d_of(&h, 1));
+        // The class is kept while d > 0, though empty.
+        assert!(inside(h.q.qdisc()).0.find(1).is_some());
+    }
+
+    #[test]
+    fn d_is_the_probability_of_an_early_step_below_a() {
+        // increment = 1: one round with a drop sets d = 1; then a = 100 leaves only
+        // the d_k branch, with c = 0.
+        let t = table(&[1], 2);
+        let mut h = build(
+            "kind = \"drr\"\nclassify = \"aggregate\"\nlimit = 4\nbuffer = \"alqd_plus\"\na = 100\nc = 0\nincrement = 1\ndecrement = 0.5\nfreeze_time = \"1ms\"",
+            &t,
+        );
+        for seq in 0..5 {
+            offer(&mut h, 100, 1, 1000, seq); // the fifth overflows: a drop
+        }
+        h.advance(crate::Dur::from_millis(2));
+        offer(&mut h, 100, 1, 1000, 5); // ends the round: d = 1
+        assert_eq!(d_of(&h, 1), 1.0);
+        // Flow 100 heads the queue; with d = 1 every arrival of flow 100 to a
+        // non-full buffer drops that head early.
+        h.dequeue();
+        let early = h.drops(DropReason::Early);
+        offer(&mut h, 100, 1, 1000, 6);
+        assert_eq!(h.drops(DropReason::Early), early + 1);
+    }
+}

@@ -57,3 +57,52 @@ impl LongestRegister {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fq::classes::Classify;
+    use crate::packet::{FlowId, Packet};
+    use crate::qdisc::LinkInfo;
+    use crate::units::Rate;
+
+    #[test]
+    fn the_register_lags_only_after_its_queue_shrinks() {
+        let mut c =
+            Classes::new(Classify::Flow, 100, &LinkInfo::new(Rate::from_mbps(1)), &[]).unwrap();
+        let mut reg = LongestRegister::default();
+        let push = |c: &mut Classes, reg: &mut LongestRegister, f: u32| {
+            let p = Packet::new(FlowId(f), 100);
+            let (id, _) = c.lookup_or_create(&p);
+            c.push(id, p);
+            reg.touched(c, id);
+            id
+        };
+        for _ in 0..5 {
+            push(&mut c, &mut reg, 1);
+        }
+        let mut b = 0;
+        for _ in 0..4 {
+            b = push(&mut c, &mut reg, 2);
+        }
+        let a = c.find(1).unwrap();
+        assert_eq!(reg.get(), Some(a), "arrivals only: the longest");
+        // A sends three packets: 2 against B's 4, but nothing has touched B.
+        for _ in 0..3 {
+            c.pop_front(a);
+            reg.touched(&c, a);
+        }
+        assert_eq!(reg.get(), Some(a), "stale: LQD would name B");
+        // The next operation on B puts it back in the register.
+        push(&mut c, &mut reg, 2);
+        assert_eq!(reg.get(), Some(b));
+        // The victim for an arrival counts the arrival in its own queue: A would
+        // need 5 to beat B's 5; ties go to the arrival's queue.
+        assert_eq!(reg.victim(&c, a), b);
+        push(&mut c, &mut reg, 1);
+        push(&mut c, &mut reg, 1);
+        assert_eq!(reg.victim(&c, a), a);
+        reg.released(b);
+        assert_eq!(reg.get(), None);
+    }
+}
