@@ -42,7 +42,7 @@
 //! Requires the link rate (`LinkInfo::rate`); weights and buffer managers are the
 //! family's ([`crate::fq::FqParams`]).
 
-use crate::fq::classes::{ClassId, Classes};
+use crate::fq::classes::{units_weight, ClassId, Classes};
 use crate::fq::heap::IndexedHeap;
 use crate::fq::{FairQueue, FqParams, Scheduler, SchedulerKind};
 use crate::packet::Packet;
@@ -80,9 +80,10 @@ pub struct WfqScheduler {
     clock: f64,
     /// Backlogged classes by head finish tag: the next to send is the top.
     heads: IndexedHeap,
-    /// Classes backlogged in GPS, by GPS finish, and the sum of their weights.
+    /// Classes backlogged in GPS, by GPS finish, and the sum of their weight
+    /// units (exact, see `fq::classes`).
     gps: IndexedHeap,
-    gps_weight: f64,
+    gps_units: u128,
     cls: Vec<WfqClass>,
     /// Classes that left GPS since the caller last asked.
     left_gps: Vec<ClassId>,
@@ -99,13 +100,9 @@ impl WfqScheduler {
         self.heads.key(c)
     }
 
-    fn leave_gps(&mut self, c: ClassId, w: f64) {
+    fn leave_gps(&mut self, c: ClassId, classes: &Classes) {
         self.gps.remove(c);
-        self.gps_weight = if self.gps.is_empty() {
-            0.0
-        } else {
-            self.gps_weight - w
-        };
+        self.gps_units -= classes.units(c) as u128;
         self.left_gps.push(c);
     }
 }
@@ -128,7 +125,7 @@ impl Scheduler for WfqScheduler {
             clock: 0.0,
             heads: IndexedHeap::new(),
             gps: IndexedHeap::new(),
-            gps_weight: 0.0,
+            gps_units: 0,
             cls: Vec::new(),
             left_gps: Vec::new(),
         })
@@ -151,13 +148,14 @@ impl Scheduler for WfqScheduler {
     fn advance(&mut self, now: Time, classes: &Classes) {
         let now = now.as_nanos() as f64;
         while let Some((c, f)) = self.gps.peek() {
-            let dt = (f - self.v) * self.gps_weight / self.rate;
+            let w = units_weight(self.gps_units);
+            let dt = (f - self.v) * w / self.rate;
             if self.clock + dt <= now {
                 self.clock += dt.max(0.0);
                 self.v = self.v.max(f);
-                self.leave_gps(c, classes.weight(c));
+                self.leave_gps(c, classes);
             } else {
-                self.v += (now - self.clock) * self.rate / self.gps_weight;
+                self.v += (now - self.clock) * self.rate / w;
                 break;
             }
         }
@@ -172,7 +170,7 @@ impl Scheduler for WfqScheduler {
         // The fluid system.
         s.gps_finish = s.gps_finish.max(v) + len;
         if !self.gps.contains(c) {
-            self.gps_weight += w;
+            self.gps_units += classes.units(c) as u128;
         }
         self.gps.set(c, s.gps_finish);
         let was_empty = classes.len_of(c) == 0;
@@ -206,7 +204,7 @@ impl Scheduler for WfqScheduler {
             s.gps_finish -= head.size as f64 / w;
             if s.gps_finish <= v {
                 s.gps_finish = v;
-                self.leave_gps(c, w);
+                self.leave_gps(c, classes);
             } else {
                 self.gps.set(c, s.gps_finish);
             }
@@ -446,6 +444,42 @@ mod tests {
             );
             assert_eq!(head, every, "seed {seed}");
         }
+    }
+
+    #[test]
+    fn weights_far_apart_keep_virtual_time_exact() {
+        // Weight sums are exact integers: when the 1e6 class leaves GPS, V grows at
+        // C over exactly the 1e-6 class's weight, not over a rounding residue.
+        let t = [
+            FlowClass {
+                flow: FlowId(1),
+                aggregate: 0,
+                weight: 1e6,
+            },
+            FlowClass {
+                flow: FlowId(2),
+                aggregate: 0,
+                weight: 1e-6,
+            },
+        ];
+        let mut h = build("kind = \"wfq\"", &t);
+        offer(&mut h, 1, 0, 1000, 0);
+        for seq in 1..=5 {
+            offer(&mut h, 2, 0, 1000, seq);
+        }
+        // GPS finishes flow 1 after 1 ms; from then on flow 2 is alone in it, until
+        // about 6 ms.
+        h.advance(Dur::from_millis(2));
+        h.dequeue();
+        let v0 = wfq(&h).scheduler().virtual_time();
+        h.advance(Dur::from_millis(1));
+        h.dequeue();
+        let v1 = wfq(&h).scheduler().virtual_time();
+        let (classes, _) = inside(h.q.qdisc());
+        let w2 = classes.weight(classes.find(2).unwrap());
+        // 1 ms at 8 Mbps is 1000 bytes.
+        let want = 1000.0 / w2;
+        assert!(((v1 - v0) / want - 1.0).abs() < 1e-12, "{} vs {want}", v1 - v0);
     }
 
     #[test]

@@ -25,6 +25,38 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// A class's slot number.
 pub type ClassId = u32;
 
+/// Weights are kept in fixed point, in units of 2^-24, so that the sums that fair
+/// shares and WFQ's virtual time divide by are exact integers: a float sum that
+/// classes keep joining and leaving drifts, and with weights far apart (1e6 and
+/// 1e-6) can cancel to zero while a class is still counted.
+const WEIGHT_SCALE: f64 = (1u64 << 24) as f64;
+
+/// The largest weight accepted (so that a weight's units fit in 64 bits).
+pub const MAX_WEIGHT: f64 = 1e9;
+
+/// A weight in units of 2^-24 (at least one unit).
+#[inline]
+pub fn weight_units(w: f64) -> u64 {
+    ((w * WEIGHT_SCALE).round() as u64).max(1)
+}
+
+/// A sum of weight units as a weight.
+#[inline]
+pub fn units_weight(units: u128) -> f64 {
+    units as f64 / WEIGHT_SCALE
+}
+
+/// Checks a weight from the flow table or the `weights` table.
+pub fn weight_ok(w: f64) -> Result<(), &'static str> {
+    if !(w > 0.0 && w.is_finite()) {
+        Err("must be positive")
+    } else if w > MAX_WEIGHT {
+        Err("must be at most 1e9")
+    } else {
+        Ok(())
+    }
+}
+
 /// What a class is.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,7 +91,9 @@ type KeyMap<V> = HashMap<u32, V, BuildHasherDefault<KeyHasher>>;
 #[derive(Debug, Clone, Default)]
 struct Slot {
     key: u32,
+    /// The weight, rounded to whole units, and the units.
     weight: f64,
+    units: u64,
     queue: PacketFifo,
     live: bool,
 }
@@ -75,9 +109,9 @@ pub struct Classes {
     weights: KeyMap<f64>,
     len: usize,
     bytes: u64,
-    /// Classes with packets, and the sum of their weights.
+    /// Classes with packets, and the sum of their weight units.
     backlogged: u32,
-    backlogged_weight: f64,
+    backlogged_units: u128,
 }
 
 impl Classes {
@@ -92,11 +126,11 @@ impl Classes {
         let mut weights = KeyMap::default();
         let mut seen = KeyMap::default();
         for fc in link.flows {
-            if !(fc.weight > 0.0 && fc.weight.is_finite()) {
+            if let Err(rule) = weight_ok(fc.weight) {
                 return Err(ParamError::new(
                     "weight",
                     fc.weight,
-                    format!("of flow {} must be positive", fc.flow.0),
+                    format!("of flow {} {rule}", fc.flow.0),
                 ));
             }
             if seen.insert(fc.flow.0, ()).is_some() {
@@ -126,7 +160,7 @@ impl Classes {
             len: 0,
             bytes: 0,
             backlogged: 0,
-            backlogged_weight: 0.0,
+            backlogged_units: 0,
         })
     }
 
@@ -155,7 +189,7 @@ impl Classes {
         if let Some(&c) = self.index.get(&key) {
             return (c, false);
         }
-        let weight = self.weight_of_key(key);
+        let units = weight_units(self.weight_of_key(key));
         let c = match self.free.pop() {
             Some(c) => c,
             None => {
@@ -166,7 +200,8 @@ impl Classes {
         let slot = &mut self.slots[c as usize];
         debug_assert!(!slot.live && slot.queue.is_empty());
         slot.key = key;
-        slot.weight = weight;
+        slot.units = units;
+        slot.weight = units_weight(units as u128);
         slot.live = true;
         self.index.insert(key, c);
         (c, true)
@@ -192,7 +227,7 @@ impl Classes {
         let slot = &mut self.slots[c as usize];
         if slot.queue.is_empty() {
             self.backlogged += 1;
-            self.backlogged_weight += slot.weight;
+            self.backlogged_units += slot.units as u128;
         }
         self.len += 1;
         self.bytes += pkt.size as u64;
@@ -208,12 +243,7 @@ impl Classes {
         self.bytes -= pkt.size as u64;
         if slot.queue.is_empty() {
             self.backlogged -= 1;
-            // Exact zero when nothing is backlogged, so rounding never accumulates.
-            self.backlogged_weight = if self.backlogged == 0 {
-                0.0
-            } else {
-                self.backlogged_weight - slot.weight
-            };
+            self.backlogged_units -= slot.units as u128;
         }
         Some(pkt)
     }
@@ -228,6 +258,12 @@ impl Classes {
     #[inline]
     pub fn weight(&self, c: ClassId) -> f64 {
         self.slots[c as usize].weight
+    }
+
+    /// Class `c`'s weight in units of 2^-24, for exact sums.
+    #[inline]
+    pub fn units(&self, c: ClassId) -> u64 {
+        self.slots[c as usize].units
     }
 
     /// Class `c`'s key (flow or aggregate id).
@@ -251,13 +287,13 @@ impl Classes {
     /// classes that hold packets (docs/qdiscs.md says why those).
     #[inline]
     pub fn share(&self, c: ClassId) -> f64 {
-        let w = self.weight(c);
-        let total = if self.len_of(c) == 0 {
-            self.backlogged_weight + w
+        let slot = &self.slots[c as usize];
+        let total = if slot.queue.is_empty() {
+            self.backlogged_units + slot.units as u128
         } else {
-            self.backlogged_weight
+            self.backlogged_units
         };
-        w * self.limit as f64 / total
+        slot.weight * self.limit as f64 / units_weight(total)
     }
 
     /// Packets in all classes.

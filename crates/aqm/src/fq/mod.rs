@@ -262,11 +262,11 @@ impl FqParams {
                     format!("has key {k:?}, which must be an aggregate id (a whole number)"),
                 ));
             };
-            if !(w > 0.0 && w.is_finite()) {
+            if let Err(rule) = classes::weight_ok(w) {
                 return Err(ParamError::new(
                     "weights",
                     shown(),
-                    format!("gives aggregate {id} a weight that must be positive"),
+                    format!("gives aggregate {id} a weight that {rule}"),
                 ));
             }
             if out.iter().any(|&(o, _)| o == id) {
@@ -574,6 +574,10 @@ mod tests {
             (
                 "kind = \"wfq\"\nclassify = \"aggregate\"\nweights = { \"1\" = 0 }",
                 "weights = { \"1\" = 0 } gives aggregate 1 a weight that must be positive",
+            ),
+            (
+                "kind = \"wfq\"\nclassify = \"aggregate\"\nweights = { \"1\" = 2e9 }",
+                "weights = { \"1\" = 2000000000 } gives aggregate 1 a weight that must be at most 1e9",
             ),
             (
                 "kind = \"wfq\"\nweights = { \"1\" = 2 }",
