@@ -479,7 +479,11 @@ mod tests {
         let w2 = classes.weight(classes.find(2).unwrap());
         // 1 ms at 8 Mbps is 1000 bytes.
         let want = 1000.0 / w2;
-        assert!(((v1 - v0) / want - 1.0).abs() < 1e-12, "{} vs {want}", v1 - v0);
+        assert!(
+            ((v1 - v0) / want - 1.0).abs() < 1e-12,
+            "{} vs {want}",
+            v1 - v0
+        );
     }
 
     #[test]
