@@ -15,7 +15,7 @@
 //!   [`buffer::BufferManager`]) and [`buffer::Buffer`], the static dispatch.
 //! - Buffer managers, one file each: [`droptail`], [`dropfront`], [`lqd`],
 //!   [`alqd`], [`alqd_plus`].
-//! - Parts: [`heap`] (an indexed binary heap: WFQ's tags, LQD's lengths) and
+//! - Parts: [`heap`] (an indexed 4-ary heap: WFQ's tags, LQD's lengths) and
 //!   [`register`] (ALQD's longest-queue register, shared by ALQD and ALQD+).
 
 pub mod alqd;
