@@ -84,6 +84,9 @@ pub struct WfqScheduler {
     /// units (exact, see `fq::classes`).
     gps: IndexedHeap,
     gps_units: u128,
+    /// `gps_units` as a weight, kept beside it (a u128 to f64 conversion per
+    /// step of V costs more than the step).
+    gps_weight: f64,
     cls: Vec<WfqClass>,
     /// Classes that left GPS since the caller last asked.
     left_gps: Vec<ClassId>,
@@ -103,6 +106,7 @@ impl WfqScheduler {
     fn leave_gps(&mut self, c: ClassId, classes: &Classes) {
         self.gps.remove(c);
         self.gps_units -= classes.units(c) as u128;
+        self.gps_weight = units_weight(self.gps_units);
         self.left_gps.push(c);
     }
 }
@@ -126,6 +130,7 @@ impl Scheduler for WfqScheduler {
             heads: IndexedHeap::new(),
             gps: IndexedHeap::new(),
             gps_units: 0,
+            gps_weight: 0.0,
             cls: Vec::new(),
             left_gps: Vec::new(),
         })
@@ -148,7 +153,7 @@ impl Scheduler for WfqScheduler {
     fn advance(&mut self, now: Time, classes: &Classes) {
         let now = now.as_nanos() as f64;
         while let Some((c, f)) = self.gps.peek() {
-            let w = units_weight(self.gps_units);
+            let w = self.gps_weight;
             let dt = (f - self.v) * w / self.rate;
             if self.clock + dt <= now {
                 self.clock += dt.max(0.0);
@@ -171,6 +176,7 @@ impl Scheduler for WfqScheduler {
         s.gps_finish = s.gps_finish.max(v) + len;
         if !self.gps.contains(c) {
             self.gps_units += classes.units(c) as u128;
+            self.gps_weight = units_weight(self.gps_units);
         }
         self.gps.set(c, s.gps_finish);
         let was_empty = classes.len_of(c) == 0;

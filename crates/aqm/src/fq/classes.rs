@@ -43,7 +43,11 @@ pub fn weight_units(w: f64) -> u64 {
 /// A sum of weight units as a weight.
 #[inline]
 pub fn units_weight(units: u128) -> f64 {
-    units as f64 / WEIGHT_SCALE
+    // Sums nearly always fit 64 bits, whose conversion is one instruction.
+    match u64::try_from(units) {
+        Ok(u) => u as f64 / WEIGHT_SCALE,
+        Err(_) => units as f64 / WEIGHT_SCALE,
+    }
 }
 
 /// Checks a weight from the flow table or the `weights` table.

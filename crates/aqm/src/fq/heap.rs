@@ -6,8 +6,6 @@
 //! Ties on the key go to the smaller id, so the order is a function of the inputs
 //! alone (ids are class slots, allocated deterministically).
 
-use std::cmp::Ordering;
-
 const ABSENT: u32 = u32::MAX;
 
 /// Children per node: a 4-ary heap is half as deep as a binary one and its
@@ -15,21 +13,47 @@ const ABSENT: u32 = u32::MAX;
 /// engine's event queue is 4-ary for the same reason).
 const ARITY: usize = 4;
 
-#[derive(Debug, Clone, Default)]
-pub struct IndexedHeap {
-    /// (key, id), heap-ordered.
-    heap: Vec<(f64, u32)>,
-    /// Position of each id in `heap`, or `ABSENT`.
-    pos: Vec<u32>,
+/// An entry: the key mapped to an order-preserving u64, then the id, packed so that
+/// one integer comparison orders by (key, id).
+type Entry = u128;
+
+/// Maps an f64 to a u64 in the same order (IEEE 754's total order).
+#[inline]
+fn ordered(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
 }
 
 #[inline]
-fn before(a: (f64, u32), b: (f64, u32)) -> bool {
-    match a.0.total_cmp(&b.0) {
-        Ordering::Less => true,
-        Ordering::Greater => false,
-        Ordering::Equal => a.1 < b.1,
-    }
+fn unordered(u: u64) -> f64 {
+    f64::from_bits(if u >> 63 == 1 { u & !(1 << 63) } else { !u })
+}
+
+#[inline]
+fn entry(key: f64, id: u32) -> Entry {
+    ((ordered(key) as u128) << 32) | id as u128
+}
+
+#[inline]
+fn id_of(e: Entry) -> u32 {
+    e as u32
+}
+
+#[inline]
+fn key_of(e: Entry) -> f64 {
+    unordered((e >> 32) as u64)
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct IndexedHeap {
+    /// Entries, heap-ordered.
+    heap: Vec<Entry>,
+    /// Position of each id in `heap`, or `ABSENT`.
+    pos: Vec<u32>,
 }
 
 impl IndexedHeap {
@@ -53,13 +77,13 @@ impl IndexedHeap {
     /// The key of `id`, if present.
     pub fn key(&self, id: u32) -> Option<f64> {
         let p = *self.pos.get(id as usize)?;
-        (p != ABSENT).then(|| self.heap[p as usize].0)
+        (p != ABSENT).then(|| key_of(self.heap[p as usize]))
     }
 
     /// The smallest (id, key).
     #[inline]
     pub fn peek(&self) -> Option<(u32, f64)> {
-        self.heap.first().map(|&(k, id)| (id, k))
+        self.heap.first().map(|&e| (id_of(e), key_of(e)))
     }
 
     /// Inserts `id` with `key`, or re-keys it if present.
@@ -69,20 +93,17 @@ impl IndexedHeap {
         if i >= self.pos.len() {
             self.pos.resize(i + 1, ABSENT);
         }
+        let e = entry(key, id);
         let p = self.pos[i];
         if p == ABSENT {
-            self.heap.push((key, id));
-            let last = self.heap.len() - 1;
-            self.pos[i] = last as u32;
-            self.sift_up(last);
+            self.heap.push(e);
+            self.sift_up(self.heap.len() - 1, e);
         } else {
             let p = p as usize;
-            let old = self.heap[p].0;
-            self.heap[p].0 = key;
-            if key < old {
-                self.sift_up(p);
+            if e < self.heap[p] {
+                self.sift_up(p, e);
             } else {
-                self.sift_down(p);
+                self.sift_down(p, e);
             }
         }
     }
@@ -95,16 +116,16 @@ impl IndexedHeap {
         if p == ABSENT {
             return;
         }
-        let p = p as usize;
-        let last = self.heap.len() - 1;
-        self.heap.swap(p, last);
-        self.heap.pop();
         self.pos[id as usize] = ABSENT;
-        if p < last {
-            self.pos[self.heap[p].1 as usize] = p as u32;
-            // The moved entry may belong above or below its new place.
-            self.sift_up(p);
-            self.sift_down(p);
+        let p = p as usize;
+        let last = self.heap.pop().expect("a present id has an entry");
+        if p < self.heap.len() {
+            // The last entry fills the hole, and may belong above or below it.
+            if p > 0 && last < self.heap[(p - 1) / ARITY] {
+                self.sift_up(p, last);
+            } else {
+                self.sift_down(p, last);
+            }
         }
     }
 
@@ -115,40 +136,52 @@ impl IndexedHeap {
         Some(top)
     }
 
-    fn sift_up(&mut self, mut i: usize) {
+    /// Places `e` at or above the hole at `i`, moving larger parents down.
+    #[inline]
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if !before(self.heap[i], self.heap[parent]) {
+            let pe = self.heap[parent];
+            if e >= pe {
                 break;
             }
-            self.swap(i, parent);
+            self.put(i, pe);
             i = parent;
         }
+        self.put(i, e);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    /// Places `e` at or below the hole at `i`, moving smaller children up.
+    #[inline]
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
         let n = self.heap.len();
         loop {
             let first = ARITY * i + 1;
-            let mut best = i;
-            for child in first..(first + ARITY).min(n) {
-                if before(self.heap[child], self.heap[best]) {
-                    best = child;
-                }
-            }
-            if best == i {
+            if first >= n {
                 break;
             }
-            self.swap(i, best);
+            let mut best = first;
+            let mut be = self.heap[first];
+            for child in first + 1..(first + ARITY).min(n) {
+                let ce = self.heap[child];
+                if ce < be {
+                    best = child;
+                    be = ce;
+                }
+            }
+            if e <= be {
+                break;
+            }
+            self.put(i, be);
             i = best;
         }
+        self.put(i, e);
     }
 
     #[inline]
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a].1 as usize] = a as u32;
-        self.pos[self.heap[b].1 as usize] = b as u32;
+    fn put(&mut self, i: usize, e: Entry) {
+        self.heap[i] = e;
+        self.pos[id_of(e) as usize] = i as u32;
     }
 }
 
@@ -167,8 +200,8 @@ mod tests {
             let id = r.gen_range(0..64u32);
             match r.gen_range(0..3) {
                 0 | 1 => {
-                    // Few distinct keys, so ties are exercised.
-                    let key = r.gen_range(0..16) as f64;
+                    // Few distinct keys, so ties are exercised; negative too (LQD).
+                    let key = r.gen_range(-8..8) as f64 * 0.75;
                     h.set(id, key);
                     model[id as usize] = Some(key);
                 }
