@@ -14,6 +14,8 @@ use crate::codel::{Codel, CodelParams};
 use crate::droptail::{DropTail, DropTailParams};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fred::{Fred, FredParams};
+use crate::drr::Drr;
+use crate::fq::FqParams;
 use crate::mrul::{Mrul, MrulParams};
 use crate::nlred::{Nlred, NlredParams};
 use crate::packet::Packet;
@@ -23,6 +25,7 @@ use crate::red::{Red, RedParams};
 use crate::sfb::{Sfb, SfbParams};
 use crate::sfq::{Sfq, SfqParams};
 use crate::sfred::{Sfred, SfredParams};
+use crate::wfq::Wfq;
 use serde::{Deserialize, Serialize};
 
 macro_rules! registry {
@@ -125,6 +128,11 @@ registry! {
     Pie = "pie": Box<Pie>, PieParams, |p, _link| Pie::new(p.clone());
     /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
     Fred = "fred": Box<Fred>, FredParams, |p, link| Fred::new(p.clone(), link);
+    /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,
+    /// with a buffer manager (DropTail, DropFront, LQD, ALQD, ALQD+).
+    Wfq = "wfq": Box<Wfq>, FqParams, |p, link| Wfq::new(p.clone(), link);
+    /// Deficit round robin per flow or per aggregate, with the same buffer managers.
+    Drr = "drr": Box<Drr>, FqParams, |p, link| Drr::new(p.clone(), link);
 }
 
 impl Default for QdiscSpec {

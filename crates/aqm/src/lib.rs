@@ -30,7 +30,11 @@
 //! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
 //! per-bin queues served by deficit round robin, optionally RED in each bin),
 //! [`codel`] (CoDel, RFC 8289), [`fq_codel`] (FQ-CoDel, RFC 8290), [`pie`] (PIE,
-//! RFC 8033), [`fred`] (FRED, Lin & Morris 1997).
+//! RFC 8033), [`fred`] (FRED, Lin & Morris 1997),
+//! [`wfq`] (weighted fair queueing, packet-by-packet GPS) and [`drr`] (deficit
+//! round robin), both per flow or per aggregate over [`fq`]: the fair-queueing
+//! family's class table, its scheduler / buffer-manager interface and the buffer
+//! managers (DropTail, DropFront, LQD, ALQD, ALQD+) of Sun & Shin's aggregate FQ.
 //!
 //! ## Example
 //! ```
@@ -51,9 +55,11 @@ pub mod codel;
 pub mod codel_core;
 pub mod drop_reason;
 pub mod droptail;
+pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
 pub mod fred;
+pub mod fq;
 pub mod heavy_hitters;
 pub mod monitored;
 pub mod mrul;
@@ -70,6 +76,7 @@ pub mod sfred;
 pub mod testing;
 pub mod time;
 pub mod units;
+pub mod wfq;
 
 pub use any::{AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
@@ -77,7 +84,7 @@ pub use fifo::PacketFifo;
 pub use heavy_hitters::HeavyHitters;
 pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};
-pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};
+pub use qdisc::{Ctx, DropSink, FlowClass, Limit, LinkInfo, ParamError, Qdisc, VecSink, Verdict};
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::{parse_dur, parse_rate, Rate, UnitError};

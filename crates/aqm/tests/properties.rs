@@ -3,8 +3,8 @@
 //! replay under a seed.
 
 use aqm::{
-    rng, Dur, Ecn, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time, VecSink,
-    Verdict,
+    rng, Dur, Ecn, FlowClass, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time,
+    VecSink, Verdict,
 };
 use proptest::prelude::*;
 
@@ -53,7 +53,33 @@ const CONFIGS: &[&str] = &[
     "kind = \"pie\"\nlimit = 10\ntarget = \"2ms\"\ntupdate = \"1ms\"\nmax_burst = \"5ms\"\nderandomize = false\ncap_drop_adjustment = false\nmtu = 200\nalpha = 2.0\nbeta = 20.0",
     "kind = \"fred\"",
     "kind = \"fred\"\nlimit = 10\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nminq = 1\nmax_p = 0.5\necn = true",
+    "kind = \"wfq\"",
+    "kind = \"wfq\"\nlimit = 8\nbuffer = \"droptail\"",
+    "kind = \"wfq\"\nlimit = 8\nbuffer = \"dropfront\"\nlivelock_fix = false",
+    "kind = \"wfq\"\nlimit = 8\nclassify = \"aggregate\"\nbuffer = \"dropfront\"",
+    "kind = \"wfq\"\nlimit = 8\nclassify = \"aggregate\"\nweights = { \"1\" = 0.5, \"3\" = 4 }\nbuffer = \"lqd\"",
+    "kind = \"wfq\"\nlimit = 8\nbuffer = \"alqd\"",
+    "kind = \"wfq\"\nlimit = 10\nclassify = \"aggregate\"\nbuffer = \"alqd_plus\"\nfreeze_time = \"1ms\"\nincrement = 0.2",
+    "kind = \"drr\"",
+    "kind = \"drr\"\nlimit = 8\nquantum = 300\nbuffer = \"droptail\"",
+    "kind = \"drr\"\nlimit = 8\nclassify = \"aggregate\"\nquantum = 500\nbuffer = \"dropfront\"",
+    "kind = \"drr\"\nlimit = 8\nclassify = \"aggregate\"\nbuffer = \"lqd\"",
+    "kind = \"drr\"\nlimit = 8\nquantum = 100\nbuffer = \"alqd\"",
+    "kind = \"drr\"\nlimit = 10\nclassify = \"aggregate\"\nweights = { \"0\" = 3 }\nbuffer = \"alqd_plus\"\na = 10\nb = 50\nc = 0\nfreeze_time = \"1ms\"\nincrement = 0.5\ndecrement = 0.1",
 ];
+
+/// The flows the link announces: 0..40 in aggregates flow % 5 with weights 1-3;
+/// the workloads' other flows (40..50) are unannounced. Qdiscs other than the fair
+/// queues ignore it.
+fn flow_table() -> Vec<FlowClass> {
+    (0..40)
+        .map(|f| FlowClass {
+            flow: FlowId(f),
+            aggregate: f % 5,
+            weight: 1.0 + (f % 3) as f64,
+        })
+        .collect()
+}
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -81,7 +107,9 @@ struct Trace {
 
 fn run(config: &str, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
     let spec: QdiscSpec = toml::from_str(config).unwrap();
-    let mut q = Monitored::new(spec.build(&LinkInfo::new(Rate::from_mbps(10))).unwrap());
+    let table = flow_table();
+    let link = LinkInfo::new(Rate::from_mbps(10)).with_flows(&table);
+    let mut q = Monitored::new(spec.build(&link).unwrap());
     let mut rng = rng::stream(seed, 3);
     let mut sink = VecSink::default();
     let mut now = Time::ZERO;
@@ -97,6 +125,7 @@ fn run(config: &str, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
             Op::Enqueue { flow, size, ect } => {
                 let mut p = Packet::new(FlowId(flow), size);
                 p.tag = i as u32;
+                p.aggregate = flow % 5;
                 p.ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
                 offered += 1;
                 trace.verdicts.push(q.enqueue(p, now, &mut rng, &mut sink));
