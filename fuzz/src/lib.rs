@@ -45,8 +45,11 @@ pub fn skip_known_findings() {
     SKIP_KNOWN.store(true, Ordering::Relaxed);
 }
 
+/// A fuzz target: any bytes; it panics only on a bug.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, as the corpus folders and the libFuzzer binaries call them.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("scenario", scenario::run),
     ("qdisc", qdisc::run),
     ("engine", engine::run),

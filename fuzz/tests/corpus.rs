@@ -5,7 +5,7 @@
 //! `fuzz/crashes/<target>/` while it is open (replayed by the ignored test below),
 //! and moves to the corpus when it is fixed, where it stays a regression test.
 
-use aqmlab_fuzz::{engine, TARGETS};
+use aqmlab_fuzz::{engine, Target, TARGETS};
 use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ fn root() -> PathBuf {
 
 /// Runs `target` on `path`; a failure names the file, so it can be replayed alone
 /// with `cargo fuzz run --fuzz-dir fuzz/libfuzzer -s none <target> <path>`.
-fn replay(name: &str, target: fn(&[u8]), path: &Path) -> Result<(), String> {
+fn replay(name: &str, target: Target, path: &Path) -> Result<(), String> {
     let data = fs::read(path).expect("a readable corpus file");
     catch_unwind(AssertUnwindSafe(|| target(&data))).map_err(|e| {
         let msg = e
