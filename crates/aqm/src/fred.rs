@@ -148,6 +148,12 @@ impl Average {
     fn start_idle(&mut self, now: Time) {
         self.idle_since = Some(now);
     }
+
+    fn start_idle_if_busy(&mut self, now: Time) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
 }
 
 /// A flow with packets queued (the paper's per-flow variables).
@@ -302,7 +308,12 @@ impl Qdisc for Fred {
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
-        let pkt = self.queue.pop_front()?;
+        let Some(pkt) = self.queue.pop_front() else {
+            // Nothing to send: the queue is idle from now (again, if an arrival it
+            // dropped ended the last idle period).
+            self.average.start_idle_if_busy(ctx.now);
+            return None;
+        };
         if self.queue.is_empty() {
             self.average.start_idle(ctx.now);
         } else {
@@ -546,6 +557,40 @@ mod tests {
         assert!(h.q.qdisc().avg() < before * 1e-6);
         // avgcq = avg / Nactive, held at 1 or more.
         assert_eq!(h.q.qdisc().avgcq(), 1.0);
+    }
+
+    #[test]
+    fn arrivals_dropped_at_an_empty_queue_do_not_freeze_the_average() {
+        // Drive avg far above max_th, drain the queue, then offer one packet every
+        // 10 ms, each followed by the dequeue a link makes when it is idle. The
+        // first arrivals find avg high and are dropped with the queue still empty;
+        // the idle time after each must still count, or avg never falls again and
+        // every later arrival is dropped too (what a closed-loop run showed).
+        let mut h = fred(FredParams {
+            w_q: 0.02,
+            min_th: 5.0,
+            max_th: 10.0,
+            limit: 100,
+            ..Default::default()
+        });
+        for f in 0..40 {
+            h.offer(f, f);
+        }
+        for k in 0..300 {
+            h.dequeue();
+            h.offer(40 + k % 60, 1000 + k);
+        }
+        while h.dequeue().is_some() {}
+        assert!(h.q.qdisc().avg() >= 10.0, "avg {}", h.q.qdisc().avg());
+        let mut admitted = 0;
+        for k in 0..200 {
+            h.advance(Dur::from_millis(10));
+            if h.offer(1000, 100 + k) == Verdict::Queued {
+                admitted += 1;
+            }
+            while h.dequeue().is_some() {}
+        }
+        assert!(admitted > 150, "only {admitted} of 200 admitted");
     }
 
     #[test]
