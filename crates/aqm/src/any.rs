@@ -135,6 +135,14 @@ registry! {
     Drr = "drr": Box<Drr>, FqParams, |p, link| Drr::new(p.clone(), link);
 }
 
+impl QdiscSpec {
+    /// Whether the qdisc reads the flows routed over its link
+    /// ([`LinkInfo::flows`]): the engine builds that table only for those.
+    pub fn uses_flow_table(&self) -> bool {
+        matches!(self, QdiscSpec::Wfq(_) | QdiscSpec::Drr(_))
+    }
+}
+
 impl Default for QdiscSpec {
     fn default() -> Self {
         QdiscSpec::DropTail(DropTailParams::default())

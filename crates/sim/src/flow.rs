@@ -48,6 +48,8 @@ pub struct Flow {
     pub group: u32,
     pub kind: FlowKind,
     pub aggregate: u32,
+    /// Scheduling weight (fair queueing).
+    pub weight: f64,
     pub packet_size: u32,
     pub ecn_capable: bool,
     /// Where the routes of its data and of its ACKs start in the network's routes.

@@ -3,7 +3,7 @@
 
 use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
 use crate::flow::{Endpoints, Flow, TimerSlot};
-use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError};
+use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
 use aqm::{rng, DropReason, Dur, Rate, Time};
@@ -180,7 +180,8 @@ pub fn build(
             flows.push(Flow {
                 group: gi as u32,
                 kind: group.kind,
-                aggregate: spec.aggregate.unwrap_or(gi as u32),
+                aggregate: spec.aggregate.unwrap_or(OWN_AGGREGATE + id as u32),
+                weight: spec.weight.unwrap_or(1.0),
                 packet_size: group.tcp.packet_size,
                 ecn_capable: group.tcp.ecn,
                 fwd,

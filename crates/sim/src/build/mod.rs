@@ -22,9 +22,10 @@ impl Simulation {
         let f = &s.file;
         let total_flows = flows::count(s)?;
         memory::check(s, total_flows)?;
-        let net = Network::build(s, total_flows)?;
+        let mut net = Network::build(s, total_flows)?;
         let mut events = EventQueue::new();
         let (groups, flows) = flows::build(s, &net.flow_routes, &mut events);
+        net.announce_flows(s, &flows)?;
         let obs = Observers::new(s, &net, &groups, flows.len())?;
         for (tick, at) in obs.first_ticks() {
             events.push(at, Event::Tick(tick));

@@ -3,9 +3,10 @@
 
 use super::routes::{Graph, Routes};
 use crate::event::MAX_LINKS;
+use crate::flow::Flow;
 use crate::link::Link;
 use crate::scenario::{FileSpan, Scenario, ScenarioError, Topology};
-use aqm::{rng, Dur, LinkInfo, QdiscSpec, Rate};
+use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::collections::HashMap;
 
 /// Stream numbers for `rng::stream`: each link direction draws from its own.
@@ -21,12 +22,24 @@ pub struct Network {
     pub flow_routes: Vec<(u32, u32)>,
     /// Per flow: its sending and receiving nodes.
     pub flow_nodes: Vec<(u32, u32)>,
+    /// Link directions whose qdisc reads the flows routed over it (fair queueing):
+    /// built without them first, rebuilt once the flows are known.
+    deferred: Vec<Deferred>,
+}
+
+/// A qdisc to build again with its link's flow table.
+struct Deferred {
+    link: u32,
+    spec: QdiscSpec,
+    span: FileSpan,
+    table: String,
 }
 
 /// Builds link directions, each with its own random stream.
 struct LinkFactory<'a> {
     s: &'a Scenario,
     links: Vec<Link>,
+    deferred: Vec<Deferred>,
 }
 
 impl LinkFactory<'_> {
@@ -42,9 +55,18 @@ impl LinkFactory<'_> {
     ) -> Result<u32, ScenarioError> {
         let i = self.links.len();
         let seed = self.s.file.seed;
-        let qdisc = spec
-            .build(&LinkInfo::new(rate))
-            .map_err(|e| self.s.error_in(span, Some(e.key), format!("{table}.{e}")))?;
+        let qdisc = spec.build(&LinkInfo::new(rate)).map_err(|e| {
+            self.s
+                .error_in(span.clone(), Some(e.key), format!("{table}.{e}"))
+        })?;
+        if spec.uses_flow_table() {
+            self.deferred.push(Deferred {
+                link: i as u32,
+                spec: spec.clone(),
+                span,
+                table: table.to_string(),
+            });
+        }
         let stream = rng::stream(seed, STREAM_LINK + i as u64);
         self.links
             .push(Link::new(from, to, rate, delay, qdisc, stream));
@@ -69,6 +91,47 @@ impl Network {
         Ok(net)
     }
 
+    /// Builds again, now announcing the flows routed over their links, the qdiscs
+    /// that read them (each flow on the links of its data and of its ACKs, with
+    /// its aggregate and weight).
+    pub fn announce_flows(&mut self, s: &Scenario, flows: &[Flow]) -> Result<(), ScenarioError> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let slot: HashMap<u32, usize> = self
+            .deferred
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.link, i))
+            .collect();
+        let mut tables: Vec<Vec<FlowClass>> = vec![Vec::new(); self.deferred.len()];
+        for (id, f) in flows.iter().enumerate() {
+            let class = FlowClass {
+                flow: FlowId(id as u32),
+                aggregate: f.aggregate,
+                weight: f.weight,
+            };
+            for start in [f.fwd, f.rev] {
+                for l in self.routes.route(start) {
+                    if let Some(&i) = slot.get(l) {
+                        if tables[i].last().is_none_or(|c| c.flow != class.flow) {
+                            tables[i].push(class);
+                        }
+                    }
+                }
+            }
+        }
+        for (d, table) in self.deferred.drain(..).zip(&tables) {
+            let link = &mut self.links[d.link as usize];
+            let info = LinkInfo::new(link.rate).with_flows(table);
+            link.qdisc = d
+                .spec
+                .build(&info)
+                .map_err(|e| s.error_in(d.span, Some(e.key), format!("{}.{e}", d.table)))?;
+        }
+        Ok(())
+    }
+
     /// Two routers joined by the bottleneck; each flow has its own sender and
     /// receiver on access links (DropTail) to the routers.
     fn dumbbell(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
@@ -86,6 +149,7 @@ impl Network {
         let mut make = LinkFactory {
             s,
             links: Vec::new(),
+            deferred: Vec::new(),
         };
         let (fwd_spec, fwd_span) = match &f.qdisc {
             Some(q) => (q.get_ref(), Some(q.span())),
@@ -137,6 +201,7 @@ impl Network {
             routes,
             flow_routes,
             flow_nodes,
+            deferred: make.deferred,
         })
     }
 
@@ -161,6 +226,7 @@ impl Network {
         let mut make = LinkFactory {
             s,
             links: Vec::with_capacity(2 * specs.len()),
+            deferred: Vec::new(),
         };
         let mut graph = Graph::new(nodes.len());
         let mut monitored = Vec::new();
@@ -223,6 +289,7 @@ impl Network {
             routes,
             flow_routes,
             flow_nodes,
+            deferred: make.deferred,
         })
     }
 }

@@ -21,6 +21,10 @@ pub use monitor::Monitor;
 use place::place;
 pub use place::ScenarioError;
 
+/// A flow without an `aggregate` is an aggregate of its own: `OWN_AGGREGATE + id`,
+/// apart from every id a scenario may give.
+pub const OWN_AGGREGATE: u32 = 1 << 31;
+
 /// Where in a scenario's text a table is, for error lines.
 pub type FileSpan = Option<Range<usize>>;
 
@@ -152,7 +156,11 @@ pub struct FlowSpec {
     pub start: Option<Dur>,
     pub start_spread: Option<Dur>,
     pub stop: Option<Dur>,
+    /// The aggregate the group's flows belong to (aggregate scheduling); each
+    /// flow is an aggregate of its own when absent. Below 2^31.
     pub aggregate: Option<u32>,
+    /// Each flow's scheduling weight (fair queueing); 1 when absent.
+    pub weight: Option<f64>,
     pub access_delay: Option<Dur>,
     pub access_rate: Option<Rate>,
     pub variant: Option<Variant>,

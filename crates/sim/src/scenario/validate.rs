@@ -1,7 +1,7 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{FlowKind, Scenario, ScenarioError, Topology};
+use super::{FlowKind, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
 use crate::udp::Distribution;
 use std::collections::HashSet;
 
@@ -236,6 +236,22 @@ impl Scenario {
                 return Err(at(
                     "shape",
                     "a Pareto on/off source needs 1 < shape <= 1000".into(),
+                ));
+            }
+        }
+        if let Some(a) = spec.aggregate {
+            if a >= OWN_AGGREGATE {
+                return Err(at(
+                    "aggregate",
+                    format!("aggregate = {a} must be below 2^31 (2147483648)"),
+                ));
+            }
+        }
+        if let Some(w) = spec.weight {
+            if !(w > 0.0 && w <= 1e9) {
+                return Err(at(
+                    "weight",
+                    format!("weight = {w} must be positive and at most 1e9"),
                 ));
             }
         }
