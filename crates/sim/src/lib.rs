@@ -7,6 +7,9 @@
 //! ## Map
 //! - [`scenario`]: TOML scenarios, validated, with errors that name key and line.
 //! - [`builtin`]: the scenarios shipped with aqmlab.
+//! - [`source`]: a scenario argument (a path or a built-in's name) resolved, as
+//!   every face of aqmlab resolves it.
+//! - [`overrides`]: `--seed`, `--duration`, `--warmup` applied to a scenario.
 //! - [`engine`]: [`Simulation`]: builds the network, runs the event loop.
 //! - [`event`]: the (time, sequence)-ordered event queue.
 //! - [`link`]: one direction of a link: qdisc, transmitter, wire.
@@ -15,6 +18,8 @@
 //! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
 //! - [`header`]: transport headers kept beside packets.
 //! - [`results`], [`report`], [`fair_share`]: what a run produces.
+//! - [`tables`]: the results as named Arrow tables, the one schema of every output.
+//! - [`text`]: the results as the short summary `aqmlab run` prints.
 //! - [`pcap`]: capture of a link direction.
 //!
 //! ## Tutorial
@@ -57,13 +62,19 @@ pub mod pcap;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod source;
+pub mod overrides;
+pub mod tables;
 pub mod tcp;
+pub mod text;
 pub mod udp;
 pub mod wire;
 
 pub use engine::Simulation;
 pub use results::RunResult;
+pub use overrides::{OverrideError, Overrides};
 pub use scenario::{Scenario, ScenarioError};
+pub use source::{load, resolve, Source, SourceError};
 
 /// Builds and runs a scenario to its end; `progress` is called with the simulated
 /// time now and then (for progress bars).
