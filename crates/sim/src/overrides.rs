@@ -23,7 +23,10 @@ pub struct Overrides<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OverrideError {
     /// `--duration` or `--warmup` does not parse (`flag` names which).
-    Unit { flag: &'static str, error: UnitError },
+    Unit {
+        flag: &'static str,
+        error: Box<UnitError>,
+    },
     /// The duration would not exceed the warm-up.
     Times(String),
     /// The scenario with the new values fails its own checks.
@@ -43,8 +46,13 @@ impl fmt::Display for OverrideError {
 impl std::error::Error for OverrideError {}
 
 fn parse(flag: &'static str, text: Option<&str>) -> Result<Option<Dur>, OverrideError> {
-    text.map(|t| parse_dur(t).map_err(|error| OverrideError::Unit { flag, error }))
-        .transpose()
+    text.map(|t| {
+        parse_dur(t).map_err(|e| OverrideError::Unit {
+            flag,
+            error: Box::new(e),
+        })
+    })
+    .transpose()
 }
 
 impl Overrides<'_> {
