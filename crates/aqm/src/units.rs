@@ -346,7 +346,15 @@ mod tests {
         assert_eq!(Rate::from_kbps(160).to_string(), "160kbit");
         assert_eq!(Rate::from_bps(1500).to_string(), "1.5kbit");
         // What Display writes parses back to the same rate.
-        for bps in [1, 999, 1_000, 160_000, 1_234_567, 45_000_000, 10_000_000_000] {
+        for bps in [
+            1,
+            999,
+            1_000,
+            160_000,
+            1_234_567,
+            45_000_000,
+            10_000_000_000,
+        ] {
             let r = Rate::from_bps(bps);
             assert_eq!(parse_rate(&r.to_string()).unwrap(), r, "{r}");
         }
@@ -356,7 +364,9 @@ mod tests {
     fn tc_and_ns3_spellings_mean_what_those_tools_mean() {
         let bits = |t: &str| parse_rate(t).unwrap().bps();
         // tc: bit units in any case, "/s" optional.
-        for t in ["8kbit", "8Kbit", "8KBIT", "8kbit/s", "8 kbit", "8kb/s", "8Kb/s", "8Kbps"] {
+        for t in [
+            "8kbit", "8Kbit", "8KBIT", "8kbit/s", "8 kbit", "8kb/s", "8Kb/s", "8Kbps",
+        ] {
             assert_eq!(bits(t), 8_000, "{t}");
         }
         for t in ["10Mbit", "10mbit", "10Mbit/s", "10Mb/s", "10Mbps"] {
@@ -388,11 +398,20 @@ mod tests {
              bytes per second"
         );
         let e = parse_rate("1.5mbps").unwrap_err().to_string();
-        assert!(e.contains("'1.5Mbit' for bits, or '12Mbit' or '1.5MBps'"), "{e}");
-        assert!(parse_rate("1gbps").unwrap_err().to_string().contains("'1Gbit'"));
+        assert!(
+            e.contains("'1.5Mbit' for bits, or '12Mbit' or '1.5MBps'"),
+            "{e}"
+        );
+        assert!(parse_rate("1gbps")
+            .unwrap_err()
+            .to_string()
+            .contains("'1Gbit'"));
         // Unknown units list every accepted one.
         let e = parse_rate("3furlongs").unwrap_err().to_string();
-        assert!(e.contains("unknown unit 'furlongs'") && e.contains("kbit"), "{e}");
+        assert!(
+            e.contains("unknown unit 'furlongs'") && e.contains("kbit"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -313,7 +313,10 @@ pub struct LabResult {
     pub theory: Option<Theory>,
 }
 
-fn nonzero_reasons<S: Serializer>(counts: &[u64; DropReason::COUNT], s: S) -> Result<S::Ok, S::Error> {
+fn nonzero_reasons<S: Serializer>(
+    counts: &[u64; DropReason::COUNT],
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.collect_map(
         DropReason::ALL
             .iter()
@@ -748,9 +751,10 @@ mod tests {
 
     #[test]
     fn the_config_reads_the_flags_keys_and_the_result_writes_the_json_object() {
-        let cfg: LabConfig =
-            serde_json::from_str(r#"{"qdisc": "mloc", "memory": 1, "rates": [0.2, 0.3], "packets": 5000}"#)
-                .unwrap();
+        let cfg: LabConfig = serde_json::from_str(
+            r#"{"qdisc": "mloc", "memory": 1, "rates": [0.2, 0.3], "packets": 5000}"#,
+        )
+        .unwrap();
         assert_eq!(cfg.candidate, LabCandidate::Front);
         assert_eq!((cfg.mu, cfg.warmup_arrivals(), cfg.seed), (1.0, 50, 1));
         let e = serde_json::from_str::<LabConfig>(r#"{"rates": [1], "colour": 1}"#).unwrap_err();
@@ -761,8 +765,15 @@ mod tests {
         assert_eq!(v["warmup"], 50);
         assert_eq!(v["flows"][1]["flow"], 2);
         assert_eq!(v["flows"][0]["arrivals"], r.flows[0].arrivals);
-        assert_eq!(v["drops_by_reason"]["choke_match"], r.drops_by_reason[DropReason::ChokeMatch.index()]);
-        assert_eq!(v["drops_by_reason"].as_object().unwrap().len(), 1, "only reasons that occurred");
+        assert_eq!(
+            v["drops_by_reason"]["choke_match"],
+            r.drops_by_reason[DropReason::ChokeMatch.index()]
+        );
+        assert_eq!(
+            v["drops_by_reason"].as_object().unwrap().len(),
+            1,
+            "only reasons that occurred"
+        );
         assert_eq!(v["theory"]["p0"], r.theory.unwrap().p0.unwrap());
     }
 

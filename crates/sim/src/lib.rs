@@ -58,12 +58,12 @@ pub mod fair_share;
 pub mod flow;
 pub mod header;
 pub mod link;
+pub mod overrides;
 pub mod pcap;
 pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod source;
-pub mod overrides;
 pub mod tables;
 pub mod tcp;
 pub mod text;
@@ -71,8 +71,8 @@ pub mod udp;
 pub mod wire;
 
 pub use engine::Simulation;
-pub use results::RunResult;
 pub use overrides::{OverrideError, Overrides};
+pub use results::RunResult;
 pub use scenario::{Scenario, ScenarioError};
 pub use source::{load, resolve, Source, SourceError};
 

@@ -92,9 +92,15 @@ mod tests {
             resolve(None).unwrap().origin,
             format!("<built-in {}>", builtin::DEFAULT)
         );
-        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/choke-fig3.toml");
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/choke-fig3.toml"
+        );
         let s = resolve(Some(file)).unwrap();
-        assert_eq!((s.origin.as_str(), s.text.as_str()), (file, builtin::builtin("choke-fig3").unwrap()));
+        assert_eq!(
+            (s.origin.as_str(), s.text.as_str()),
+            (file, builtin::builtin("choke-fig3").unwrap())
+        );
         assert_eq!(load(Some(file)).unwrap().file.name, "choke-fig3");
     }
 

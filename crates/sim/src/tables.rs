@@ -32,7 +32,10 @@ pub const TABLES: &[(&str, Build)] = &[
 
 /// Every table of `r`, named, in [`TABLES`] order.
 pub fn tables(r: &RunResult) -> Vec<(&'static str, RecordBatch)> {
-    TABLES.iter().map(|(name, build)| (*name, build(r))).collect()
+    TABLES
+        .iter()
+        .map(|(name, build)| (*name, build(r)))
+        .collect()
 }
 
 /// One row: what ran and how long it took (`wall_seconds`, the one value that
@@ -257,14 +260,19 @@ mod tests {
             for row in 0..links.num_rows() {
                 let sum: u64 = aqm::DropReason::ALL
                     .iter()
-                    .map(|d| column::<UInt64Array>(links, &format!("{prefix}_{}", d.name())).value(row))
+                    .map(|d| {
+                        column::<UInt64Array>(links, &format!("{prefix}_{}", d.name())).value(row)
+                    })
                     .sum();
                 assert_eq!(sum, total.value(row), "{prefix} of link {row}");
             }
         }
         assert_eq!(links.num_columns(), 14 + 2 * n);
         let drops = column::<UInt64Array>(&t["flows"], "drops_total");
-        assert_eq!(drops.values().iter().sum::<u64>(), r.flows.iter().map(|f| f.drops_total).sum::<u64>());
+        assert_eq!(
+            drops.values().iter().sum::<u64>(),
+            r.flows.iter().map(|f| f.drops_total).sum::<u64>()
+        );
         // A flow without RTT samples (UDP) has a null, not a zero.
         let rtt = column::<Float64Array>(&t["flows"], "rtt_mean_s");
         let udp = r.flows.iter().position(|f| f.kind == "cbr").unwrap();
@@ -274,6 +282,9 @@ mod tests {
         }
         assert!(rtt.null_count() < r.flows.len());
         let scope = column::<StringArray>(&t["fairness"], "scope");
-        assert_eq!((scope.value(0), scope.value(1), scope.value(2)), ("tcp", "all", "group"));
+        assert_eq!(
+            (scope.value(0), scope.value(1), scope.value(2)),
+            ("tcp", "all", "group")
+        );
     }
 }
