@@ -1,4 +1,5 @@
-"""Results pickle (as their JSON text), rebuild their frames, and print usefully."""
+"""Results pickle (as their Arrow IPC bytes), rebuild their frames, compare equal
+across replays, and print usefully."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def result():
 def test_pickle_round_trips(result):
     _ = result.flows  # a cached frame is not what gets pickled
     data = pickle.dumps(result)
-    assert len(data) < 2 * len(result.to_json()) + 200
+    ipc = sum(len(result._ipc[name]) for name in result.table_names)
+    assert len(data) < ipc + 1000  # the Arrow bytes and little else
     back = pickle.loads(data)
     assert back == result
     assert back.summary == result.summary
@@ -26,8 +28,36 @@ def test_pickle_round_trips(result):
     assert back.link_flows.equals(result.link_flows)
 
 
-def test_json_round_trips(result):
-    assert aqmlab.Result.from_json(result.to_json()) == result
+def test_ipc_round_trips(result):
+    assert aqmlab.Result.from_ipc(result.to_ipc()) == result
+    with pytest.raises(ValueError):
+        aqmlab.Result.from_ipc(b"not arrow")
+
+
+def test_a_replay_is_equal_and_another_seed_is_not(result):
+    again = aqmlab.run("choke-fig3", duration="22s", warmup="2s")
+    assert again == result and hash(again) == hash(result)
+    assert again.run.loc[0, "events"] == result.run.loc[0, "events"]
+    assert aqmlab.run("choke-fig3", duration="22s", warmup="2s", seed=2) != result
+
+
+def test_every_table_of_the_schema_is_a_property(result):
+    from aqmlab import _aqmlab
+
+    assert result.table_names == _aqmlab.table_names()
+    for name in result.table_names:
+        assert hasattr(aqmlab.Result, name), name
+        assert result.arrow(name).num_rows == len(getattr(result, name)) or name == "fairness"
+
+
+def test_links_carry_drops_and_marks_by_reason(result):
+    from aqmlab import _aqmlab
+
+    links = result.links
+    for prefix in ("drops", "marks"):
+        columns = [f"{prefix}_{r}" for r in _aqmlab.drop_reasons()]
+        assert set(columns) <= set(links.columns)
+        assert (links[columns].sum(axis=1) == links[f"{prefix}_total"]).all()
 
 
 def test_summary_is_a_fresh_dict(result):

@@ -13,6 +13,9 @@
 //! - [`engine`]: running: the event loop and its handlers (links, transports).
 //! - [`observe`]: observing: link and queue statistics, per-flow series, TCP
 //!   traces, queueing delays, web objects, a drop log, pcap, the warm-up snapshot.
+//! - [`source`]: a scenario argument (a path or a built-in's name) resolved, as
+//!   every face of aqmlab resolves it.
+//! - [`overrides`]: `--seed`, `--duration`, `--warmup` applied to a scenario.
 //! - [`event`]: the (time, sequence)-ordered event queue.
 //! - [`link`]: one direction of a link: qdisc, transmitter, wire.
 //! - [`wire`]: the packets propagating on every wire, in one slab.
@@ -20,6 +23,8 @@
 //! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
 //! - [`header`]: transport headers kept beside packets.
 //! - [`results`], [`report`], [`fair_share`]: what a run produces.
+//! - [`tables`]: the results as named Arrow tables, the one schema of every output.
+//! - [`text`]: the results as the short summary `aqmlab run` prints.
 //!
 //! ## Tutorial
 //! Build a dumbbell, put RED on the bottleneck, run, read the results:
@@ -59,16 +64,22 @@ pub mod flow;
 pub mod header;
 pub mod link;
 pub mod observe;
+pub mod overrides;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod source;
+pub mod tables;
 pub mod tcp;
+pub mod text;
 pub mod udp;
 pub mod wire;
 
 pub use engine::Simulation;
+pub use overrides::{OverrideError, Overrides};
 pub use results::RunResult;
 pub use scenario::{Scenario, ScenarioError};
+pub use source::{load, resolve, Source, SourceError};
 
 /// Builds and runs a scenario to its end; `progress` is called with the simulated
 /// time now and then (for progress bars).

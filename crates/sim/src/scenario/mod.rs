@@ -287,6 +287,14 @@ impl Scenario {
         self.file.seed = seed;
     }
 
+    /// Sets the duration and the warm-up together (`--duration`, `--warmup`), then
+    /// re-checks the scenario.
+    pub fn set_times(&mut self, duration: Dur, warmup: Dur) -> Result<(), ScenarioError> {
+        self.file.duration = duration;
+        self.file.warmup = warmup;
+        self.validate()
+    }
+
     /// Sets the duration (the CLI's `--duration`), re-checking the warm-up.
     pub fn set_duration(&mut self, d: Dur) -> Result<(), ScenarioError> {
         self.file.duration = d;

@@ -1,4 +1,6 @@
-//! `aqmlab queue-lab`: the analytical models' queue, driven through a real qdisc.
+//! The queue lab: the analytical models' queue, driven through a real qdisc
+//! (`aqmlab queue-lab`, and `aqmlab.repro`'s Tables II and III through the Python
+//! extension).
 //!
 //! N independent Poisson sources of rates lambda_i feed one queue served by
 //! exponential service of rate mu, exactly the setting of the CHOKe paper's models
@@ -36,29 +38,52 @@
 //! probability (its packets dropped, on arrival or as queued victims, per arrival),
 //! and the time-fraction the queue is empty (P_0). Where a model covers the
 //! configuration (front CHOKe with m = 1; `mloc`), its numbers are given alongside.
+//!
+//! [`LabConfig`] deserializes from the keys the command's flags name (`qdisc`,
+//! `candidate`, `candidates`, `memory`, `mu`, `rates`, `packets`, `warmup`, `seed`,
+//! `limit`; all but `rates` have defaults) and [`LabResult`] serializes to the
+//! object `aqmlab queue-lab --json` prints.
 
 use aqm::choke::{Candidate, ChokeParams};
 use aqm::{
     rng, DropReason, DropSink, FlowId, Limit, LinkInfo, Monitored, Packet, PacketFifo, Qdisc,
     QdiscSpec, Rate, Time, Verdict,
 };
-use clap::ValueEnum;
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::VecDeque;
 
 /// Which queue the lab drives.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum LabQdisc {
     /// The real CHOKe qdisc of `aqm`, configured to compare every arrival.
+    #[default]
     Choke,
     /// The paper's back-CHOKe model: drop an arrival whose id is among the last
     /// `--memory` admitted.
     Mloc,
 }
 
+impl LabQdisc {
+    /// Every queue, by the name the flag and the JSON use.
+    pub const NAMES: [&'static str; 2] = ["choke", "mloc"];
+
+    /// The queue named `name` (one of [`LabQdisc::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "choke" => Some(LabQdisc::Choke),
+            "mloc" => Some(LabQdisc::Mloc),
+            _ => None,
+        }
+    }
+}
+
 /// Where the real CHOKe takes its drop candidates from.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum LabCandidate {
     /// The head of the queue (front CHOKe).
+    #[default]
     Front,
     /// The most recently admitted packet (back CHOKe).
     Back,
@@ -67,6 +92,19 @@ pub enum LabCandidate {
 }
 
 impl LabCandidate {
+    /// Every candidate, by name.
+    pub const NAMES: [&'static str; 3] = ["front", "back", "random"];
+
+    /// The candidate named `name` (one of [`LabCandidate::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "front" => Some(LabCandidate::Front),
+            "back" => Some(LabCandidate::Back),
+            "random" => Some(LabCandidate::Random),
+            _ => None,
+        }
+    }
+
     /// The name the flag and `aqm`'s `candidate` use.
     pub fn name(self) -> &'static str {
         match self {
@@ -87,23 +125,52 @@ impl From<LabCandidate> for Candidate {
     }
 }
 
-/// A queue-lab run.
-#[derive(Clone, Debug, PartialEq)]
+fn one_u32() -> u32 {
+    1
+}
+fn one_usize() -> usize {
+    1
+}
+fn one_f64() -> f64 {
+    1.0
+}
+fn one_u64() -> u64 {
+    1
+}
+fn million() -> u64 {
+    1_000_000
+}
+fn big_limit() -> u32 {
+    100_000
+}
+
+/// A queue-lab run. The defaults are the command line's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LabConfig {
+    #[serde(default)]
     pub qdisc: LabQdisc,
+    #[serde(default)]
     pub candidate: LabCandidate,
     /// m, CHOKe's drop candidates per arrival (`choke` only).
+    #[serde(default = "one_u32")]
     pub candidates: u32,
     /// M, the ids remembered (`mloc` only).
+    #[serde(default = "one_usize")]
     pub memory: usize,
+    #[serde(default = "one_f64")]
     pub mu: f64,
     pub rates: Vec<f64>,
     /// Arrivals measured, after the warm-up.
+    #[serde(default = "million")]
     pub packets: u64,
-    /// Arrivals simulated and discarded first.
-    pub warmup: u64,
+    /// Arrivals simulated and discarded first; `None`: 1% of `packets`.
+    #[serde(default)]
+    pub warmup: Option<u64>,
+    #[serde(default = "one_u64")]
     pub seed: u64,
-    /// The queue's capacity in packets.
+    /// The queue's capacity in packets (large: the models' waiting room is infinite).
+    #[serde(default = "big_limit")]
     pub limit: u32,
 }
 
@@ -113,15 +180,20 @@ impl LabConfig {
         LabConfig {
             qdisc: LabQdisc::Choke,
             candidate: LabCandidate::Front,
-            candidates: 1,
-            memory: 1,
-            mu: 1.0,
+            candidates: one_u32(),
+            memory: one_usize(),
+            mu: one_f64(),
             rates,
-            packets: 1_000_000,
-            warmup: 10_000,
-            seed: 1,
-            limit: 100_000,
+            packets: million(),
+            warmup: None,
+            seed: one_u64(),
+            limit: big_limit(),
         }
+    }
+
+    /// Arrivals discarded before measuring.
+    pub fn warmup_arrivals(&self) -> u64 {
+        self.warmup.unwrap_or(self.packets / 100)
     }
 
     /// Checks the arguments; the message names the flag.
@@ -186,7 +258,7 @@ impl LabConfig {
 pub const PACKET_SIZE: u32 = 1000;
 
 /// What a model predicts for one flow.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TheoryFlow {
     pub throughput: f64,
     pub share: f64,
@@ -194,7 +266,7 @@ pub struct TheoryFlow {
 }
 
 /// The model that covers a configuration.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Theory {
     /// Which model, in words.
     pub model: String,
@@ -204,8 +276,10 @@ pub struct Theory {
 }
 
 /// One flow's measurements.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LabFlow {
+    /// The flow's number, from 1 (as the papers number flows).
+    pub flow: usize,
     pub rate: f64,
     pub arrivals: u64,
     pub departures: u64,
@@ -219,9 +293,11 @@ pub struct LabFlow {
     pub drop_prob: f64,
 }
 
-/// A run's measurements.
-#[derive(Clone, Debug, PartialEq)]
+/// A run's measurements: the configuration it ran (with its warm-up resolved), and
+/// beside them the model's numbers where one applies.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LabResult {
+    #[serde(flatten)]
     pub config: LabConfig,
     /// Measured time (model time units).
     pub time: f64,
@@ -230,9 +306,23 @@ pub struct LabResult {
     pub p0: f64,
     /// Time-average number of packets queued (including the one "in service").
     pub mean_queue: f64,
-    /// Drops in the measured period by reason, in `DropReason` order.
+    /// Drops in the measured period by reason, in `DropReason` order (serialized
+    /// as a map of the reasons that occurred).
+    #[serde(serialize_with = "nonzero_reasons")]
     pub drops_by_reason: [u64; DropReason::COUNT],
     pub theory: Option<Theory>,
+}
+
+fn nonzero_reasons<S: Serializer>(
+    counts: &[u64; DropReason::COUNT],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(
+        DropReason::ALL
+            .iter()
+            .filter(|d| counts[d.index()] > 0)
+            .map(|d| (d.name(), counts[d.index()])),
+    )
 }
 
 /// The paper's back-CHOKe model (section IV-B) as a qdisc: a FIFO that remembers
@@ -316,9 +406,13 @@ fn to_time(t: f64) -> Time {
     Time::from_nanos((t * 1e9).round() as u64)
 }
 
-/// Runs the lab.
+/// Runs the lab; a bad configuration is an error naming the flag.
 pub fn run_lab(cfg: &LabConfig) -> Result<LabResult, String> {
     cfg.validate()?;
+    let cfg = &LabConfig {
+        warmup: Some(cfg.warmup_arrivals()),
+        ..cfg.clone()
+    };
     let bps = (cfg.mu * PACKET_SIZE as f64 * 8.0).round().max(1.0) as u64;
     let link = LinkInfo::new(Rate::from_bps(bps));
     let mut result = match cfg.qdisc {
@@ -338,7 +432,7 @@ pub fn run_lab(cfg: &LabConfig) -> Result<LabResult, String> {
 pub fn theory(cfg: &LabConfig) -> Option<Theory> {
     match (cfg.qdisc, cfg.candidate, cfg.candidates) {
         (LabQdisc::Choke, LabCandidate::Front, 1) => {
-            let m = models::front_choke(cfg.mu, &cfg.rates).ok()?;
+            let m = crate::front_choke(cfg.mu, &cfg.rates).ok()?;
             let total = m.total_throughput();
             Some(Theory {
                 model: "front CHOKe, p_i = lambda_i / (mu + 2 lambda_i) (CHOKe paper IV-A)".into(),
@@ -355,7 +449,7 @@ pub fn theory(cfg: &LabConfig) -> Option<Theory> {
             })
         }
         (LabQdisc::Mloc, _, _) => {
-            let m = models::back_choke(cfg.memory, &cfg.rates).ok()?;
+            let m = crate::back_choke(cfg.memory, &cfg.rates).ok()?;
             Some(Theory {
                 model: format!(
                     "back CHOKe with memory M = {} (CHOKe paper IV-B, eqs. 4-5)",
@@ -395,7 +489,8 @@ fn simulate<Q: Qdisc>(mut q: Monitored<Q>, cfg: &LabConfig) -> LabResult {
     let mut arrivals = vec![0u64; n];
     let mut departures = vec![0u64; n];
     let (mut now, mut start, mut empty_time, mut area) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let total = cfg.warmup + cfg.packets;
+    let warmup = cfg.warmup_arrivals();
+    let total = warmup + cfg.packets;
     let mut seen = 0u64;
     while seen < total {
         // The earliest source (ties go to the lowest id; they have probability 0).
@@ -424,7 +519,7 @@ fn simulate<Q: Qdisc>(mut q: Monitored<Q>, cfg: &LabConfig) -> LabResult {
             arrivals[i] += 1;
             next_arrival[i] += exp(&mut src_rng[i], cfg.rates[i]);
             seen += 1;
-            if seen == cfg.warmup {
+            if seen == warmup {
                 // Start measuring from here.
                 arrivals.iter_mut().for_each(|v| *v = 0);
                 departures.iter_mut().for_each(|v| *v = 0);
@@ -438,6 +533,7 @@ fn simulate<Q: Qdisc>(mut q: Monitored<Q>, cfg: &LabConfig) -> LabResult {
     let total_departures: u64 = departures.iter().sum();
     let flows = (0..n)
         .map(|i| LabFlow {
+            flow: i + 1,
             rate: cfg.rates[i],
             arrivals: arrivals[i],
             departures: departures[i],
@@ -458,72 +554,6 @@ fn simulate<Q: Qdisc>(mut q: Monitored<Q>, cfg: &LabConfig) -> LabResult {
     }
 }
 
-/// The flags of `aqmlab queue-lab`.
-#[derive(clap::Args, Debug)]
-pub struct QueueLabArgs {
-    /// The queue: the real CHOKe qdisc, or the paper's back-CHOKe model (`mloc`).
-    #[arg(long, value_enum, default_value = "choke")]
-    pub qdisc: LabQdisc,
-    /// Where CHOKe's drop candidates come from (`choke` only).
-    #[arg(long, value_enum, default_value = "front")]
-    pub candidate: LabCandidate,
-    /// m, drop candidates per arrival (`choke` only).
-    #[arg(long, default_value_t = 1)]
-    pub candidates: u32,
-    /// M, the admitted ids remembered (`mloc` only).
-    #[arg(long, default_value_t = 1)]
-    pub memory: usize,
-    /// Service rate, packets per time unit.
-    #[arg(long, default_value_t = 1.0)]
-    pub mu: f64,
-    /// Each Poisson source's rate, comma-separated: `--rates 0.5,1`.
-    #[arg(long, value_delimiter = ',', required = true)]
-    pub rates: Vec<f64>,
-    /// Arrivals measured (after the warm-up).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub packets: u64,
-    /// Arrivals simulated and discarded first (default: 1% of --packets).
-    #[arg(long)]
-    pub warmup: Option<u64>,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// The queue's capacity in packets (large: the models' waiting room is infinite).
-    #[arg(long, default_value_t = 100_000)]
-    pub limit: u32,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl QueueLabArgs {
-    pub fn config(&self) -> LabConfig {
-        LabConfig {
-            qdisc: self.qdisc,
-            candidate: self.candidate,
-            candidates: self.candidates,
-            memory: self.memory,
-            mu: self.mu,
-            rates: self.rates.clone(),
-            packets: self.packets,
-            warmup: self.warmup.unwrap_or(self.packets / 100),
-            seed: self.seed,
-            limit: self.limit,
-        }
-    }
-}
-
-/// `aqmlab queue-lab`.
-pub(crate) fn run(a: QueueLabArgs) -> anyhow::Result<()> {
-    let r = run_lab(&a.config()).map_err(crate::usage)?;
-    let text = if a.json {
-        serde_json::to_string(&to_json(&r))? + "\n"
-    } else {
-        to_text(&r)
-    };
-    let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
-    Ok(())
-}
-
 fn describe(c: &LabConfig) -> String {
     match c.qdisc {
         LabQdisc::Choke => format!(
@@ -535,47 +565,9 @@ fn describe(c: &LabConfig) -> String {
     }
 }
 
-/// The result as JSON: the configuration, per-flow measurements and the model's
-/// numbers where one applies.
-pub fn to_json(r: &LabResult) -> serde_json::Value {
-    use serde_json::json;
-    let c = &r.config;
-    let reasons: serde_json::Map<String, serde_json::Value> = DropReason::ALL
-        .iter()
-        .filter(|d| r.drops_by_reason[d.index()] > 0)
-        .map(|d| (d.name().to_string(), json!(r.drops_by_reason[d.index()])))
-        .collect();
-    let theory = r.theory.as_ref().map(|t| {
-        json!({
-            "model": t.model,
-            "p0": t.p0,
-            "flows": t.flows.iter().map(|f| json!({
-                "throughput": f.throughput, "share": f.share, "drop_prob": f.drop_prob,
-            })).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "qdisc": match c.qdisc { LabQdisc::Choke => "choke", LabQdisc::Mloc => "mloc" },
-        "candidate": c.candidate.name(),
-        "candidates": c.candidates,
-        "memory": c.memory,
-        "mu": c.mu,
-        "rates": c.rates,
-        "packets": c.packets,
-        "warmup": c.warmup,
-        "seed": c.seed,
-        "limit": c.limit,
-        "time": r.time,
-        "p0": r.p0,
-        "mean_queue": r.mean_queue,
-        "drops_by_reason": reasons,
-        "flows": r.flows.iter().enumerate().map(|(i, f)| json!({
-            "flow": i + 1, "rate": f.rate, "arrivals": f.arrivals,
-            "departures": f.departures, "drops": f.drops, "throughput": f.throughput,
-            "share": f.share, "drop_prob": f.drop_prob,
-        })).collect::<Vec<_>>(),
-        "theory": theory,
-    })
+/// The result as the one JSON object `aqmlab queue-lab --json` prints.
+pub fn to_json(r: &LabResult) -> String {
+    serde_json::to_string(r).expect("a lab result serializes") + "\n"
 }
 
 /// The result as a small table, with the model's numbers beside the measured ones.
@@ -587,7 +579,7 @@ pub fn to_text(r: &LabResult) -> String {
         c.mu,
         c.rates.len(),
         c.packets,
-        c.warmup,
+        c.warmup_arrivals(),
         c.seed
     );
     let t = r.theory.as_ref();
@@ -653,7 +645,7 @@ mod tests {
             candidate,
             memory,
             packets: 400_000,
-            warmup: 4_000,
+            warmup: Some(4_000),
             ..LabConfig::new(rates.to_vec())
         };
         run_lab(&cfg).unwrap()
@@ -755,6 +747,34 @@ mod tests {
         assert_eq!(h.offer(1, 5), Verdict::Queued); // memory (3, 1)
         assert_eq!(h.offer(2, 6), Verdict::Queued);
         assert_eq!(h.dropped_seqs(DropReason::ChokeMatch), vec![2, 4]);
+    }
+
+    #[test]
+    fn the_config_reads_the_flags_keys_and_the_result_writes_the_json_object() {
+        let cfg: LabConfig = serde_json::from_str(
+            r#"{"qdisc": "mloc", "memory": 1, "rates": [0.2, 0.3], "packets": 5000}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.candidate, LabCandidate::Front);
+        assert_eq!((cfg.mu, cfg.warmup_arrivals(), cfg.seed), (1.0, 50, 1));
+        let e = serde_json::from_str::<LabConfig>(r#"{"rates": [1], "colour": 1}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `colour`"), "{e}");
+        let r = run_lab(&cfg).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&to_json(&r)).unwrap();
+        assert_eq!(v["qdisc"], "mloc");
+        assert_eq!(v["warmup"], 50);
+        assert_eq!(v["flows"][1]["flow"], 2);
+        assert_eq!(v["flows"][0]["arrivals"], r.flows[0].arrivals);
+        assert_eq!(
+            v["drops_by_reason"]["choke_match"],
+            r.drops_by_reason[DropReason::ChokeMatch.index()]
+        );
+        assert_eq!(
+            v["drops_by_reason"].as_object().unwrap().len(),
+            1,
+            "only reasons that occurred"
+        );
+        assert_eq!(v["theory"]["p0"], r.theory.unwrap().p0.unwrap());
     }
 
     #[test]
