@@ -51,6 +51,14 @@ class Result:
       mean number of packets in that link's queue.
     - ``fairness``: Jain's index and the coefficient of variation, over TCP flows,
       over all flows and per group, as a dict (the table is ``arrow("fairness")``).
+    - What ``[monitor]`` asks for (empty tables otherwise): ``flow_series`` (each
+      flow's packets, bytes, throughput, drops and marks across each monitored link
+      per interval), ``tcp_trace`` (cwnd, ssthresh, srtt, rto, packets in flight of
+      every TCP flow per interval), ``delays`` (queueing-delay count, mean, p50,
+      p90, p99 and max per monitored queue, overall with ``group`` None and per
+      flow group) and ``delay_histogram`` (their buckets), ``objects`` (each web
+      object's transfer time), ``events`` (every drop and mark: time, link, flow,
+      reason, mark).
     - ``summary``: the dict ``aqmlab run --json`` prints, rebuilt from the tables.
 
     Rates are bit/s and counts are events inside the measured interval (after the
@@ -132,6 +140,18 @@ class Result:
     links = _table("links", "One row per monitored link direction.")
     queue = _table("queue", "The sampled backlog of every monitored link (link, t_s, packets, bytes).")
     link_flows = _table("link_flows", "Each flow's throughput and mean queue across each monitored link.")
+    flow_series = _table(
+        "flow_series",
+        "Each flow across each monitored link per interval (t_s, dt_s, packets, bytes, "
+        "throughput_bps, drops, marks); [monitor] flow_series.",
+    )
+    tcp_trace = _table(
+        "tcp_trace", "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight)."
+    )
+    delays = _table("delays", "Queueing delay per monitored queue, overall (group None) and per group.")
+    delay_histogram = _table("delay_histogram", "The delay histograms: count per [lo_s, hi_s).")
+    objects = _table("objects", "Each web object's start, end and transfer time.")
+    events = _table("events", "Every drop and mark at any queue (t_s, link, flow, reason, mark).")
 
     # ---- plain data -------------------------------------------------------------
 
@@ -200,13 +220,17 @@ class Result:
         groups = {}
         for row in self.arrow("groups").to_pylist():
             groups[row.pop("group")] = row
-        return {
+        summary = {
             **self._run_row(),
             "flows": [fold(row, "drops") for row in self.arrow("flows").to_pylist()],
             "groups": groups,
             "links": links,
             "fairness": self.fairness,
         }
+        delays = self.arrow("delays").to_pylist()
+        if delays:
+            summary["delays"] = delays
+        return summary
 
     # ---- display ----------------------------------------------------------------
 

@@ -77,3 +77,43 @@ def test_groups_indexed_by_name(result):
     assert result.groups.index.name == "group"
     assert sorted(result.groups.index) == ["tcp", "udp"]
     assert result.fairness["all"]["n"] == 33
+
+
+def test_monitor_tables_reach_python():
+    """The [monitor] observers' tables: a CBR flow's series is its rate, and the
+    delay quantiles of a saturated DropTail are its full-queue wait."""
+    import aqmlab
+
+    scenario = {
+        "name": "observed",
+        "duration": "6s",
+        "warmup": "1s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "100Mbps", "delay": "1ms"},
+            "bottleneck": {"rate": "2Mbps", "delay": "5ms"},
+        },
+        "qdisc": {"kind": "droptail", "limit": 50},
+        "monitor": {"flow_series": "1s", "tcp_trace": "500ms", "delays": True, "events": True},
+        "flows": [
+            {"name": "cbr", "kind": "cbr", "rate": "4Mbps", "start_spread": "0s"},
+            {"name": "tcp", "kind": "tcp", "count": 2},
+        ],
+    }
+    r = aqmlab.run(scenario)
+    series = r.flow_series
+    assert {"link", "t_s", "dt_s", "flow", "packets", "bytes", "throughput_bps"} <= set(series.columns)
+    bottleneck = series[(series.link == "left->right") & (series.t_s >= 1.0)]
+    link = r.links.set_index("name").loc["left->right"]
+    assert abs(bottleneck.bytes.sum() * 8 / 5.0 - link.throughput_bps) < 1e-6 * link.throughput_bps
+    assert len(r.tcp_trace) == 2 * 12
+    d = r.delays
+    overall = d[(d.link == "left->right") & d.group.isna()].iloc[0]
+    # 50 packets of 1000 bytes at 2 Mbit/s ahead of most arrivals: about 0.2 s.
+    assert 0.15 < overall.p50_s <= overall.p90_s <= overall.p99_s <= overall.max_s < 0.21
+    hist = r.delay_histogram
+    assert hist[(hist.link == "left->right") & hist.group.isna()]["count"].sum() == overall["count"]
+    events = r.events
+    measured = events[(events.link == "left->right") & (events.t_s >= 1.0) & ~events.mark]
+    assert len(measured) == link.drops_total
+    assert r.summary["delays"][0]["link"] == "left->right"

@@ -298,6 +298,8 @@ pub struct Summary<'a> {
     pub fairness: &'a FairnessSummary,
     #[serde(skip_serializing_if = "<[DelayResult]>::is_empty")]
     pub delays: &'a [DelayResult],
+    /// Drops and marks the event log had no room for (0 when it is off).
+    pub queue_events_missed: u64,
 }
 
 impl RunResult {
@@ -316,6 +318,7 @@ impl RunResult {
             links: &self.links,
             fairness: &self.fairness,
             delays: &self.delays,
+            queue_events_missed: self.queue_events_missed,
         }
     }
 

@@ -12,7 +12,9 @@
 //! total. Rates are bit/s and counts are events inside the measured interval.
 
 use crate::results::{ReasonMap, RunResult};
-use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use std::sync::Arc;
 
@@ -28,6 +30,12 @@ pub const TABLES: &[(&str, Build)] = &[
     ("queue", queue),
     ("link_flows", link_flows),
     ("fairness", fairness),
+    ("flow_series", flow_series),
+    ("tcp_trace", tcp_trace),
+    ("delays", delays),
+    ("delay_histogram", delay_histogram),
+    ("objects", objects),
+    ("events", events),
 ];
 
 /// Every table of `r`, named, in [`TABLES`] order.
@@ -50,6 +58,10 @@ pub fn run(r: &RunResult) -> RecordBatch {
     t.u64("events", one.iter().map(|r| r.events));
     t.f64("wall_seconds", one.iter().map(|r| r.wall_seconds));
     t.f64("sim_seconds", one.iter().map(|r| r.sim_seconds));
+    t.u64(
+        "queue_events_missed",
+        one.iter().map(|r| r.queue_events_missed),
+    );
     t.finish()
 }
 
@@ -159,6 +171,90 @@ pub fn fairness(r: &RunResult) -> RecordBatch {
     t.finish()
 }
 
+/// Each flow's traffic across each monitored link per interval (`[monitor]
+/// flow_series`; empty when off).
+pub fn flow_series(r: &RunResult) -> RecordBatch {
+    let x = &r.flow_series;
+    let mut t = Columns::default();
+    t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.f64("t_s", x.iter().map(|x| x.t_s));
+    t.f64("dt_s", x.iter().map(|x| x.dt_s));
+    t.u32("flow", x.iter().map(|x| x.flow));
+    t.u32("packets", x.iter().map(|x| x.packets));
+    t.f64("bytes", x.iter().map(|x| x.bytes));
+    t.f64("throughput_bps", x.iter().map(|x| x.throughput_bps));
+    t.u32("drops", x.iter().map(|x| x.drops));
+    t.u32("marks", x.iter().map(|x| x.marks));
+    t.finish()
+}
+
+/// Every TCP sender's state per interval (`[monitor] tcp_trace`).
+pub fn tcp_trace(r: &RunResult) -> RecordBatch {
+    let x = &r.tcp_trace;
+    let mut t = Columns::default();
+    t.f64("t_s", x.iter().map(|x| x.t_s));
+    t.u32("flow", x.iter().map(|x| x.flow));
+    t.f64("cwnd", x.iter().map(|x| x.cwnd));
+    t.f64("ssthresh", x.iter().map(|x| x.ssthresh));
+    t.f64("srtt_s", x.iter().map(|x| x.srtt_s));
+    t.f64("rto_s", x.iter().map(|x| x.rto_s));
+    t.u32("in_flight", x.iter().map(|x| x.in_flight));
+    t.finish()
+}
+
+/// Queueing-delay quantiles per monitored queue, over all packets (`group`
+/// null) and per flow group (`[monitor] delays`).
+pub fn delays(r: &RunResult) -> RecordBatch {
+    let x = &r.delays;
+    let mut t = Columns::default();
+    t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.opt_str("group", x.iter().map(|x| x.group.as_deref()));
+    t.u64("count", x.iter().map(|x| x.count));
+    t.f64("mean_s", x.iter().map(|x| x.mean_s));
+    t.f64("p50_s", x.iter().map(|x| x.p50_s));
+    t.f64("p90_s", x.iter().map(|x| x.p90_s));
+    t.f64("p99_s", x.iter().map(|x| x.p99_s));
+    t.f64("max_s", x.iter().map(|x| x.max_s));
+    t.finish()
+}
+
+/// The histograms behind [`delays`]: packets per delay bucket `[lo_s, hi_s)`.
+pub fn delay_histogram(r: &RunResult) -> RecordBatch {
+    let x = &r.delay_histogram;
+    let mut t = Columns::default();
+    t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.opt_str("group", x.iter().map(|x| x.group.as_deref()));
+    t.f64("lo_s", x.iter().map(|x| x.lo_s));
+    t.f64("hi_s", x.iter().map(|x| x.hi_s));
+    t.u64("count", x.iter().map(|x| x.count));
+    t.finish()
+}
+
+/// Every web object's transfer (`[monitor] objects`).
+pub fn objects(r: &RunResult) -> RecordBatch {
+    let x = &r.objects;
+    let mut t = Columns::default();
+    t.u32("flow", x.iter().map(|x| x.flow));
+    t.str("group", x.iter().map(|x| x.group.as_str()));
+    t.f64("start_s", x.iter().map(|x| x.start_s));
+    t.f64("end_s", x.iter().map(|x| x.end_s));
+    t.f64("transfer_s", x.iter().map(|x| x.transfer_s));
+    t.u32("packets", x.iter().map(|x| x.packets));
+    t.finish()
+}
+
+/// Every drop and mark at any queue (`[monitor] events`).
+pub fn events(r: &RunResult) -> RecordBatch {
+    let x = &r.queue_events;
+    let mut t = Columns::default();
+    t.f64("t_s", x.iter().map(|x| x.t_s));
+    t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.u32("flow", x.iter().map(|x| x.flow));
+    t.str("reason", x.iter().map(|x| x.reason.as_str()));
+    t.bool("mark", x.iter().map(|x| x.mark));
+    t.finish()
+}
+
 /// Columns being assembled into one table.
 #[derive(Default)]
 struct Columns {
@@ -192,6 +288,10 @@ impl Columns {
         let v: Vec<&str> = v.collect();
         let a = StringArray::from_iter_values(v);
         self.push(name, DataType::Utf8, false, Arc::new(a));
+    }
+    fn bool(&mut self, name: &str, v: impl Iterator<Item = bool>) {
+        let a = BooleanArray::from(v.collect::<Vec<bool>>());
+        self.push(name, DataType::Boolean, false, Arc::new(a));
     }
     fn opt_str<'a>(&mut self, name: &str, v: impl Iterator<Item = Option<&'a str>>) {
         let v: Vec<Option<&str>> = v.collect();
@@ -251,6 +351,16 @@ mod tests {
         let samples: usize = r.links.iter().map(|l| l.queue.t_s.len()).sum();
         assert_eq!(t["queue"].num_rows(), samples);
         assert_eq!(t["run"].num_rows(), 1);
+        for (name, rows) in [
+            ("flow_series", r.flow_series.len()),
+            ("tcp_trace", r.tcp_trace.len()),
+            ("delays", r.delays.len()),
+            ("delay_histogram", r.delay_histogram.len()),
+            ("objects", r.objects.len()),
+            ("events", r.queue_events.len()),
+        ] {
+            assert_eq!(t[name].num_rows(), rows, "{name}");
+        }
 
         // Drops and marks by reason add up to their totals, on flows and on links.
         let n = aqm::DropReason::COUNT;
