@@ -215,7 +215,7 @@ class Sweep:
 
             fairness = result.fairness
             row: dict[str, Any] = {
-                "events": result.events,
+                "events": result.event_count,
                 "jain_tcp": fairness["tcp"]["jain"],
                 "jain_all": fairness["all"]["jain"],
             }

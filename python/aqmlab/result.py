@@ -130,7 +130,7 @@ class Result:
         return all(self._comparable(n).equals(other._comparable(n)) for n in self._ipc)
 
     def __hash__(self) -> int:
-        return hash((self.scenario, self.seed, self.events))
+        return hash((self.scenario, self.seed, self.event_count))
 
     # ---- tables -----------------------------------------------------------------
 
@@ -167,7 +167,8 @@ class Result:
         return self._run_row()["seed"]
 
     @property
-    def events(self) -> int:
+    def event_count(self) -> int:
+        """Events the engine processed (``events`` is the drop and mark log)."""
         return self._run_row()["events"]
 
     @property
