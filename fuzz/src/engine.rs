@@ -120,7 +120,7 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
             let mut l = Table::new();
             l.insert("from".into(), nodes[a].clone().into());
             l.insert("to".into(), nodes[b].clone().into());
-            l.insert("rate".into(), kbps(u.int_in_range(500..=20_000)?));
+            l.insert("rate".into(), kbit(u.int_in_range(500..=20_000)?));
             l.insert("delay".into(), ms(u.int_in_range(0..=30)?));
             if u.ratio(1u8, 3)? {
                 l.insert("qdisc".into(), qdisc(u)?);
@@ -141,13 +141,13 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
         topo.insert(
             "access".into(),
             link(
-                kbps(u.int_in_range(10_000..=100_000)?),
+                kbit(u.int_in_range(10_000..=100_000)?),
                 u.int_in_range(0..=20)?,
             ),
         );
         topo.insert(
             "bottleneck".into(),
-            link(kbps(u.int_in_range(500..=20_000)?), u.int_in_range(0..=50)?),
+            link(kbit(u.int_in_range(500..=20_000)?), u.int_in_range(0..=50)?),
         );
         if u.ratio(1u8, 4)? {
             topo.insert("reverse_qdisc".into(), qdisc(u)?);
@@ -178,7 +178,7 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
             f.insert("access_delay".into(), ms(u.int_in_range(0..=20)?));
         }
         if u.ratio(1u8, 4)? {
-            f.insert("access_rate".into(), kbps(u.int_in_range(1_000..=100_000)?));
+            f.insert("access_rate".into(), kbit(u.int_in_range(1_000..=100_000)?));
         }
     } else {
         let from = u.int_in_range(0..=nodes.len() - 1)?;
@@ -248,7 +248,7 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
             }
         }
         _ => {
-            f.insert("rate".into(), kbps(u.int_in_range(50..=10_000)?));
+            f.insert("rate".into(), kbit(u.int_in_range(50..=10_000)?));
             if u.ratio(1u8, 4)? {
                 let mut at = 0;
                 let mut steps = Vec::new();
@@ -256,7 +256,7 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                     at += u.int_in_range(1..=duration_ms)?;
                     let mut st = Table::new();
                     st.insert("at".into(), ms(at));
-                    st.insert("rate".into(), kbps(u.int_in_range(0..=10_000)?));
+                    st.insert("rate".into(), kbit(u.int_in_range(0..=10_000)?));
                     steps.push(Value::Table(st));
                 }
                 f.insert("schedule".into(), Value::Array(steps));
@@ -291,8 +291,8 @@ fn ms(v: u64) -> Value {
     Value::String(format!("{v}ms"))
 }
 
-fn kbps(v: u64) -> Value {
-    Value::String(format!("{v}kbps"))
+fn kbit(v: u64) -> Value {
+    Value::String(format!("{v}kbit"))
 }
 
 /// The qdisc spec of each reported link direction, by `from->to` name (parallel
