@@ -1,7 +1,7 @@
 # The whole test suite: `make test` (what CI runs through .ci/run).
 PYTHON ?= python3
 
-.PHONY: test install lint rust-test py-test
+.PHONY: test install lint rust-test py-test face
 
 test: install lint rust-test py-test
 
@@ -20,3 +20,8 @@ rust-test:
 
 py-test:
 	$(PYTHON) -m pytest -q tests/python
+
+# Regenerates python/aqmlab/_face.json (help texts and completion scripts the
+# Python package prints) from the clap tree, after a change to the command line.
+face:
+	AQMLAB_UPDATE_FACE=1 cargo test -p aqmlab-cli --test face the_python_packages_copy

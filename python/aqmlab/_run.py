@@ -25,6 +25,7 @@ def run(
     *,
     seed: int | None = None,
     duration: str | None = None,
+    warmup: str | None = None,
     **overrides: Any,
 ) -> Result:
     """Simulates a scenario and returns its :class:`Result`.
@@ -33,30 +34,31 @@ def run(
     (see :func:`scenarios`), ``None`` for the default built-in, or a dict with the
     same keys as the TOML. It is resolved as ``aqmlab run SCENARIO`` resolves it.
 
-    ``seed`` (an integer >= 0) and ``duration`` (a string with a unit, ``"30s"``)
-    replace the scenario's, as ``--seed`` and ``--duration`` do.
+    ``seed`` (an integer >= 0), ``duration`` and ``warmup`` (strings with a unit,
+    ``"30s"``) replace the scenario's, as ``--seed``, ``--duration`` and
+    ``--warmup`` do; results are measured after the warm-up, so a duration not
+    longer than it is an error.
 
     Any other keyword replaces that top-level key of the scenario, e.g.
-    ``warmup="10s"``, ``qdisc={"kind": "droptail", "limit": 300}`` or
-    ``flows=[...]``; ``None`` removes the key. A scenario with overrides is checked
-    as a dict, so its error messages name keys but not file lines.
+    ``qdisc={"kind": "droptail", "limit": 300}`` or ``flows=[...]``; ``None``
+    removes the key. A scenario with overrides is checked as a dict, so its error
+    messages name keys but not file lines.
 
     A scenario that does not parse, validate or build raises ``ValueError`` with
     the message the ``aqmlab`` command prints for it.
     """
     seed = _check_seed(seed)
-    duration = _check_duration(duration)
+    duration = _check_duration(duration, "duration")
+    warmup = _check_duration(warmup, "warmup")
     if isinstance(scenario, Mapping):
-        return Result(_aqmlab.run_json(_to_json(_apply(scenario, overrides)), seed, duration))
+        finished = _aqmlab.run_json(_to_json(_apply(scenario, overrides)), seed, duration, warmup)
+        return Result._from_finished(finished)
     arg = _check_path_or_name(scenario)
     if not overrides:
-        return Result(_aqmlab.run_builtin_or_path(arg, seed, duration))
-    text, origin = _source(arg)
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{origin}: {e}") from None
-    return Result(_aqmlab.run_json(_to_json(_apply(table, overrides)), seed, duration))
+        return Result._from_finished(_aqmlab.run_builtin_or_path(arg, seed, duration, warmup))
+    table = scenario_table(arg)
+    finished = _aqmlab.run_json(_to_json(_apply(table, overrides)), seed, duration, warmup)
+    return Result._from_finished(finished)
 
 
 def scenarios():
@@ -93,10 +95,10 @@ def _check_seed(seed: object) -> int | None:
     return value
 
 
-def _check_duration(duration: object) -> str | None:
-    if duration is None or isinstance(duration, str):
-        return duration
-    raise ValueError(f'duration must be a string with a unit, such as "30s", got {duration!r}')
+def _check_duration(value: object, name: str = "duration") -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f'{name} must be a string with a unit, such as "30s", got {value!r}')
 
 
 def _check_path_or_name(scenario: object) -> str | None:
@@ -110,29 +112,14 @@ def _check_path_or_name(scenario: object) -> str | None:
     )
 
 
-def _source(arg: str | None) -> tuple[str, str]:
-    """(TOML text, origin) of a path or built-in name, resolved as the CLI resolves
-    it (``aqmlab_cli::load``), with its error messages."""
-    name = arg if arg is not None else _aqmlab.default_scenario()
-    if os.path.exists(name) or (arg is not None and (arg.endswith(".toml") or "/" in arg)):
-        try:
-            with open(name, "rb") as f:
-                return f.read().decode("utf-8"), name
-        except OSError as e:
-            # Rust's io::Error prints "<strerror> (os error <errno>)".
-            raise ValueError(
-                f"{name}: cannot read scenario file: {e.strerror} (os error {e.errno})"
-            ) from None
-        except UnicodeDecodeError:
-            raise ValueError(
-                f"{name}: cannot read scenario file: stream did not contain valid UTF-8"
-            ) from None
+def scenario_table(arg: str | None) -> dict[str, Any]:
+    """The scenario ``arg`` (a path or a built-in name, resolved as ``aqmlab run``
+    resolves it, by the same Rust code) as a dict, to edit before running it."""
+    text, origin = _aqmlab.scenario_source(arg)
     try:
-        return _aqmlab.builtin_text(name), f"<built-in {name}>"
-    except ValueError:
-        raise ValueError(
-            f'no scenario file or built-in scenario named "{name}" (see `aqmlab scenarios`)'
-        ) from None
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{origin}: {e}") from None
 
 
 def _apply(table: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,6 @@ import copy
 import itertools
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +183,9 @@ class Sweep:
     - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
     """
 
+    #: The tables :meth:`write` writes.
+    TABLES = ("runs", "groups", "flows", "links")
+
     keys: list[str]
     runs_done: list[tuple[dict[str, Any], int, Result]]
     simulated: int = 0
@@ -211,15 +213,15 @@ class Sweep:
         def one(result: Result) -> pd.DataFrame:
             import pandas as pd
 
-            d = result.data
+            fairness = result.fairness
             row: dict[str, Any] = {
-                "events": d["events"],
-                "jain_tcp": d["fairness"]["tcp"]["jain"],
-                "jain_all": d["fairness"]["all"]["jain"],
+                "events": result.event_count,
+                "jain_tcp": fairness["tcp"]["jain"],
+                "jain_all": fairness["all"]["jain"],
             }
-            for group, g in d["groups"].items():
-                row[f"{group}_goodput_bps"] = g["goodput_bps"]
-                row[f"{group}_drops"] = g["drops_total"]
+            for g in result.arrow("groups").to_pylist():
+                row[f"{g['group']}_goodput_bps"] = g["goodput_bps"]
+                row[f"{g['group']}_drops"] = g["drops_total"]
             return pd.DataFrame([row])
 
         return self._labelled("runs", one)
@@ -236,45 +238,39 @@ class Sweep:
     def links(self) -> pd.DataFrame:
         return self._labelled("links", lambda r: r.links)
 
-    def write(self, out: str | os.PathLike[str]) -> list[Path]:
-        """Writes runs.csv, groups.csv, flows.csv and links.csv under ``out``, each
-        atomically (a temporary file, then a rename): a killed sweep never leaves a
-        half table behind that looks whole."""
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name in ("runs", "groups", "flows", "links"):
-            path = folder / f"{name}.csv"
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".csv.tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                    getattr(self, name).to_csv(f, index=False)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            written.append(path)
-        return written
+    def write(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
+        """Writes the runs, groups, flows and links tables under ``out`` as
+        Parquet (or ``fmt="csv"``), then ``summary.json`` (the sweep's keys, seeds
+        and counts), by the steps of :func:`aqmlab._io.write_folder`: a killed or
+        repeated sweep never leaves a folder that looks finished but mixes two."""
+        from aqmlab._io import write_folder
+
+        summary = {
+            "keys": self.keys,
+            "seeds": sorted({seed for _, seed, _ in self.runs_done}),
+            "runs": len(self.runs_done),
+            "simulated": self.simulated,
+            "cached": self.cached,
+            "seconds": self.seconds,
+        }
+        return write_folder(
+            out,
+            {name: getattr(self, name) for name in self.TABLES},
+            fmt,
+            summary=json.dumps(summary, indent=2),
+            known=self.TABLES,
+        )
 
 
 # ---- running -------------------------------------------------------------------------
 
 
 def _scenario_table(scenario: Any) -> dict[str, Any]:
-    from aqmlab._run import _check_path_or_name, _source, tomllib
+    from aqmlab._run import _check_path_or_name, scenario_table
 
     if isinstance(scenario, Mapping):
         return copy.deepcopy(dict(scenario))
-    text, origin = _source(_check_path_or_name(scenario))
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{origin}: {e}") from None
+    return scenario_table(_check_path_or_name(scenario))
 
 
 def _describe(label: Mapping[str, Any]) -> str:
@@ -287,6 +283,7 @@ def sweep(
     *,
     seeds: int | Sequence[int] = 1,
     duration: str | None = None,
+    warmup: str | None = None,
     jobs: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = False,
@@ -296,7 +293,8 @@ def sweep(
     (``seeds``: a count, meaning 1..N, or a list), ``jobs`` runs at a time (default:
     one per core), and returns a :class:`Sweep`.
 
-    ``duration`` replaces the scenario's (keeping its warm-up). With ``cache_dir``
+    ``duration`` and ``warmup`` replace the scenario's, as ``aqmlab run``'s
+    ``--duration`` and ``--warmup`` do (and are checked the same way). With ``cache_dir``
     every finished run is stored there, so a sweep that was killed resumes where it
     stopped and a repeated one costs nothing.
 
@@ -309,11 +307,17 @@ def sweep(
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
-    duration = _check_duration(duration)
+    duration = _check_duration(duration, "duration")
+    warmup = _check_duration(warmup, "warmup")
     seed_list = _seed_list(seeds)
     base = _scenario_table(scenario)
-    if duration is not None:
-        base["duration"] = duration
+    if duration is not None or warmup is not None:
+        # Checked as `aqmlab run` checks its flags, then written into the scenario.
+        _aqmlab.check_json(_to_json(base), None, duration, warmup)
+        if duration is not None:
+            base["duration"] = duration
+        if warmup is not None:
+            base["warmup"] = warmup
     labels = _grid_points(grid or {})
 
     planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
@@ -356,68 +360,12 @@ def _tables_of(result: Result) -> None:
 
 # ---- the command line -------------------------------------------------------------------
 
-USAGE = """\
-aqmlab sweep [SCENARIO] [--set KEY=V1,V2,...]... [--seeds N | --seed-list S1,S2,...]
-             [--duration D] [--jobs J] [--out DIR] [--no-cache] [-q]"""
-
-DESCRIPTION = """\
-Runs SCENARIO (a file or a built-in name; the default built-in when left out) at
-every combination of the --set values, once per seed, on every core. Writes
-runs.csv (one row per run), groups.csv, flows.csv and links.csv under DIR, each
-labelled with the point's values and the seed, and prints the runs averaged over
-seeds. Each finished run is cached under DIR/cache, so a killed sweep resumes."""
-
-EPILOG = """\
-examples:
-  aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10
-  aqmlab sweep choke-fig5 --set flows.udp.rate=0.1Mbps,1Mbps,10Mbps --set qdisc.candidates=1,2,3
-  aqmlab sweep my.toml --set 'qdisc={kind="droptail", limit=300},{kind="sfb"}'
-
-Setting qdisc.kind keeps the table's other keys; where the kinds take different
-parameters, give whole tables, as in the last example."""
-
-
-def _parser():
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str):  # type: ignore[override]
-            raise ValueError(message)
-
-    def positive(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-        return value
-
-    p = Parser(
-        prog="aqmlab sweep",
-        usage=USAGE,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario file or built-in name")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V1,V2", help="a grid axis")
-    seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=positive, default=1, help="run seeds 1..N at every point")
-    seeds.add_argument("--seed-list", metavar="S1,S2", help="run exactly these seeds")
-    p.add_argument("--duration", help='simulated time of every run, e.g. "30s"')
-    p.add_argument("--jobs", "-j", type=positive, help="worker processes (default: every core)")
-    p.add_argument("--out", type=Path, default=Path("sweep-out"), help="output folder (default sweep-out)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write DIR/cache")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    return p
-
 
 def _summary_table(result: Sweep) -> str:
     runs = result.runs
     keys = result.keys
     goodputs = [c for c in runs.columns if c.endswith("_goodput_bps")]
-    # A wide table is unreadable on a terminal; runs.csv has every group.
+    # A wide table is unreadable on a terminal; the runs table has every group.
     value_cols = (goodputs if len(goodputs) <= 6 else []) + ["jain_tcp", "jain_all"]
     if keys:
         means = runs.groupby(keys, sort=False)[value_cols].mean().reset_index()
@@ -430,13 +378,12 @@ def _summary_table(result: Sweep) -> str:
     return means.to_string(index=False, float_format=lambda x: f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}")
 
 
-def main(args: list[str]) -> int:
-    """Runs ``aqmlab sweep ARGS``; returns the exit status (2 for bad arguments or
-    a bad scenario point)."""
+def main(ns) -> int:
+    """Runs ``aqmlab sweep`` with its parsed arguments (``aqmlab._cli``); returns
+    the exit status (2 for bad arguments or a bad scenario point)."""
     import sys
 
     try:
-        ns = _parser().parse_args(args)
         grid: dict[str, list[Any]] = {}
         for text in ns.sets:
             key, values = parse_assignment(text)
@@ -451,12 +398,13 @@ def main(args: list[str]) -> int:
                 except ValueError:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
         else:
-            seeds = ns.seeds
+            seeds = ns.seeds if ns.seeds is not None else 1
         result = sweep(
             ns.scenario,
             grid,
             seeds=seeds,
             duration=ns.duration,
+            warmup=ns.warmup,
             jobs=ns.jobs,
             cache_dir=None if ns.no_cache else ns.out / "cache",
             progress=not ns.quiet,
@@ -464,9 +412,21 @@ def main(args: list[str]) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    written = result.write(ns.out)
+    written = result.write(ns.out, ns.format)
+    if ns.json:
+        print(
+            json.dumps(
+                {
+                    "keys": result.keys,
+                    "runs": json.loads(result.runs.to_json(orient="records")),
+                    "simulated": result.simulated,
+                    "cached": result.cached,
+                    "seconds": result.seconds,
+                    "files": [str(p) for p in written],
+                }
+            )
+        )
+        return 0
     print(_summary_table(result))
     print(
         f"{len(result.runs_done)} runs ({result.simulated} simulated, {result.cached} from cache) "

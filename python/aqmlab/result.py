@@ -1,38 +1,46 @@
-"""The results of one run, as a dict and as pandas DataFrames.
+"""The results of one run: Arrow tables, read as pandas DataFrames.
 
-A :class:`Result` holds the JSON text the simulator produced and nothing else; the
-parsed dict and the DataFrames are built on first use. So a result pickles as that
-text (small, and independent of pandas versions) and crosses process boundaries
-cheaply.
+A :class:`Result` holds each table of the run as the Arrow IPC stream bytes the
+extension produced (the schema is defined once, in ``crates/sim/src/tables.rs``),
+and nothing else; the Arrow tables and DataFrames are built on first use. So a
+result pickles as those bytes (small, and independent of pandas versions) and
+crosses process boundaries cheaply.
+
+Adding a table: its builder in ``tables.rs`` and one property here, made with
+:func:`_table`.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 
-def _expand(row: dict[str, Any], key: str) -> dict[str, Any]:
-    """Replaces the dict ``row[key]`` (counts by reason) by ``key_<reason>`` columns
-    where it stood."""
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        if k == key and isinstance(v, dict):
-            for reason, n in v.items():
-                out[f"{key}_{reason}"] = n
-        else:
-            out[k] = v
-    return out
+def _table(name: str, doc: str, index: str | None = None) -> property:
+    """A DataFrame property of the table ``name`` (indexed by ``index``)."""
+
+    def get(self: Result) -> pd.DataFrame:
+        frame = self._frames.get(name)
+        if frame is None:
+            frame = self.arrow(name).to_pandas()
+            if index is not None:
+                frame = frame.set_index(index)
+            self._frames[name] = frame
+        return frame
+
+    get.__doc__ = doc
+    return property(get)
 
 
 class Result:
-    """What one run produced.
+    """What one run produced: one DataFrame per table.
 
-    - ``summary``: the dict ``aqmlab run --json`` prints (everything but the per-link
-      per-flow table).
+    - ``run``: one row: scenario, seed, duration_s, warmup_s, events,
+      wall_seconds (the one value that differs between replays), sim_seconds.
     - ``flows``: one row per flow (goodput, drops by reason as ``drops_<reason>``,
       marks, RTT, retransmits, fair share).
     - ``groups``: one row per flow group, indexed by group name.
@@ -42,168 +50,211 @@ class Result:
     - ``link_flows``: each flow's throughput across each monitored link, and its
       mean number of packets in that link's queue.
     - ``fairness``: Jain's index and the coefficient of variation, over TCP flows,
-      over all flows and per group.
+      over all flows and per group, as a dict (the table is ``arrow("fairness")``).
+    - What ``[monitor]`` asks for (empty tables otherwise): ``flow_series`` (each
+      flow's packets, bytes, throughput, drops and marks across each monitored link
+      per interval), ``tcp_trace`` (cwnd, ssthresh, srtt, rto, packets in flight of
+      every TCP flow per interval), ``delays`` (queueing-delay count, mean, p50,
+      p90, p99 and max per monitored queue, overall with ``group`` None and per
+      flow group) and ``delay_histogram`` (their buckets), ``objects`` (each web
+      object's transfer time), ``events`` (every drop and mark: time, link, flow,
+      reason, mark).
+    - ``summary``: the dict ``aqmlab run --json`` prints, rebuilt from the tables.
 
     Rates are bit/s and counts are events inside the measured interval (after the
-    warm-up).
+    warm-up). ``arrow(name)`` gives a table as a ``pyarrow.Table``. Two results are
+    equal when every table is, ``wall_seconds`` aside: a replay of a run (same
+    scenario, same seed) equals it.
     """
 
-    __slots__ = ("_data", "_frames", "_json")
+    __slots__ = ("_arrow", "_frames", "_ipc")
 
-    def __init__(self, json_text: str) -> None:
-        self._json = json_text
-        self._data: dict[str, Any] | None = None
+    def __init__(self, tables: Mapping[str, bytes]) -> None:
+        self._ipc: dict[str, bytes] = dict(tables)
+        self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
 
     @classmethod
-    def from_json(cls, json_text: str) -> Result:
-        """A result from :meth:`to_json`'s text."""
-        return cls(json_text)
+    def _from_finished(cls, finished: Any) -> Result:
+        """A result from the extension's ``Finished`` run."""
+        return cls(dict(finished.tables()))
 
-    def to_json(self) -> str:
-        """The full results (``summary`` plus ``link_flows``) as JSON text."""
-        return self._json
+    # ---- Arrow ----------------------------------------------------------------
 
-    def __reduce__(self) -> tuple[type[Result], tuple[str]]:
-        return (Result, (self._json,))
+    @property
+    def table_names(self) -> list[str]:
+        """The tables, in the schema's order."""
+        return list(self._ipc)
+
+    def arrow(self, name: str) -> pa.Table:
+        """The table ``name`` as a ``pyarrow.Table``."""
+        table = self._arrow.get(name)
+        if table is None:
+            import pyarrow as pa
+
+            try:
+                data = self._ipc[name]
+            except KeyError:
+                raise KeyError(f"no table {name!r} (tables: {', '.join(self._ipc)})") from None
+            table = self._arrow[name] = pa.ipc.open_stream(data).read_all()
+        return table
+
+    def to_ipc(self) -> bytes:
+        """Every table in one Arrow IPC stream (see :func:`aqmlab._io.pack`)."""
+        from aqmlab._io import pack
+
+        return pack(self._ipc, {"aqmlab": "result"})
+
+    @classmethod
+    def from_ipc(cls, data: bytes) -> Result:
+        """A result from :meth:`to_ipc`'s bytes."""
+        from aqmlab._io import unpack
+
+        parts, meta = unpack(data)
+        if meta.get("aqmlab") != "result":
+            raise ValueError("these bytes hold no aqmlab result")
+        return cls(parts)
+
+    def __reduce__(self) -> tuple[type[Result], tuple[dict[str, bytes]]]:
+        return (Result, (self._ipc,))
+
+    def _comparable(self, name: str) -> pa.Table:
+        table = self.arrow(name)
+        return table.drop_columns(["wall_seconds"]) if name == "run" else table
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Result):
             return NotImplemented
-        return self._json == other._json
+        if list(self._ipc) != list(other._ipc):
+            return False
+        return all(self._comparable(n).equals(other._comparable(n)) for n in self._ipc)
 
     def __hash__(self) -> int:
-        return hash(self._json)
-
-    # ---- plain data -------------------------------------------------------------
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """Everything, as parsed from the JSON (do not modify it)."""
-        if self._data is None:
-            self._data = json.loads(self._json)
-        return self._data
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        """The ``aqmlab run --json`` summary, as a new dict."""
-        return _summary(self._json)
-
-    @property
-    def scenario(self) -> str:
-        return self.data["scenario"]
-
-    @property
-    def seed(self) -> int:
-        return self.data["seed"]
-
-    @property
-    def fairness(self) -> dict[str, Any]:
-        return self.data["fairness"]
+        return hash((self.scenario, self.seed, self.event_count))
 
     # ---- tables -----------------------------------------------------------------
 
-    def _frame(self, name: str, build) -> pd.DataFrame:
-        frame = self._frames.get(name)
-        if frame is None:
-            frame = self._frames[name] = build()
-        return frame
+    run = _table("run", "One row: what ran, for how long, and how long it took.")
+    flows = _table("flows", "One row per flow.")
+    groups = _table("groups", "One row per flow group, indexed by its name.", index="group")
+    links = _table("links", "One row per monitored link direction.")
+    queue = _table("queue", "The sampled backlog of every monitored link (link, t_s, packets, bytes).")
+    link_flows = _table("link_flows", "Each flow's throughput and mean queue across each monitored link.")
+    flow_series = _table(
+        "flow_series",
+        "Each flow across each monitored link per interval (t_s, dt_s, packets, bytes, "
+        "throughput_bps, drops, marks); [monitor] flow_series.",
+    )
+    tcp_trace = _table(
+        "tcp_trace", "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight)."
+    )
+    delays = _table("delays", "Queueing delay per monitored queue, overall (group None) and per group.")
+    delay_histogram = _table("delay_histogram", "The delay histograms: count per [lo_s, hi_s).")
+    objects = _table("objects", "Each web object's start, end and transfer time.")
+    events = _table("events", "Every drop and mark at any queue (t_s, link, flow, reason, mark).")
+
+    # ---- plain data -------------------------------------------------------------
+
+    def _run_row(self) -> dict[str, Any]:
+        return self.arrow("run").to_pylist()[0]
 
     @property
-    def flows(self) -> pd.DataFrame:
-        def build():
-            import pandas as pd
-
-            return pd.DataFrame([_expand(f, "drops") for f in self.data["flows"]])
-
-        return self._frame("flows", build)
+    def scenario(self) -> str:
+        return self._run_row()["scenario"]
 
     @property
-    def groups(self) -> pd.DataFrame:
-        def build():
-            import pandas as pd
-
-            groups = self.data["groups"]
-            return pd.DataFrame(list(groups.values()), index=pd.Index(list(groups), name="group"))
-
-        return self._frame("groups", build)
+    def seed(self) -> int:
+        return self._run_row()["seed"]
 
     @property
-    def links(self) -> pd.DataFrame:
-        def build():
-            import pandas as pd
-
-            rows = []
-            for link in self.data["links"]:
-                row = {k: v for k, v in link.items() if k != "queue"}
-                rows.append(_expand(_expand(row, "drops"), "marks"))
-            return pd.DataFrame(rows)
-
-        return self._frame("links", build)
+    def event_count(self) -> int:
+        """Events the engine processed (``events`` is the drop and mark log)."""
+        return self._run_row()["events"]
 
     @property
-    def queue(self) -> pd.DataFrame:
-        def build():
-            import numpy as np
-            import pandas as pd
-
-            links = self.data["links"]
-            lengths = [len(link["queue"]["t_s"]) for link in links]
-
-            def column(key: str, dtype) -> np.ndarray:
-                parts = [np.asarray(link["queue"][key], dtype=dtype) for link in links]
-                return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
-
-            return pd.DataFrame(
-                {
-                    "link": np.repeat(np.array([link["name"] for link in links], dtype=object), lengths),
-                    "t_s": column("t_s", np.float64),
-                    "packets": column("packets", np.int64),
-                    "bytes": column("bytes", np.int64),
-                }
-            )
-
-        return self._frame("queue", build)
+    def fairness(self) -> dict[str, Any]:
+        """``{"tcp": {n, jain, cov}, "all": {...}, "groups": {name: {...}}}``."""
+        out: dict[str, Any] = {"groups": {}}
+        for row in self.arrow("fairness").to_pylist():
+            scope, group = row.pop("scope"), row.pop("group")
+            if scope == "group":
+                out["groups"][group] = row
+            else:
+                out[scope] = row
+        return out
 
     @property
-    def link_flows(self) -> pd.DataFrame:
-        def build():
-            import pandas as pd
+    def summary(self) -> dict[str, Any]:
+        """The ``aqmlab run --json`` object, as a new dict: the tables but
+        ``link_flows``, with counts by reason as ``{reason: n}`` maps and each
+        link's queue samples inside it."""
+        from aqmlab import _aqmlab
 
-            return pd.DataFrame(
-                self.data["link_flows"],
-                columns=["link", "flow", "throughput_bps", "packets", "mean_queue_packets"],
-            )
+        reasons = _aqmlab.drop_reasons()
 
-        return self._frame("link_flows", build)
+        def fold(row: dict[str, Any], prefix: str) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for k, v in row.items():
+                if k == f"{prefix}_{reasons[0]}":
+                    out[prefix] = {r: row[f"{prefix}_{r}"] for r in reasons}
+                elif not (k.startswith(f"{prefix}_") and k[len(prefix) + 1 :] in reasons):
+                    out[k] = v
+            return out
+
+        q = self.arrow("queue")
+        series: dict[str, dict[str, list[Any]]] = {}
+        for link, t, packets, size in zip(
+            q.column("link").to_pylist(),
+            q.column("t_s").to_pylist(),
+            q.column("packets").to_pylist(),
+            q.column("bytes").to_pylist(),
+        ):
+            s = series.setdefault(link, {"t_s": [], "packets": [], "bytes": []})
+            s["t_s"].append(t)
+            s["packets"].append(packets)
+            s["bytes"].append(size)
+        links = []
+        for row in self.arrow("links").to_pylist():
+            row = fold(fold(row, "drops"), "marks")
+            row["queue"] = series.get(row["name"], {"t_s": [], "packets": [], "bytes": []})
+            links.append(row)
+        groups = {}
+        for row in self.arrow("groups").to_pylist():
+            groups[row.pop("group")] = row
+        summary = {
+            **self._run_row(),
+            "flows": [fold(row, "drops") for row in self.arrow("flows").to_pylist()],
+            "groups": groups,
+            "links": links,
+            "fairness": self.fairness,
+        }
+        delays = self.arrow("delays").to_pylist()
+        if delays:
+            summary["delays"] = delays
+        return summary
 
     # ---- display ----------------------------------------------------------------
 
     def __repr__(self) -> str:
-        d = self.data
+        d = self._run_row()
         lines = [
             f"<aqmlab.Result {d['scenario']!r} seed={d['seed']}: "
             f"{d['duration_s']:g} s simulated, measured after {d['warmup_s']:g} s, "
-            f"{len(d['flows'])} flows, {d['events']} events"
+            f"{self.arrow('flows').num_rows} flows, {d['events']} events"
         ]
-        for name, g in d["groups"].items():
+        for g in self.arrow("groups").to_pylist():
             lines.append(
-                f"  group {name}: {g['count']} x {g['kind']}, goodput {g['goodput_bps'] / 1e3:.1f} kb/s "
+                f"  group {g['group']}: {g['count']} x {g['kind']}, "
+                f"goodput {g['goodput_bps'] / 1e3:.1f} kb/s "
                 f"({g['goodput_mean_bps'] / 1e3:.1f} per flow), drops {g['drops_total']}, "
                 f"jain {g['jain']:.3f}"
             )
-        for link in d["links"]:
+        for link in self.arrow("links").to_pylist():
             lines.append(
                 f"  link {link['name']}: {link['qdisc']}, utilization {link['utilization']:.3f}, "
                 f"mean queue {link['mean_queue_packets']:.1f} pkts, drops {link['drops_total']}, "
                 f"marks {link['marks_total']}"
             )
-        f = d["fairness"]
+        f = self.fairness
         lines.append(f"  fairness: tcp jain {f['tcp']['jain']:.3f}, all flows jain {f['all']['jain']:.3f}>")
         return "\n".join(lines)
-
-
-def _summary(json_text: str) -> dict[str, Any]:
-    data = json.loads(json_text)
-    data.pop("link_flows", None)
-    return data

@@ -73,10 +73,35 @@ def test_bad_duration_argument():
     assert "parsecs" in message
 
 
-def test_duration_shorter_than_warmup():
+def test_duration_not_longer_than_the_warmup_names_warmup():
     message = raised("choke-fig3", duration="10s")
     assert message == cli_error("run", "choke-fig3", "--duration", "10s")
-    assert "warmup = 20s must be shorter than duration = 10s" in message
+    assert message == (
+        "--duration 10s is not longer than the scenario's warm-up (20s), after which a run is "
+        "measured: give a shorter --warmup too, e.g. --warmup 2s"
+    )
+    # As suggested, it runs.
+    assert run_cli("run", "choke-fig3", "--duration", "10s", "--warmup", "2s", "-q").returncode == 0
+    message = raised("choke-fig3", duration="10s", warmup="10s")
+    assert message == cli_error("run", "choke-fig3", "--duration", "10s", "--warmup", "10s")
+    assert message == "--warmup 10s must be shorter than --duration 10s"
+    message = raised("choke-fig3", warmup="200s")
+    assert message == cli_error("run", "choke-fig3", "--warmup", "200s")
+    assert message.startswith("--warmup 200s must be shorter than the scenario's duration (100s)")
+    message = raised("choke-fig3", warmup="soon")
+    assert message == cli_error("run", "choke-fig3", "--warmup", "soon")
+    assert message.startswith("--warmup: duration 'soon' has no number")
+
+
+def test_tcs_byte_rate_spellings_are_refused_with_what_to_write(tmp_path, choke_text):
+    text = choke_text.replace('rate = "2Mbps"', 'rate = "8kbps"')
+    path = write(tmp_path, text)
+    message = raised(path)
+    assert message == cli_error("run", path)
+    assert message.endswith(
+        "rate '8kbps': 'kbps' is bytes per second to tc but bits per second to ns-3, so it is not "
+        "accepted; write '8kbit' for bits, or '64kbit' or '8KBps' for bytes per second"
+    )
 
 
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, True, 2**64])
@@ -94,6 +119,7 @@ def test_the_cli_rejects_a_bad_seed_too():
 
 def test_bad_duration_type():
     assert "duration" in raised("choke-fig3", duration=30)
+    assert "warmup" in raised("choke-fig3", warmup=5)
 
 
 def test_bad_scenario_type():

@@ -176,7 +176,7 @@ def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_p
     sfq_nr = rows.loc["SFQ+RED: non-responsive throughput", "ours"]
     assert 0.8 < sfq_nr < 1.2, sfq_nr
     assert bool(rows.loc["RED: mean TCP throughput < half of SFB's", "pass"])
-    runs = pd.read_csv(tmp_path / "sfb-fig3-runs.csv").set_index("qdisc")
+    runs = pd.read_parquet(tmp_path / "sfb-fig3-runs.parquet").set_index("qdisc")
     assert runs.loc["sfb", "tcp_mbps"] > 30 > runs.loc["red", "tcp_mbps"]
     assert (tmp_path / "sfb-fig3.png").is_file()
 
@@ -196,7 +196,7 @@ def test_an_experiment_runs_end_to_end_and_writes_csv_and_png(tmp_path):
         "repro", "choke-fig4", "--out", str(out), "--seeds", "1", "--duration", "15s", "--jobs", "1", "-q"
     )
     assert proc.returncode == 0, proc.stderr
-    table = pd.read_csv(out / "choke-fig4.csv")
+    table = pd.read_parquet(out / "choke-fig4.parquet")
     assert {"quantity", "source", "paper", "ours", "tolerance", "lo", "hi", "verdict", "pass"} <= set(
         table.columns
     )
@@ -206,13 +206,13 @@ def test_an_experiment_runs_end_to_end_and_writes_csv_and_png(tmp_path):
     printed = [line for line in proc.stdout.splitlines() if line.rstrip().endswith(("PASS", "MISS", "OPEN"))]
     assert len(printed) == len(table)
     assert "runs: 1 simulated, 0 from cache" in proc.stdout
-    runs = pd.read_csv(out / "choke-fig4-runs.csv")
+    runs = pd.read_parquet(out / "choke-fig4-runs.parquet")
     assert list(runs["seed"]) == [1]
     assert runs["udp_match_pct_of_drops"].between(0, 100).all()
     with open(out / "choke-fig4.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert len(list((out / "cache").glob("*.json"))) == 1
-    assert not list(out.glob(".tmp-*")) and not list((out / "cache").glob(".tmp-*"))
+    assert len(list((out / "cache").glob("*.arrow"))) == 1
+    assert not list(out.glob(".*.partial-*")) and not list((out / "cache").glob(".*.partial-*"))
 
 
 def test_a_second_run_comes_from_the_cache_and_bad_entries_are_ignored(tmp_path, monkeypatch):
@@ -226,18 +226,19 @@ def test_a_second_run_comes_from_the_cache_and_bad_entries_are_ignored(tmp_path,
     assert second.attrs["simulated"] == 0 and second.attrs["cached"] == 3
     pd.testing.assert_frame_equal(first, second)
 
-    entries = sorted((tmp_path / "cache").glob("*.json"))
+    from aqmlab._io import pack, unpack
+
+    entries = sorted((tmp_path / "cache").glob("*.arrow"))
     assert len(entries) == 3
-    text = entries[0].read_text()
-    entries[0].write_text(text[: len(text) // 2])  # a partial write
-    entry = json.loads(entries[1].read_text())
-    entry["result"] = "{}"  # parses, but is no result
-    entries[1].write_text(json.dumps(entry))
-    (tmp_path / "cache" / ".tmp-stray.json").write_text("{")  # a killed writer's temp file
+    data = entries[0].read_bytes()
+    entries[0].write_bytes(data[: len(data) // 2])  # a partial write
+    parts, meta = unpack(entries[1].read_bytes())
+    entries[1].write_bytes(pack({"flows": parts["flows"]}, meta))  # reads, but is no whole result
+    (tmp_path / "cache" / ".stray.partial-1.arrow").write_bytes(b"{")  # a killed writer's temp file
     third = aqmlab.repro("choke-fig3", **args)
     assert count.calls == 5 and third.attrs["simulated"] == 2 and third.attrs["cached"] == 1
     pd.testing.assert_frame_equal(first, third)
-    json.loads(entries[0].read_text())  # rewritten whole
+    unpack(entries[0].read_bytes())  # rewritten whole
 
     # Another seed count or duration is another run, not a cache hit.
     aqmlab.repro("choke-fig3", **{**args, "duration": "11s"})
@@ -251,6 +252,27 @@ def test_the_cache_key_covers_the_scenario_and_the_seed():
     assert k != _core.run_key(base, 2)
     assert k != _core.run_key(_core.with_qdisc(base, candidates=2), 1)
     assert k != _core.run_key(_core.with_flows(base, "udp", rate="2Mbps"), 1)
+
+
+def test_a_long_duration_is_written_as_it_reads():
+    # It was "1e+06s" once, which the scenario parser refuses.
+    point = aqmlab.repro.EXPERIMENTS["choke-fig3"].build_points("1000000s")[0]
+    assert (point.scenario["duration"], point.scenario["warmup"]) == ("1000000s", "200000s")
+    point = aqmlab.repro.EXPERIMENTS["choke-fig3"].build_points("90s")[0]
+    assert (point.scenario["duration"], point.scenario["warmup"]) == ("90s", "18s")
+    assert _core.shortened({"duration": "1s"}, "2min")["duration"] == "120s"
+
+
+def test_repro_json_and_csv(tmp_path):
+    proc = run_cli(
+        "repro", "choke-fig4", "--out", str(tmp_path), "--seeds", "1", "--duration", "15s", "--jobs", "1",
+        "--format", "csv", "--json", "-q",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed["experiments"] == ["choke-fig4"] and len(printed["checks"]) == 4
+    table = pd.read_csv(tmp_path / "choke-fig4.csv")
+    assert list(table["quantity"]) == [c["quantity"] for c in printed["checks"]]
 
 
 def test_bad_arguments_exit_2():
@@ -310,7 +332,7 @@ def test_choke_tables_ii_and_iii_theory_to_the_printed_digits_and_the_lab_beside
     err = (sim["ours"] - sim["paper_value"]).abs()
     far = err > (0.05 * sim["paper_value"]).clip(lower=0.01)
     assert not far.any(), sim[far][["quantity", "paper_value", "ours"]]
-    for name in ("choke-table2.csv", "choke-table2.png", "choke-table3.csv", "choke-table3.png"):
+    for name in ("choke-table2.parquet", "choke-table2.png", "choke-table3.parquet", "choke-table3.png"):
         assert (tmp_path / name).is_file(), name
     # Queue-lab runs are cached like network runs: the same call again runs nothing.
     counter = Counter(monkeypatch)

@@ -1,4 +1,5 @@
-"""Results pickle (as their JSON text), rebuild their frames, and print usefully."""
+"""Results pickle (as their Arrow IPC bytes), rebuild their frames, compare equal
+across replays, and print usefully."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def result():
 def test_pickle_round_trips(result):
     _ = result.flows  # a cached frame is not what gets pickled
     data = pickle.dumps(result)
-    assert len(data) < 2 * len(result.to_json()) + 200
+    ipc = sum(len(result._ipc[name]) for name in result.table_names)
+    assert len(data) < ipc + 1000  # the Arrow bytes and little else
     back = pickle.loads(data)
     assert back == result
     assert back.summary == result.summary
@@ -26,8 +28,36 @@ def test_pickle_round_trips(result):
     assert back.link_flows.equals(result.link_flows)
 
 
-def test_json_round_trips(result):
-    assert aqmlab.Result.from_json(result.to_json()) == result
+def test_ipc_round_trips(result):
+    assert aqmlab.Result.from_ipc(result.to_ipc()) == result
+    with pytest.raises(ValueError):
+        aqmlab.Result.from_ipc(b"not arrow")
+
+
+def test_a_replay_is_equal_and_another_seed_is_not(result):
+    again = aqmlab.run("choke-fig3", duration="22s", warmup="2s")
+    assert again == result and hash(again) == hash(result)
+    assert again.run.loc[0, "events"] == result.run.loc[0, "events"]
+    assert aqmlab.run("choke-fig3", duration="22s", warmup="2s", seed=2) != result
+
+
+def test_every_table_of_the_schema_is_a_property(result):
+    from aqmlab import _aqmlab
+
+    assert result.table_names == _aqmlab.table_names()
+    for name in result.table_names:
+        assert hasattr(aqmlab.Result, name), name
+        assert result.arrow(name).num_rows == len(getattr(result, name)) or name == "fairness"
+
+
+def test_links_carry_drops_and_marks_by_reason(result):
+    from aqmlab import _aqmlab
+
+    links = result.links
+    for prefix in ("drops", "marks"):
+        columns = [f"{prefix}_{r}" for r in _aqmlab.drop_reasons()]
+        assert set(columns) <= set(links.columns)
+        assert (links[columns].sum(axis=1) == links[f"{prefix}_total"]).all()
 
 
 def test_summary_is_a_fresh_dict(result):
@@ -47,3 +77,43 @@ def test_groups_indexed_by_name(result):
     assert result.groups.index.name == "group"
     assert sorted(result.groups.index) == ["tcp", "udp"]
     assert result.fairness["all"]["n"] == 33
+
+
+def test_monitor_tables_reach_python():
+    """The [monitor] observers' tables: a CBR flow's series is its rate, and the
+    delay quantiles of a saturated DropTail are its full-queue wait."""
+    import aqmlab
+
+    scenario = {
+        "name": "observed",
+        "duration": "6s",
+        "warmup": "1s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "100Mbps", "delay": "1ms"},
+            "bottleneck": {"rate": "2Mbps", "delay": "5ms"},
+        },
+        "qdisc": {"kind": "droptail", "limit": 50},
+        "monitor": {"flow_series": "1s", "tcp_trace": "500ms", "delays": True, "events": True},
+        "flows": [
+            {"name": "cbr", "kind": "cbr", "rate": "4Mbps", "start_spread": "0s"},
+            {"name": "tcp", "kind": "tcp", "count": 2},
+        ],
+    }
+    r = aqmlab.run(scenario)
+    series = r.flow_series
+    assert {"link", "t_s", "dt_s", "flow", "packets", "bytes", "throughput_bps"} <= set(series.columns)
+    bottleneck = series[(series.link == "left->right") & (series.t_s >= 1.0)]
+    link = r.links.set_index("name").loc["left->right"]
+    assert abs(bottleneck.bytes.sum() * 8 / 5.0 - link.throughput_bps) < 1e-6 * link.throughput_bps
+    assert len(r.tcp_trace) == 2 * 12
+    d = r.delays
+    overall = d[(d.link == "left->right") & d.group.isna()].iloc[0]
+    # 50 packets of 1000 bytes at 2 Mbit/s ahead of most arrivals: about 0.2 s.
+    assert 0.15 < overall.p50_s <= overall.p90_s <= overall.p99_s <= overall.max_s < 0.21
+    hist = r.delay_histogram
+    assert hist[(hist.link == "left->right") & hist.group.isna()]["count"].sum() == overall["count"]
+    events = r.events
+    measured = events[(events.link == "left->right") & (events.t_s >= 1.0) & ~events.mark]
+    assert len(measured) == link.drops_total
+    assert r.summary["delays"][0]["link"] == "left->right"

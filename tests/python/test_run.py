@@ -15,7 +15,6 @@ from conftest import CHOKE_FIG3, run_cli
 
 @pytest.fixture(scope="module")
 def fig3():
-    # duration is an argument of run(); warmup is not: it overrides the file's key.
     return aqmlab.run("choke-fig3", duration="30s", warmup="10s")
 
 
@@ -85,7 +84,8 @@ def test_same_seed_same_results_other_seed_other_results():
     b = aqmlab.run(str(CHOKE_FIG3), duration="25s", seed=11)
     c = aqmlab.run(CHOKE_FIG3, duration="25s", seed=12)
     assert without_wall(a.summary) == without_wall(b.summary)
-    assert a.data["link_flows"] == b.data["link_flows"]
+    assert a == b
+    assert a.link_flows.equals(b.link_flows)
     assert without_wall(a.summary)["flows"] != without_wall(c.summary)["flows"]
 
 
@@ -139,8 +139,8 @@ count = 4
 """
     from aqmlab import _aqmlab
 
-    same = aqmlab.Result(_aqmlab.run_toml(toml_text, "small.toml"))
-    assert without_wall(same.summary) == without_wall(r.summary)
+    same = aqmlab.Result._from_finished(_aqmlab.run_toml(toml_text, "small.toml"))
+    assert same == r
 
 
 def test_overrides_replace_top_level_keys():
@@ -177,3 +177,23 @@ def test_catalogue():
     assert s["description"].str.len().gt(0).all()
     assert aqmlab.scenario_text("choke-fig3") == CHOKE_FIG3.read_text()
     assert {"droptail", "red"} <= set(aqmlab.qdisc_kinds())
+
+
+def test_warmup_is_an_argument_and_measures_after_it():
+    r = aqmlab.run(SMALL, warmup="2s")
+    assert r.run.loc[0, "warmup_s"] == pytest.approx(2.0)
+    assert r.run.loc[0, "duration_s"] == pytest.approx(5.0)
+    # The same as the scenario's own key set to it.
+    assert r == aqmlab.run({**SMALL, "warmup": "2s"})
+    proc = run_cli("run", "choke-fig3", "--duration", "12s", "--warmup", "2s", "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    cli = json.loads(proc.stdout)
+    assert cli["warmup_s"] == pytest.approx(2.0)
+    assert without_wall(cli) == without_wall(aqmlab.run("choke-fig3", duration="12s", warmup="2s").summary)
+
+
+def test_rates_in_tc_and_ns3_spellings_are_the_same_rate():
+    bits = aqmlab.run(SMALL, flows=[{"name": "u", "kind": "cbr", "rate": "2Mbps"}])
+    for spelling in ("2Mbit", "2mbit", "2Mb/s", "250KBps", "2000kbit"):
+        other = aqmlab.run(SMALL, flows=[{"name": "u", "kind": "cbr", "rate": spelling}])
+        assert other == bits, spelling

@@ -25,8 +25,23 @@ def binary_functions() -> dict[str, list[str]]:
     return {
         name: list(inspect.signature(obj).parameters)
         for name, obj in vars(_aqmlab).items()
-        if not name.startswith("_") and callable(obj)
+        if not name.startswith("_") and callable(obj) and not isinstance(obj, type)
     }
+
+
+def test_stub_classes_list_the_binarys_methods():
+    tree = ast.parse(STUBS.read_text())
+    stubbed = {
+        node.name: sorted(f.name for f in node.body if isinstance(f, ast.FunctionDef))
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+    binary = {
+        name: sorted(m for m in vars(obj) if not m.startswith("_"))
+        for name, obj in vars(_aqmlab).items()
+        if isinstance(obj, type) and not name.startswith("_")
+    }
+    assert stubbed == binary
 
 
 def test_the_stubs_ship_beside_the_module():

@@ -13,8 +13,31 @@ use crate::packet::Packet;
 use crate::qdisc::{Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use serde::{Deserialize, Serialize};
 
+/// How a registry entry builds its qdisc: its parameters' [`QdiscParams`], or the
+/// `build` function the entry names when one parameter type serves two qdiscs
+/// (`wfq` and `drr` share the fair-queueing family's `FqParams`).
+macro_rules! build_of {
+    ($params:ty, $p:expr, $link:expr) => {
+        <$params as QdiscParams>::build($p, $link)
+    };
+    ($params:ty, $p:expr, $link:expr, $build:path) => {
+        $build($p.clone(), $link)
+    };
+}
+
+/// A registry entry's property-test configurations, by the same rule.
+macro_rules! configs_of {
+    ($params:ty) => {
+        <$params as QdiscParams>::property_configs()
+    };
+    ($params:ty, $configs:path) => {
+        $configs()
+    };
+}
+
 macro_rules! registry {
-    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty
+        $(, build = $build:path, configs = $configs:path)?; )*) => {
         /// A qdisc as a scenario names it: `kind` plus that qdisc's parameters.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind")]
@@ -39,7 +62,7 @@ macro_rules! registry {
                 $(
                     all.push(QdiscSpec::$variant(<$params>::default()));
                     all.extend(
-                        <$params as QdiscParams>::property_configs()
+                        configs_of!($params $(, $configs)?)
                             .into_iter()
                             .map(QdiscSpec::$variant),
                     );
@@ -64,7 +87,9 @@ macro_rules! registry {
             /// Validates the parameters and builds the qdisc for a link.
             pub fn build(&self, link: &LinkInfo) -> Result<AnyQdisc, ParamError> {
                 match self {
-                    $( QdiscSpec::$variant(p) => Ok(AnyQdisc::$variant(<$store>::from(p.build(link)?))), )*
+                    $( QdiscSpec::$variant(p) => Ok(AnyQdisc::$variant(<$store>::from(
+                        build_of!($params, p, link $(, $build)?)?,
+                    ))), )*
                 }
             }
         }
@@ -125,6 +150,29 @@ registry! {
     Nlred = "nlred": Box<crate::nlred::Nlred>, crate::nlred::NlredParams;
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
     Sfq = "sfq": Box<crate::sfq::Sfq>, crate::sfq::SfqParams;
+    /// CoDel (RFC 8289): drops at dequeue once the sojourn stays above target.
+    Codel = "codel": Box<crate::codel::Codel>, crate::codel::CodelParams;
+    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel in each.
+    FqCodel = "fq_codel": Box<crate::fq_codel::FqCodel>, crate::fq_codel::FqCodelParams;
+    /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
+    Pie = "pie": Box<crate::pie::Pie>, crate::pie::PieParams;
+    /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
+    Fred = "fred": Box<crate::fred::Fred>, crate::fred::FredParams;
+    /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,
+    /// with a buffer manager (DropTail, DropFront, LQD, ALQD, ALQD+).
+    Wfq = "wfq": Box<crate::wfq::Wfq>, crate::fq::FqParams,
+        build = crate::wfq::Wfq::new, configs = crate::wfq::property_configs;
+    /// Deficit round robin per flow or per aggregate, with the same buffer managers.
+    Drr = "drr": Box<crate::drr::Drr>, crate::fq::FqParams,
+        build = crate::drr::Drr::new, configs = crate::drr::property_configs;
+}
+
+impl QdiscSpec {
+    /// Whether the qdisc reads the flows routed over its link
+    /// ([`LinkInfo::flows`]): the engine builds that table only for those.
+    pub fn uses_flow_table(&self) -> bool {
+        matches!(self, QdiscSpec::Wfq(_) | QdiscSpec::Drr(_))
+    }
 }
 
 /// The field names serde knows for `T`, read from what `T::deserialize` asks of a

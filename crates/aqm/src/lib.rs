@@ -17,7 +17,7 @@
 //! - [`parts`]: what several qdiscs share and none owns (as Linux's
 //!   `include/net/red.h`): the RED core and its one parameter block, the FIFO
 //!   admit tail, flow hashing, BLUE's probability step, the token bucket, the
-//!   heavy-hitter set. A qdisc file imports parts, never another qdisc file.
+//!   heavy-hitter set, CoDel's control law. A qdisc file imports parts, never another qdisc file.
 //!
 //! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
 //! [`blue`] (BLUE), [`sfb`] (Stochastic Fair BLUE, fixed/moving/double-buffered
@@ -25,7 +25,13 @@
 //! from the SFB paper), [`choke`] (CHOKe, self-adjusting, front and back),
 //! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
 //! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
-//! per-bin queues served by deficit round robin, optionally RED in each bin).
+//! per-bin queues served by deficit round robin, optionally RED in each bin),
+//! [`codel`] (CoDel, RFC 8289), [`fq_codel`] (FQ-CoDel, RFC 8290), [`pie`] (PIE,
+//! RFC 8033), [`fred`] (FRED, Lin & Morris 1997), [`wfq`] (weighted fair
+//! queueing, packet-by-packet GPS) and [`drr`] (deficit round robin), both per flow
+//! or per aggregate over [`fq`]: the fair-queueing family's class table, its
+//! scheduler / buffer-manager interface and the buffer managers (DropTail,
+//! DropFront, LQD, ALQD, ALQD+) of Sun & Shin's aggregate FQ.
 //! Adding a qdisc is one new file (its parameters with `qdisc_params!` or
 //! `red_params!`, its [`QdiscParams::property_configs`], its tests) and one line
 //! in [`any`]'s registry (with its `pub mod` line here).
@@ -45,13 +51,19 @@ pub mod any;
 pub mod blue;
 pub mod breathe;
 pub mod choke;
+pub mod codel;
 pub mod drop_reason;
 pub mod droptail;
+pub mod drr;
+pub mod fq;
+pub mod fq_codel;
+pub mod fred;
 pub mod monitored;
 pub mod mrul;
 pub mod nlred;
 pub mod packet;
 pub mod parts;
+pub mod pie;
 pub mod qdisc;
 pub mod red;
 pub mod rng;
@@ -61,6 +73,7 @@ pub mod sfred;
 pub mod testing;
 pub mod time;
 pub mod units;
+pub mod wfq;
 
 pub use any::{AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
@@ -68,7 +81,9 @@ pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};
 pub use parts::fifo::PacketFifo;
 pub use parts::heavy_hitters::HeavyHitters;
-pub use qdisc::{Ctx, DropSink, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, VecSink, Verdict};
+pub use qdisc::{
+    Ctx, DropSink, FlowClass, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, VecSink, Verdict,
+};
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::{parse_dur, parse_rate, Rate, UnitError};

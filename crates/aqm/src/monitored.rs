@@ -35,6 +35,21 @@ impl QueueCounts {
     pub fn total_marks(&self) -> u64 {
         self.marks.iter().sum()
     }
+
+    /// What happened since `earlier`, a reading of the same counters.
+    pub fn since(&self, earlier: &QueueCounts) -> QueueCounts {
+        let minus = |a: &ReasonCounts, b: &ReasonCounts| std::array::from_fn(|i| a[i] - b[i]);
+        QueueCounts {
+            received: self.received - earlier.received,
+            queued: self.queued - earlier.queued,
+            dequeued: self.dequeued - earlier.dequeued,
+            dequeued_bytes: self.dequeued_bytes - earlier.dequeued_bytes,
+            arrivals_dropped: self.arrivals_dropped - earlier.arrivals_dropped,
+            victims: self.victims - earlier.victims,
+            drops: minus(&self.drops, &earlier.drops),
+            marks: minus(&self.marks, &earlier.marks),
+        }
+    }
 }
 
 /// What `Monitored` stores: `QueueCounts` with the two per-reason arrays boxed and

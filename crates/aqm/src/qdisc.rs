@@ -10,7 +10,7 @@
 //! arrival itself was queued.
 
 use crate::drop_reason::DropReason;
-use crate::packet::{Ecn, Packet};
+use crate::packet::{Ecn, FlowId, Packet};
 use crate::time::Time;
 use crate::units::Rate;
 use crate::Rng;
@@ -111,27 +111,61 @@ impl Limit {
     }
 }
 
-/// What a qdisc may know about the link it feeds, to derive its constants (RED's
-/// packet time while idle, BREATHe's K = C / r_limit) and to key its hashes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct LinkInfo {
-    pub rate: Rate,
-    /// The seed a hashed qdisc (SFB, SFRED, SFQ) keys its hashes with unless the
-    /// scenario pins `hash_seed`: the engine derives one per link from the run's
-    /// seed, so that a run's seed varies the hash placement as it varies every
-    /// other random choice. 0 from [`LinkInfo::new`].
-    pub seed: u64,
+/// One flow routed over a link, as the engine announces it to the link's qdisc: the
+/// flow, the aggregate it belongs to, and its scheduling weight. Fair queueing per
+/// flow or per aggregate (`wfq`, `drr`) reads weights from these.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct FlowClass {
+    pub flow: FlowId,
+    /// The aggregate id, as `Packet::aggregate` carries it.
+    pub aggregate: u32,
+    /// The flow's weight: 1 unless its flow group sets one.
+    pub weight: f64,
 }
 
-impl LinkInfo {
-    /// A link of `rate` with seed 0.
+/// What a qdisc may know about the link it feeds, to derive its constants (RED's
+/// packet time while idle, BREATHe's K = C / r_limit), to key its hashes, and the
+/// flows a fair queue will see with their weights.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LinkInfo<'a> {
+    pub rate: Rate,
+    /// The seed a hashed qdisc (SFB, SFRED, SFQ, FQ-CoDel) keys its hashes with
+    /// unless the scenario pins `hash_seed`: the engine derives one per link from
+    /// the run's seed, so that a run's seed varies the hash placement as it varies
+    /// every other random choice. 0 from [`LinkInfo::new`].
+    pub seed: u64,
+    /// The flows routed over the link; empty unless the caller announces them.
+    pub flows: &'a [FlowClass],
+}
+
+impl LinkInfo<'static> {
+    /// A link of `rate` with seed 0 and no flows announced.
     pub const fn new(rate: Rate) -> Self {
-        LinkInfo { rate, seed: 0 }
+        LinkInfo {
+            rate,
+            seed: 0,
+            flows: &[],
+        }
     }
 
     /// A link of `rate` whose hashed qdiscs are keyed by `seed` unless pinned.
     pub const fn with_seed(rate: Rate, seed: u64) -> Self {
-        LinkInfo { rate, seed }
+        LinkInfo {
+            rate,
+            seed,
+            flows: &[],
+        }
+    }
+}
+
+impl LinkInfo<'_> {
+    /// The same link with `flows` announced (the engine's flow table for this link).
+    pub const fn with_flows<'b>(self, flows: &'b [FlowClass]) -> LinkInfo<'b> {
+        LinkInfo {
+            rate: self.rate,
+            seed: self.seed,
+            flows,
+        }
     }
 }
 

@@ -45,7 +45,8 @@ impl fmt::Display for Rate {
         const UNITS: [(u64, &str); 4] = [
             (1_000_000_000, "Gbps"),
             (1_000_000, "Mbps"),
-            (1_000, "kbps"),
+            // Not "kbps": tc reads that as kilobytes per second (see `parse_rate`).
+            (1_000, "kbit"),
             (1, "bps"),
         ];
         for (scale, unit) in UNITS {
@@ -87,6 +88,19 @@ pub enum UnitError {
     },
     #[error("{what} '{text}' is too large")]
     TooLarge { what: &'static str, text: String },
+    /// tc's `kbps`, `mbps`, `gbps`: bytes per second to tc, bits to ns-3.
+    #[error(
+        "rate '{text}': '{unit}' is bytes per second to tc but bits per second to ns-3, \
+         so it is not accepted; write '{bits}' for bits, or '{bytes_as_bits}' or '{bytes}' \
+         for bytes per second"
+    )]
+    Ambiguous {
+        text: String,
+        unit: String,
+        bits: String,
+        bytes_as_bits: String,
+        bytes: String,
+    },
 }
 
 /// Splits `"1.5Mbps"` into `(1.5, "Mbps")`.
@@ -157,16 +171,68 @@ pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
     Ok(Dur::from_secs_f64(secs))
 }
 
-/// Parses a rate: a number and one of `bps`, `kbps`, `Mbps`, `Gbps` (bits per second).
+/// Rate units, with how many bits per second one of them is. Three families, so a
+/// rate copied from `tc`, from ns-3 or from a paper reads as its author meant it:
+///
+/// - `bit`, `kbit`, `Mbit`, `Gbit` (tc's spellings, any case, `/s` optional);
+/// - `bps`, `Kbps`, `Mbps`, `Gbps`, `b/s`, `kb/s`, `Mb/s`, `Gb/s`: bits, as ns-3
+///   and this project write them (`Mbps` is megabits);
+/// - `Bps`, `KBps`, `MBps`, `GBps`, `B/s`, `kB/s`, `MB/s`, `GB/s`: bytes, as ns-3
+///   writes them.
+///
+/// tc reads its units without regard to case and takes `kbps`, `mbps`, `gbps` as
+/// kilo-, mega- and gigabytes per second, where ns-3 takes `kbps` as kilobits: those
+/// three lowercase spellings are rejected ([`UnitError::Ambiguous`]) rather than
+/// read one way silently.
+const RATE_UNITS: [(&str, f64); 23] = [
+    ("bps", 1.0),
+    ("b/s", 1.0),
+    ("Kbps", 1e3),
+    ("kb/s", 1e3),
+    ("Kb/s", 1e3),
+    ("Mbps", 1e6),
+    ("Mb/s", 1e6),
+    ("Gbps", 1e9),
+    ("Gb/s", 1e9),
+    ("Bps", 8.0),
+    ("B/s", 8.0),
+    ("kBps", 8e3),
+    ("KBps", 8e3),
+    ("kB/s", 8e3),
+    ("KB/s", 8e3),
+    ("MBps", 8e6),
+    ("MB/s", 8e6),
+    ("GBps", 8e9),
+    ("GB/s", 8e9),
+    // tc's: matched without regard to case, `/s` optional (see `rate_scale`).
+    ("bit", 1.0),
+    ("kbit", 1e3),
+    ("mbit", 1e6),
+    ("gbit", 1e9),
+];
+
+/// The units a rate may be written in, for error messages.
+const RATE_KNOWN: &str = "bit, kbit, Mbit, Gbit (any case, /s optional), bps, Kbps, Mbps, Gbps, \
+                          b/s, kb/s, Mb/s, Gb/s (bits); Bps, KBps, MBps, GBps, B/s, kB/s, MB/s, \
+                          GB/s (bytes)";
+
+/// Bits per second in one `unit`, or `None` for an unknown unit.
+fn rate_scale(unit: &str) -> Option<f64> {
+    let tc = unit.strip_suffix("/s").unwrap_or(unit).to_ascii_lowercase();
+    RATE_UNITS.iter().find_map(|&(name, scale)| {
+        let is_tc = name.ends_with("bit");
+        (if is_tc { tc == name } else { unit == name }).then_some(scale)
+    })
+}
+
+/// Parses a rate: a number and a unit of [`RATE_UNITS`]'s (SI prefixes, k = 1000,
+/// as tc and ns-3 read them). `"10Mbps"`, `"10Mbit"`, `"10Mb/s"` and `"1.25MBps"`
+/// are the same rate; `"10mbps"` is an error that says what to write.
 pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     const WHAT: &str = "rate";
-    const EXAMPLE: &str = "\"10Mbps\" or \"500kbps\"";
+    const EXAMPLE: &str = "\"10Mbps\" or \"500kbit\"";
     let (value, unit) = split_number(WHAT, text, EXAMPLE)?;
     let scale = match unit {
-        "bps" => 1.0,
-        "kbps" | "Kbps" => 1e3,
-        "Mbps" => 1e6,
-        "Gbps" => 1e9,
         "" => {
             return Err(UnitError::NoUnit {
                 what: WHAT,
@@ -174,14 +240,26 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
                 example: EXAMPLE,
             })
         }
-        other => {
-            return Err(UnitError::UnknownUnit {
-                what: WHAT,
+        "kbps" | "mbps" | "gbps" => {
+            let (bit, byte) = match unit {
+                "kbps" => ("kbit", "KBps"),
+                "mbps" => ("Mbit", "MBps"),
+                _ => ("Gbit", "GBps"),
+            };
+            return Err(UnitError::Ambiguous {
                 text: text.to_string(),
-                unit: other.to_string(),
-                known: "bps, kbps, Mbps, Gbps",
-            })
+                unit: unit.to_string(),
+                bits: format!("{value}{bit}"),
+                bytes_as_bits: format!("{}{bit}", value * 8.0),
+                bytes: format!("{value}{byte}"),
+            });
         }
+        other => rate_scale(other).ok_or_else(|| UnitError::UnknownUnit {
+            what: WHAT,
+            text: text.to_string(),
+            unit: other.to_string(),
+            known: RATE_KNOWN,
+        })?,
     };
     let bps = value * scale;
     if bps >= u64::MAX as f64 {
@@ -263,9 +341,77 @@ mod tests {
     fn rates_parse_with_si_prefixes() {
         assert_eq!(parse_rate("10Mbps").unwrap(), Rate::from_mbps(10));
         assert_eq!(parse_rate("0.16Mbps").unwrap(), Rate::from_kbps(160));
-        assert_eq!(parse_rate(" 500kbps ").unwrap(), Rate::from_kbps(500));
+        assert_eq!(parse_rate(" 500Kbps ").unwrap(), Rate::from_kbps(500));
         assert_eq!(parse_rate("1.5Gbps").unwrap().bps(), 1_500_000_000);
-        assert_eq!(Rate::from_kbps(160).to_string(), "160kbps");
+        assert_eq!(Rate::from_kbps(160).to_string(), "160kbit");
+        assert_eq!(Rate::from_bps(1500).to_string(), "1.5kbit");
+        // What Display writes parses back to the same rate.
+        for bps in [
+            1,
+            999,
+            1_000,
+            160_000,
+            1_234_567,
+            45_000_000,
+            10_000_000_000,
+        ] {
+            let r = Rate::from_bps(bps);
+            assert_eq!(parse_rate(&r.to_string()).unwrap(), r, "{r}");
+        }
+    }
+
+    #[test]
+    fn tc_and_ns3_spellings_mean_what_those_tools_mean() {
+        let bits = |t: &str| parse_rate(t).unwrap().bps();
+        // tc: bit units in any case, "/s" optional.
+        for t in [
+            "8kbit", "8Kbit", "8KBIT", "8kbit/s", "8 kbit", "8kb/s", "8Kb/s", "8Kbps",
+        ] {
+            assert_eq!(bits(t), 8_000, "{t}");
+        }
+        for t in ["10Mbit", "10mbit", "10Mbit/s", "10Mb/s", "10Mbps"] {
+            assert_eq!(bits(t), 10_000_000, "{t}");
+        }
+        for t in ["2Gbit", "2gbit", "2Gb/s", "2Gbps"] {
+            assert_eq!(bits(t), 2_000_000_000, "{t}");
+        }
+        assert_eq!(bits("300bit"), 300);
+        assert_eq!(bits("300b/s"), 300);
+        // ns-3's byte rates.
+        assert_eq!(bits("100Bps"), 800);
+        assert_eq!(bits("100B/s"), 800);
+        assert_eq!(bits("8KBps"), 64_000);
+        assert_eq!(bits("8kBps"), 64_000);
+        assert_eq!(bits("8kB/s"), 64_000);
+        assert_eq!(bits("1.25MBps"), 10_000_000);
+        assert_eq!(bits("10MB/s"), 80_000_000);
+        assert_eq!(bits("1GBps"), 8_000_000_000);
+    }
+
+    #[test]
+    fn tcs_lowercase_byte_rates_are_refused_with_what_to_write() {
+        let e = parse_rate("8kbps").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "rate '8kbps': 'kbps' is bytes per second to tc but bits per second to ns-3, \
+             so it is not accepted; write '8kbit' for bits, or '64kbit' or '8KBps' for \
+             bytes per second"
+        );
+        let e = parse_rate("1.5mbps").unwrap_err().to_string();
+        assert!(
+            e.contains("'1.5Mbit' for bits, or '12Mbit' or '1.5MBps'"),
+            "{e}"
+        );
+        assert!(parse_rate("1gbps")
+            .unwrap_err()
+            .to_string()
+            .contains("'1Gbit'"));
+        // Unknown units list every accepted one.
+        let e = parse_rate("3furlongs").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown unit 'furlongs'") && e.contains("kbit"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -274,8 +420,8 @@ mod tests {
         assert!(e.contains("must not be negative"), "{e}");
         let e = parse_rate("10").unwrap_err().to_string();
         assert!(e.contains("needs a unit"), "{e}");
-        let e = parse_rate("10MB/s").unwrap_err().to_string();
-        assert!(e.contains("unknown unit 'MB/s'"), "{e}");
+        let e = parse_rate("10MiB/s").unwrap_err().to_string();
+        assert!(e.contains("unknown unit 'MiB/s'"), "{e}");
         assert!(parse_rate("fast").is_err());
     }
 

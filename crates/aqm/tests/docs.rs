@@ -20,18 +20,21 @@ const DOC: &str = include_str!("../../../docs/qdiscs.md");
 /// line number).
 fn tables() -> BTreeMap<String, BTreeMap<String, (Option<String>, usize)>> {
     let mut out: BTreeMap<String, BTreeMap<String, (Option<String>, usize)>> = BTreeMap::new();
-    let mut kind: Option<String> = None;
+    // The kinds of the current section: every `kind = "..."` of its first line
+    // that names one (the fair queues' section names two, sharing one table).
+    let mut kinds: Vec<String> = Vec::new();
     for (i, line) in DOC.lines().enumerate() {
         let n = i + 1;
         if line.starts_with("## ") {
-            kind = None;
+            kinds.clear();
             continue;
         }
-        if kind.is_none() {
-            if let Some(at) = line.find("`kind = \"") {
-                let rest = &line[at + 9..];
-                kind = rest.find('"').map(|end| rest[..end].to_string());
-            }
+        if kinds.is_empty() {
+            kinds = line
+                .split("`kind = \"")
+                .skip(1)
+                .filter_map(|rest| rest.find('"').map(|end| rest[..end].to_string()))
+                .collect();
             continue;
         }
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -55,15 +58,16 @@ fn tables() -> BTreeMap<String, BTreeMap<String, (Option<String>, usize)>> {
                 });
             Some(value.to_string())
         };
-        let k = kind.clone().unwrap();
-        let previous = out
-            .entry(k)
-            .or_default()
-            .insert(key.to_string(), (default, n));
-        assert!(
-            previous.is_none(),
-            "docs/qdiscs.md:{n}: `{key}` is listed twice"
-        );
+        for k in &kinds {
+            let previous = out
+                .entry(k.clone())
+                .or_default()
+                .insert(key.to_string(), (default.clone(), n));
+            assert!(
+                previous.is_none(),
+                "docs/qdiscs.md:{n}: `{key}` is listed twice for {k}"
+            );
+        }
     }
     out
 }

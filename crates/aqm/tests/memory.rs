@@ -52,7 +52,9 @@ fn no_kind_allocates_for_its_limit_before_packets_arrive() {
             built < 256 << 10,
             "{kind}: {built} bytes allocated when built"
         );
-        // A thousand packets of distinct flows cost a few hundred bytes each.
+        // A thousand packets of distinct flows cost a few hundred bytes each; the
+        // per-flow queues (wfq, drr) add a class each, under a KiB with the
+        // growth of their tables (this counts every allocation, freed or not).
         let (mut rng, mut sink) = (rng::stream(1, 1), VecSink::default());
         let before = allocated();
         for i in 0..1_000 {
@@ -64,7 +66,7 @@ fn no_kind_allocates_for_its_limit_before_packets_arrive() {
             );
         }
         let held = allocated() - before;
-        assert!(held < 1_000 * 512, "{kind}: {held} bytes for 1000 packets");
+        assert!(held < 1_000 * 1024, "{kind}: {held} bytes for 1000 packets");
     }
 }
 

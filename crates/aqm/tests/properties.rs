@@ -4,10 +4,23 @@
 //! defaults and the small ones its own file lists (`QdiscParams::property_configs`).
 
 use aqm::{
-    rng, Dur, Ecn, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time, VecSink,
-    Verdict,
+    rng, Dur, Ecn, FlowClass, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time,
+    VecSink, Verdict,
 };
 use proptest::prelude::*;
+
+/// The flows the link announces: 0..40 in aggregates flow % 5 with weights 1-3;
+/// the workloads' other flows (40..50) are unannounced. Qdiscs other than the fair
+/// queues ignore it.
+fn flow_table() -> Vec<FlowClass> {
+    (0..40)
+        .map(|f| FlowClass {
+            flow: FlowId(f),
+            aggregate: f % 5,
+            weight: 1.0 + (f % 3) as f64,
+        })
+        .collect()
+}
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -34,7 +47,9 @@ struct Trace {
 }
 
 fn run(spec: &QdiscSpec, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
-    let mut q = Monitored::new(spec.build(&LinkInfo::new(Rate::from_mbps(10))).unwrap());
+    let table = flow_table();
+    let link = LinkInfo::new(Rate::from_mbps(10)).with_flows(&table);
+    let mut q = Monitored::new(spec.build(&link).unwrap());
     let mut rng = rng::stream(seed, 3);
     let mut sink = VecSink::default();
     let mut now = Time::ZERO;
@@ -50,6 +65,7 @@ fn run(spec: &QdiscSpec, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> 
             Op::Enqueue { flow, size, ect } => {
                 let mut p = Packet::new(FlowId(flow), size);
                 p.tag = i as u32;
+                p.aggregate = flow % 5;
                 p.ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
                 offered += 1;
                 trace.verdicts.push(q.enqueue(p, now, &mut rng, &mut sink));

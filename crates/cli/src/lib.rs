@@ -1,18 +1,31 @@
-//! The `aqmlab` command, as a library: the binary in `main.rs` and the Python
-//! package's `aqmlab` console script both call [`main_with_args`], so the two are
-//! one program.
+//! The `aqmlab` command, as a library (the binary is `main.rs`).
+//!
+//! One command tree for both installs: this crate's [`Cli`] declares every
+//! subcommand, including those written in Python (`sweep`, `repro`), which the
+//! bare binary names in `--help` and refuses with one line. The Python package's
+//! `aqmlab` (argparse over the extension, `python/aqmlab/_cli.py`) implements the
+//! same tree and prints the help and completion scripts generated here
+//! ([`face::document`], checked in as `python/aqmlab/_face.json`); tests on both
+//! sides keep the two equal.
+//!
+//! Adding a subcommand is one variant of [`Command`] and its arm in
+//! [`main_with_args`] (for a Python-only one, [`python_only`]), then the file
+//! regenerated and one registration in `_cli.py`.
 //!
 //! Errors in what the user gave (a scenario, a flag) print one line and exit with
 //! status 2; anything else that fails exits with 1.
 
+pub mod face;
 mod model_cmd;
 pub mod output;
-pub mod queue_lab;
+mod python_cmds;
+mod queue_lab_cmd;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use sim::{builtin, Scenario, Simulation};
+use output::Format;
+use sim::{builtin, Overrides, Simulation};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -21,11 +34,9 @@ use std::time::{Duration, Instant};
 #[command(
     name = "aqmlab",
     version,
-    about = "Packet-level simulation of fair active queue management",
-    after_help = "Installed with pip, the command also has `aqmlab repro` (the papers' \
-                  experiments) and `aqmlab sweep` (a grid of runs on every core)."
+    about = "Packet-level simulation of fair active queue management"
 )]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -33,29 +44,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario file (or a built-in scenario by name; the default one if none).
-    Run {
-        /// A TOML scenario file, or the name of a built-in scenario.
-        scenario: Option<String>,
-        /// Override the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override the scenario's duration, e.g. "30s".
-        #[arg(long)]
-        duration: Option<String>,
-        /// Write the results as Parquet tables and summary.json into this directory.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print the summary as one JSON object on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Capture a link direction (`a->b`, or `bottleneck`) as pcap into --out
-        /// (or the current directory).
-        #[arg(long, value_name = "LINK")]
-        pcap: Option<String>,
-        /// No progress bar.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Run(RunArgs),
+    /// Run a scenario over a grid of parameter values and seeds, on every core.
+    ///
+    /// Runs SCENARIO (a file or a built-in name; the default built-in when left out)
+    /// at every combination of the --set values, once per seed, on every core. Writes
+    /// the runs (one row per run), groups, flows and links tables under DIR, each row
+    /// labelled with the point's values and the seed, and prints the runs averaged
+    /// over seeds. Each finished run is cached under DIR/cache, so a killed sweep
+    /// resumes. Needs the Python package.
+    Sweep(python_cmds::SweepArgs),
+    /// Reproduce experiments of the seed papers: the paper's numbers beside ours.
+    ///
+    /// Runs the simulations (in parallel, each run cached under DIR/cache so an
+    /// interrupted sweep resumes), writes the tables ID (the paper's numbers against
+    /// ours) and ID-runs and the figure ID.png under DIR, and prints the table with
+    /// PASS, MISS or OPEN (undecided: our value is only bounded) per row. A MISS is a
+    /// finding, not an error: the exit status is 0 unless the arguments are bad (2).
+    /// Needs the Python package.
+    Repro(python_cmds::ReproArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the queueing disciplines a scenario's `[qdisc] kind` may name.
@@ -67,7 +74,48 @@ enum Command {
     },
     /// Poisson sources into one exponential server through a real qdisc, to compare
     /// with the models.
-    QueueLab(queue_lab::QueueLabArgs),
+    QueueLab(queue_lab_cmd::QueueLabArgs),
+    /// Print the shell completion script for bash, zsh or fish.
+    #[command(after_help = "Install, for example:\n  \
+        aqmlab completions bash > ~/.local/share/bash-completion/completions/aqmlab\n  \
+        aqmlab completions zsh > ~/.zfunc/_aqmlab   (with ~/.zfunc in fpath)\n  \
+        aqmlab completions fish > ~/.config/fish/completions/aqmlab.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_parser = face::SHELLS)]
+        shell: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A TOML scenario file, or the name of a built-in scenario.
+    scenario: Option<String>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override the scenario's duration, e.g. "30s".
+    #[arg(long)]
+    duration: Option<String>,
+    /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
+    #[arg(long)]
+    warmup: Option<String>,
+    /// Write the results as tables and summary.json into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The tables' format under --out.
+    #[arg(long, value_enum, default_value = "parquet")]
+    format: Format,
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Capture a link direction (`a->b`, or `bottleneck`) as pcap into --out
+    /// (or the current directory).
+    #[arg(long, value_name = "LINK")]
+    pcap: Option<String>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// A problem with what the user asked for: exit status 2.
@@ -85,55 +133,35 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
-/// A scenario from a file path, or a built-in by name (the default when `None`).
-pub fn load(arg: Option<&str>) -> Result<Scenario, String> {
-    let name = arg.unwrap_or(builtin::DEFAULT);
-    let path = PathBuf::from(name);
-    if path.exists() || arg.is_some_and(|a| a.ends_with(".toml") || a.contains('/')) {
-        return Scenario::from_path(&path).map_err(|e| e.to_string());
-    }
-    match builtin::builtin(name) {
-        Some(text) => {
-            Scenario::from_toml(text, &format!("<built-in {name}>")).map_err(|e| e.to_string())
-        }
-        None => Err(format!(
-            "no scenario file or built-in scenario named \"{name}\" (see `aqmlab scenarios`)"
-        )),
-    }
+/// Writes to stdout; a closed pipe (`aqmlab run | head`) is not worth a panic.
+fn print(text: &str) {
+    let _ = std::io::stdout().write_all(text.as_bytes());
 }
 
-struct RunArgs {
-    scenario: Option<String>,
-    seed: Option<u64>,
-    duration: Option<String>,
-    out: Option<PathBuf>,
-    json: bool,
-    pcap: Option<String>,
-    quiet: bool,
+/// A subcommand of the Python package, reached from the bare binary: one line
+/// saying where it is, exit status 2.
+fn python_only(name: &str) -> anyhow::Result<()> {
+    Err(usage(format!(
+        "`aqmlab {name}` is written in Python and needs the Python package: \
+         pip install aqmlab, then run its `aqmlab {name}`"
+    )))
 }
 
 fn run(a: RunArgs) -> anyhow::Result<()> {
-    let mut s = load(a.scenario.as_deref()).map_err(usage)?;
-    if let Some(seed) = a.seed {
-        s.set_seed(seed);
+    let mut s = sim::load(a.scenario.as_deref()).map_err(|e| usage(e.to_string()))?;
+    Overrides {
+        seed: a.seed,
+        duration: a.duration.as_deref(),
+        warmup: a.warmup.as_deref(),
     }
-    if let Some(d) = &a.duration {
-        let d = aqm::parse_dur(d).map_err(|e| usage(format!("--duration: {e}")))?;
-        s.set_duration(d).map_err(|e| usage(e.to_string()))?;
-    }
+    .apply(&mut s)
+    .map_err(|e| usage(e.to_string()))?;
     let mut simulation = Simulation::new(&s).map_err(|e| usage(e.to_string()))?;
     if let Some(link) = &a.pcap {
-        let l = simulation.find_link(link).ok_or_else(|| {
-            usage(format!(
-                "--pcap: no link direction named \"{link}\" (names look like \"left->right\"; \"bottleneck\" is the dumbbell's forward direction)"
-            ))
-        })?;
         let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let file = dir.join(format!("{}.pcap", link.replace("->", "-")));
-        simulation
-            .capture(l, &file)
-            .with_context(|| format!("creating {}", file.display()))?;
+        sim::overrides::capture(&mut simulation, link, &dir)
+            .map_err(usage)?
+            .with_context(|| format!("creating a pcap file in {}", dir.display()))?;
     }
     let started = Instant::now();
     let end = simulation.end().as_nanos();
@@ -165,16 +193,14 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     simulation.finish_capture().context("finishing the pcap")?;
     let result = simulation.report(started.elapsed().as_secs_f64());
     if let Some(dir) = &a.out {
-        output::write_all(dir, &result)
+        output::write_run(dir, &result, a.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
-    let text = if a.json {
+    print(&if a.json {
         serde_json::to_string(&result.summary())? + "\n"
     } else {
-        output::text_summary(&result)
-    };
-    // A closed pipe (`aqmlab run | head`) is not an error worth a panic.
-    let _ = std::io::stdout().write_all(text.as_bytes());
+        sim::text::summary(&result)
+    });
     Ok(())
 }
 
@@ -193,46 +219,23 @@ where
         }
     };
     let result = match cli.command {
-        Command::Run {
-            scenario,
-            seed,
-            duration,
-            out,
-            json,
-            pcap,
-            quiet,
-        } => run(RunArgs {
-            scenario,
-            seed,
-            duration,
-            out,
-            json,
-            pcap,
-            quiet,
-        }),
+        Command::Run(a) => run(a),
+        Command::Sweep(_) => python_only("sweep"),
+        Command::Repro(_) => python_only("repro"),
         Command::Scenarios => {
-            let mut text = String::new();
-            for (name, body) in builtin::BUILTINS {
-                let mark = if *name == builtin::DEFAULT {
-                    " (default)"
-                } else {
-                    ""
-                };
-                text += &format!("{name:<16} {}{mark}\n", builtin::describe(body));
-            }
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            print(&builtin::listing());
             Ok(())
         }
         Command::Qdiscs => {
-            let text: String = aqm::QdiscSpec::KINDS
-                .iter()
-                .map(|k| format!("{k}\n"))
-                .collect();
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            print(&face::qdiscs());
             Ok(())
         }
         Command::Model { model } => model_cmd::run(model),
-        Command::QueueLab(a) => queue_lab::run(a),
+        Command::QueueLab(a) => queue_lab_cmd::run(a),
+        Command::Completions { shell } => {
+            print(&face::completion(&shell));
+            Ok(())
+        }
     };
     match result {
         Ok(()) => 0,

@@ -135,6 +135,31 @@ fn a_missing_file_is_rejected() {
 }
 
 #[test]
+fn warmup_overrides_the_scenarios_and_a_duration_inside_it_names_warmup() {
+    let out = aqmlab(&["run", "choke-fig3", "--duration", "10s", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "error: --duration 10s is not longer than the scenario's warm-up (20s), after which a \
+         run is measured: give a shorter --warmup too, e.g. --warmup 2s\n"
+    );
+    let out = aqmlab(&[
+        "run",
+        "choke-fig3",
+        "--duration",
+        "10s",
+        "--warmup",
+        "2s",
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warmup_s"], 2.0);
+}
+
+#[test]
 fn bad_flags_exit_2() {
     assert_eq!(aqmlab(&["run", "--duration", "ten"]).status.code(), Some(2));
     assert_eq!(aqmlab(&["run", "--seed", "-1"]).status.code(), Some(2));
@@ -163,17 +188,13 @@ fn out_writes_whole_tables_and_the_summary_last() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "flows.parquet",
-            "groups.parquet",
-            "link_flows.parquet",
-            "links.parquet",
-            "queue.parquet",
-            "summary.json"
-        ]
-    );
+    let mut want: Vec<String> = sim::tables::TABLES
+        .iter()
+        .map(|(n, _)| format!("{n}.parquet"))
+        .chain(["summary.json".to_string()])
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
     for n in &names {
         if n.ends_with(".parquet") {
             let bytes = std::fs::read(out_dir.join(n)).unwrap();
@@ -186,6 +207,63 @@ fn out_writes_whole_tables_and_the_summary_last() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["flows"].as_array().unwrap().len(), 33);
+
+    // The same folder again, as CSV: the Parquet tables of the first run and a
+    // killed writer's temporary file go; a file that is no table stays.
+    std::fs::write(out_dir.join(".flows.partial-1.csv"), "half").unwrap();
+    std::fs::write(out_dir.join("notes.txt"), "mine").unwrap();
+    let out = aqmlab(&[
+        "run",
+        "--duration",
+        "22s",
+        "--quiet",
+        "--format",
+        "csv",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = sim::tables::TABLES
+        .iter()
+        .map(|(n, _)| format!("{n}.csv"))
+        .chain(["notes.txt".to_string(), "summary.json".to_string()])
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    let run = std::fs::read_to_string(out_dir.join("run.csv")).unwrap();
+    assert!(
+        run.starts_with("scenario,seed,duration_s,warmup_s,"),
+        "{run}"
+    );
+    let links = std::fs::read_to_string(out_dir.join("links.csv")).unwrap();
+    assert!(links.lines().next().unwrap().contains("marks_choke_match"));
+}
+
+#[test]
+fn a_run_that_fails_leaves_no_summary_of_an_earlier_one_behind_it() {
+    // An unwritable table: the folder must not keep the earlier run's mark.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let ok = aqmlab(&["run", "--duration", "21s", "--quiet", "--out", d]);
+    assert!(ok.status.success());
+    std::fs::remove_file(dir.path().join("flows.parquet")).unwrap();
+    std::fs::create_dir(dir.path().join("flows.parquet")).unwrap(); // rename onto a folder fails
+    let out = aqmlab(&["run", "--duration", "21s", "--quiet", "--out", d]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("summary.json").exists());
+    let partial = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name().into_string().unwrap();
+            name.contains(".partial-")
+        })
+        .count();
+    assert_eq!(partial, 0, "a temporary file was left behind");
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! # models: the analytical models of the seed papers
 //!
 //! Closed forms and exact Markov-chain solutions that the papers derive, so a
-//! simulation can be checked against theory. This crate stands alone: it knows
-//! nothing of packets, qdiscs or the engine, and depends on nothing. The *queue lab*
-//! that drives the real qdiscs of `aqm` with Poisson arrivals, to compare them with
-//! these models, lives in the `cli` crate (`aqmlab queue-lab`).
+//! simulation can be checked against theory. The models know nothing of packets,
+//! qdiscs or the engine; the *queue lab* beside them drives the real qdiscs of `aqm`
+//! with Poisson arrivals, to compare those with the models (`aqmlab queue-lab`, and
+//! the Python package through its extension).
 //!
 //! ## Map
 //! - [`sfb`]: [`sfb_misclassification`], the probability that SFB misclassifies a
@@ -19,6 +19,9 @@
 //! - [`linalg`]: the stationary-distribution solvers (dense Gaussian elimination
 //!   with partial pivoting; sparse power iteration on the lazy chain).
 //! - [`error`]: [`ModelError`], naming the bad argument.
+//! - [`queue_lab`]: [`run_lab`], N Poisson sources into one exponential server
+//!   through a real qdisc of `aqm` (or the back-CHOKe model as a qdisc).
+//! - [`report`]: the models as `aqmlab model ...` prints them (text or JSON).
 //!
 //! ## Example
 //! ```
@@ -35,9 +38,12 @@ pub mod choke_back;
 pub mod choke_front;
 pub mod error;
 pub mod linalg;
+pub mod queue_lab;
+pub mod report;
 pub mod sfb;
 
 pub use choke_back::{back_choke, back_choke_product_form, BackChoke, BackFlow, Solver};
 pub use choke_front::{front_choke, FrontChoke, FrontFlow};
 pub use error::ModelError;
+pub use queue_lab::{run_lab, LabCandidate, LabConfig, LabQdisc, LabResult};
 pub use sfb::sfb_misclassification;

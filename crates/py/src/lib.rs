@@ -1,13 +1,15 @@
 //! # _aqmlab: the Python extension module of aqmlab
 //!
 //! Conversions and nothing else: each function takes plain Python values, calls
-//! the core crates, and returns plain Python values (results as JSON text, which
-//! the pure-Python package `aqmlab` turns into DataFrames). The user API lives in
-//! `python/aqmlab`; the stubs in `python/aqmlab/_aqmlab.pyi` list what is here.
+//! the core crates (`sim`, `aqm`, `models`; not the `cli` crate, so neither clap nor
+//! Parquet ships in here), and returns plain Python values. A run's results cross
+//! as Arrow: [`Finished::tables`] gives each table of `sim::tables` as Arrow IPC
+//! stream bytes, which `aqmlab.Result` reads with `pyarrow.ipc`. The user API lives
+//! in `python/aqmlab`; the stubs in `python/aqmlab/_aqmlab.pyi` list what is here.
 //!
 //! ## Map
 //! - [`error`]: core errors to Python exceptions (`ValueError` with the CLI's text).
-//! - this file: the module's functions.
+//! - this file: the module's functions and [`Finished`].
 //!
 //! Simulations run with the GIL released, in slices of simulated time; between
 //! slices the GIL is taken back to check for signals, so Ctrl-C interrupts a long
@@ -17,31 +19,86 @@ mod error;
 
 use error::Error;
 use pyo3::prelude::*;
-use sim::{builtin, Scenario, Simulation};
+use pyo3::types::PyBytes;
+use sim::{builtin, Overrides, RunResult, Scenario, Simulation};
 
-/// Applies the `seed` and `duration` arguments as the CLI applies `--seed` and
-/// `--duration`.
+/// A finished run, kept in Rust until Python asks for it in a form.
+#[pyclass(frozen, module = "aqmlab._aqmlab")]
+struct Finished(RunResult);
+
+#[pymethods]
+impl Finished {
+    /// Every table of the run as (name, Arrow IPC stream bytes), in `sim::tables`
+    /// order.
+    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Vec<(&'static str, Bound<'py, PyBytes>)>> {
+        let encoded = py.detach(|| -> Result<Vec<(&'static str, Vec<u8>)>, Error> {
+            sim::tables::tables(&self.0)
+                .into_iter()
+                .map(|(name, batch)| Ok((name, ipc_stream(&batch)?)))
+                .collect()
+        })?;
+        Ok(encoded
+            .into_iter()
+            .map(|(name, bytes)| (name, PyBytes::new(py, &bytes)))
+            .collect())
+    }
+
+    /// The `aqmlab run --json` object as text (indented with `pretty`, as
+    /// `summary.json` under `--out` is).
+    #[pyo3(signature = (pretty=false))]
+    fn summary_json(&self, pretty: bool) -> PyResult<String> {
+        let s = self.0.summary();
+        let text = if pretty {
+            serde_json::to_string_pretty(&s)
+        } else {
+            serde_json::to_string(&s)
+        };
+        Ok(text.map_err(|e| Error::Internal(e.to_string()))?)
+    }
+
+    /// The short summary `aqmlab run` prints.
+    fn text(&self) -> String {
+        sim::text::summary(&self.0)
+    }
+}
+
+/// One table as an Arrow IPC stream.
+fn ipc_stream(batch: &arrow_array::RecordBatch) -> Result<Vec<u8>, Error> {
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema())?;
+    w.write(batch)?;
+    w.finish()?;
+    Ok(w.into_inner()?)
+}
+
+/// Applies `seed`, `duration` and `warmup` as the CLI applies its flags.
 fn configure(
     mut s: Scenario,
     seed: Option<u64>,
     duration: Option<&str>,
+    warmup: Option<&str>,
 ) -> Result<Scenario, Error> {
-    if let Some(seed) = seed {
-        s.set_seed(seed);
+    Overrides {
+        seed,
+        duration,
+        warmup,
     }
-    if let Some(d) = duration {
-        s.set_duration(aqm::parse_dur(d)?)?;
-    }
+    .apply(&mut s)?;
     Ok(s)
 }
 
 /// Slices a run is cut into, to look for signals between them.
 const SLICES: u64 = 1000;
 
-/// Runs `s` without the GIL and returns the full results as JSON text.
-fn simulate(py: Python<'_>, s: Scenario) -> PyResult<String> {
+/// Runs `s` without the GIL, capturing the link `pcap` (a name, and the folder)
+/// when asked.
+fn simulate(py: Python<'_>, s: Scenario, pcap: Option<(&str, &str)>) -> PyResult<Finished> {
     let started = std::time::Instant::now();
     let mut simulation = py.detach(|| Simulation::new(&s)).map_err(Error::from)?;
+    if let Some((link, dir)) = pcap {
+        sim::overrides::capture(&mut simulation, link, std::path::Path::new(dir))
+            .map_err(Error::Usage)?
+            .map_err(|e| Error::Internal(format!("creating a pcap file in {dir}: {e}")))?;
+    }
     let end = simulation.end();
     let step = (end.as_nanos() / SLICES).max(1_000_000);
     while simulation.now() < end {
@@ -49,77 +106,172 @@ fn simulate(py: Python<'_>, s: Scenario) -> PyResult<String> {
         py.detach(|| simulation.run_until(until, &mut |_| {}));
         py.check_signals()?;
     }
-    let result = simulation.report(started.elapsed().as_secs_f64());
-    let json = py.detach(|| serde_json::to_string(&result));
-    Ok(json.map_err(Error::from)?)
+    simulation
+        .finish_capture()
+        .map_err(|e| Error::Internal(format!("finishing the pcap: {e}")))?;
+    Ok(Finished(simulation.report(started.elapsed().as_secs_f64())))
 }
 
 /// Runs a scenario given as TOML text; `origin` names it in error messages.
 #[pyfunction]
-#[pyo3(signature = (text, origin, seed=None, duration=None))]
+#[pyo3(signature = (text, origin, seed=None, duration=None, warmup=None))]
 fn run_toml(
     py: Python<'_>,
     text: &str,
     origin: &str,
     seed: Option<u64>,
     duration: Option<&str>,
-) -> PyResult<String> {
+    warmup: Option<&str>,
+) -> PyResult<Finished> {
     let s = Scenario::from_toml(text, origin).map_err(Error::from)?;
-    simulate(py, configure(s, seed, duration)?)
+    simulate(py, configure(s, seed, duration, warmup)?, None)
 }
 
 /// Runs a scenario given as a JSON object (a dict with the TOML's keys).
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
 fn run_json(
     py: Python<'_>,
     json: &str,
     seed: Option<u64>,
     duration: Option<&str>,
-) -> PyResult<String> {
+    warmup: Option<&str>,
+) -> PyResult<Finished> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
-    simulate(py, configure(s, seed, duration)?)
+    simulate(py, configure(s, seed, duration, warmup)?, None)
 }
 
 /// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
 /// build the network) without simulating it: a sweep checks every point before it
 /// starts one, so a typo in the last point does not cost the runs before it.
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
 fn check_json(
     py: Python<'_>,
     json: &str,
     seed: Option<u64>,
     duration: Option<&str>,
+    warmup: Option<&str>,
 ) -> PyResult<()> {
-    let s = configure(
-        Scenario::from_json(json).map_err(Error::from)?,
-        seed,
-        duration,
-    )?;
+    let s = Scenario::from_json(json).map_err(Error::from)?;
+    let s = configure(s, seed, duration, warmup)?;
     py.detach(|| Simulation::new(&s).map(drop))
         .map_err(Error::from)?;
     Ok(())
 }
 
 /// Runs a scenario file, or a built-in scenario by name (the default when `None`),
-/// resolved exactly as `aqmlab run ARG` resolves it.
+/// resolved exactly as `aqmlab run ARG` resolves it; `pcap` = (link, folder)
+/// captures that link as `aqmlab run --pcap` does.
 #[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None))]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, pcap=None))]
 fn run_builtin_or_path(
     py: Python<'_>,
     arg: Option<&str>,
     seed: Option<u64>,
     duration: Option<&str>,
-) -> PyResult<String> {
-    let s = aqmlab_cli::load(arg).map_err(Error::Usage)?;
-    simulate(py, configure(s, seed, duration)?)
+    warmup: Option<&str>,
+    pcap: Option<(String, String)>,
+) -> PyResult<Finished> {
+    let s = sim::load(arg).map_err(Error::from)?;
+    let pcap = pcap.as_ref().map(|(l, d)| (l.as_str(), d.as_str()));
+    simulate(py, configure(s, seed, duration, warmup)?, pcap)
 }
 
-/// Runs the `aqmlab` command line (program name first); returns its exit status.
+/// (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG`
+/// resolves it, for callers that edit the scenario before running it.
 #[pyfunction]
-fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| aqmlab_cli::main_with_args(argv))
+#[pyo3(signature = (arg=None))]
+fn scenario_source(arg: Option<&str>) -> PyResult<(String, String)> {
+    let s = sim::resolve(arg).map_err(Error::from)?;
+    Ok((s.text, s.origin))
+}
+
+/// The names of the result tables, in `sim::tables` order.
+#[pyfunction]
+fn table_names() -> Vec<&'static str> {
+    sim::tables::TABLES.iter().map(|(n, _)| *n).collect()
+}
+
+/// The drop (and mark) reasons, in the order of the `drops_<reason>` columns.
+#[pyfunction]
+fn drop_reasons() -> Vec<&'static str> {
+    aqm::DropReason::ALL.iter().map(|d| d.name()).collect()
+}
+
+/// A rate as a scenario writes it (`"10Mbps"`, `"500kbit"`, `"8KBps"`), in bit/s.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    Ok(aqm::parse_rate(text).map_err(Error::usage)?.bps())
+}
+
+/// A duration as a scenario writes it (`"20ms"`, `"1.5s"`), in nanoseconds.
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<u64> {
+    Ok(aqm::parse_dur(text).map_err(Error::usage)?.as_nanos())
+}
+
+/// Nanoseconds written as a scenario would write them (`20000000` -> `"20ms"`).
+#[pyfunction]
+fn format_duration(nanos: u64) -> String {
+    aqm::Dur::from_nanos(nanos).to_string()
+}
+
+/// The key of hash level `level` in key generation `generation` of a qdisc whose
+/// `hash_seed` is given (SFB's levels; SFQ uses level 0).
+#[pyfunction]
+fn hash_key(hash_seed: u64, generation: u32, level: u32) -> u64 {
+    aqm::parts::flow_hash::level_key(hash_seed, generation, level)
+}
+
+/// The 32-bit hash of flow `flow` under `key`, which SFB and SFQ reduce modulo
+/// their bin count.
+#[pyfunction]
+fn flow_hash(key: u64, flow: u32) -> u32 {
+    aqm::parts::flow_hash::keyed_hash(key, flow)
+}
+
+/// Runs the queue lab on a configuration given as a JSON object (the keys of
+/// `aqmlab queue-lab`'s flags); returns what `aqmlab queue-lab` prints: the JSON
+/// object, or the table with `text`.
+#[pyfunction]
+#[pyo3(signature = (config, text=false))]
+fn queue_lab(py: Python<'_>, config: &str, text: bool) -> PyResult<String> {
+    use models::queue_lab as lab;
+    let cfg: lab::LabConfig =
+        serde_json::from_str(config).map_err(|e| Error::Usage(format!("queue lab: {e}")))?;
+    let r = py.detach(|| lab::run_lab(&cfg)).map_err(Error::Usage)?;
+    Ok(if text {
+        lab::to_text(&r)
+    } else {
+        lab::to_json(&r)
+    })
+}
+
+/// `aqmlab model sfb-misclass`'s output.
+#[pyfunction]
+#[pyo3(signature = (levels, bins, nonresponsive, json=false))]
+fn model_sfb_misclass(levels: u32, bins: u64, nonresponsive: u64, json: bool) -> PyResult<String> {
+    Ok(models::report::sfb_misclass(levels, bins, nonresponsive, json).map_err(Error::from)?)
+}
+
+/// `aqmlab model choke-front`'s output.
+#[pyfunction]
+#[pyo3(signature = (mu, rates, json=false))]
+fn model_choke_front(mu: f64, rates: Vec<f64>, json: bool) -> PyResult<String> {
+    Ok(models::report::choke_front(mu, &rates, json).map_err(Error::from)?)
+}
+
+/// `aqmlab model choke-back`'s output.
+#[pyfunction]
+#[pyo3(signature = (memory, rates, mu=None, json=false))]
+fn model_choke_back(
+    memory: usize,
+    rates: Vec<f64>,
+    mu: Option<f64>,
+    json: bool,
+) -> PyResult<String> {
+    Ok(models::report::choke_back(memory, &rates, mu, json).map_err(Error::from)?)
 }
 
 /// (name, one-line description) of each built-in scenario.
@@ -129,6 +281,12 @@ fn builtin_scenarios() -> Vec<(&'static str, &'static str)> {
         .iter()
         .map(|(name, text)| (*name, builtin::describe(text)))
         .collect()
+}
+
+/// What `aqmlab scenarios` prints.
+#[pyfunction]
+fn builtin_listing() -> String {
+    builtin::listing()
 }
 
 /// The TOML text of a built-in scenario.
@@ -156,12 +314,25 @@ fn default_scenario() -> &'static str {
 
 #[pymodule]
 fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Finished>()?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
-    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_source, m)?)?;
+    m.add_function(wrap_pyfunction!(table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(format_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_key, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(queue_lab, m)?)?;
+    m.add_function(wrap_pyfunction!(model_sfb_misclass, m)?)?;
+    m.add_function(wrap_pyfunction!(model_choke_front, m)?)?;
+    m.add_function(wrap_pyfunction!(model_choke_back, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_listing, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_text, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;

@@ -47,6 +47,18 @@ pub fn describe(text: &str) -> &str {
         .unwrap_or("")
 }
 
+/// What `aqmlab scenarios` prints: each built-in's name and description, one a
+/// line, the default marked.
+pub fn listing() -> String {
+    BUILTINS
+        .iter()
+        .map(|(name, body)| {
+            let mark = if *name == DEFAULT { " (default)" } else { "" };
+            format!("{name:<16} {}{mark}\n", describe(body))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

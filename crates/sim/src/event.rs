@@ -35,12 +35,29 @@ pub enum TimerKind {
 pub const TIMER_KINDS: usize = 4;
 
 impl TimerKind {
-    const ALL: [TimerKind; TIMER_KINDS] = [
+    /// Every timer, in `repr` order.
+    pub const ALL: [TimerKind; TIMER_KINDS] = [
         TimerKind::Send,
         TimerKind::Rto,
         TimerKind::DelAck,
         TimerKind::Stop,
     ];
+}
+
+/// A periodic observation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Tick {
+    /// Sample the monitored queues' lengths.
+    Queue = 0,
+    /// Close an interval of the per-flow series at monitored links.
+    Series = 1,
+    /// Sample every TCP sender's state.
+    Tcp = 2,
+}
+
+impl Tick {
+    const ALL: [Tick; 3] = [Tick::Queue, Tick::Series, Tick::Tcp];
 }
 
 /// What happens at an instant.
@@ -52,8 +69,8 @@ pub enum Event {
     Arrive(u32),
     /// A flow's timer.
     Timer(u32, TimerKind),
-    /// Sample the monitored queues.
-    Sample,
+    /// A periodic observation.
+    Tick(Tick),
     /// The warm-up is over: snapshot every counter.
     MeasureStart,
 }
@@ -75,7 +92,7 @@ impl Event {
             Event::TxDone(l) => (0, l),
             Event::Arrive(l) => (1, l),
             Event::Timer(f, k) => (2, f << 2 | k as u32),
-            Event::Sample => (3, 0),
+            Event::Tick(t) => (3, t as u32),
             Event::MeasureStart => (4, 0),
         };
         debug_assert!(index <= INDEX_MASK, "{self:?} does not fit the event queue");
@@ -89,7 +106,7 @@ impl Event {
             0 => Event::TxDone(index),
             1 => Event::Arrive(index),
             2 => Event::Timer(index >> 2, TimerKind::ALL[(index & 3) as usize]),
-            3 => Event::Sample,
+            3 => Event::Tick(Tick::ALL[index as usize]),
             _ => Event::MeasureStart,
         }
     }
@@ -205,7 +222,7 @@ mod tests {
         q.push(Time::from_nanos(5), Event::Arrive(1));
         q.push(Time::from_nanos(3), Event::Arrive(2));
         q.push(Time::from_nanos(5), Event::Arrive(3));
-        q.push(Time::from_nanos(5), Event::Sample);
+        q.push(Time::from_nanos(5), Event::Tick(Tick::Queue));
         q.push(Time::from_nanos(3), Event::TxDone(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop())
             .map(|(t, e)| (t.as_nanos(), e))
@@ -217,7 +234,7 @@ mod tests {
                 (3, Event::TxDone(4)),
                 (5, Event::Arrive(1)),
                 (5, Event::Arrive(3)),
-                (5, Event::Sample),
+                (5, Event::Tick(Tick::Queue)),
             ]
         );
     }
@@ -230,7 +247,9 @@ mod tests {
             Event::TxDone(0),
             Event::TxDone(last_link),
             Event::Arrive(last_link),
-            Event::Sample,
+            Event::Tick(Tick::Queue),
+            Event::Tick(Tick::Series),
+            Event::Tick(Tick::Tcp),
             Event::MeasureStart,
         ];
         for k in TimerKind::ALL {

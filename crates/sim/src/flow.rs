@@ -28,27 +28,31 @@ pub enum Endpoints {
     },
 }
 
-/// Counters of a flow that only ever grow (a warm-up snapshot is subtracted).
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct FlowCounters {
-    pub sent: u64,
-    pub delivered: u64,
-    pub drops: ReasonCounts,
-    pub marks: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    pub fast_recoveries: u64,
-    pub rtt_sum_s: f64,
-    pub rtt_samples: u64,
+crate::counters! {
+    /// Counters of a flow that only ever grow (a warm-up snapshot is subtracted).
+    #[derive(Copy, Clone, Debug, Default, PartialEq)]
+    pub struct FlowCounters {
+        pub sent: u64,
+        pub delivered: u64,
+        pub drops: ReasonCounts,
+        pub marks: u64,
+        pub retransmits: u64,
+        pub timeouts: u64,
+        pub fast_recoveries: u64,
+        pub rtt_sum_s: f64,
+        pub rtt_samples: u64,
+    }
 }
 
 pub struct Flow {
     pub group: u32,
     pub kind: FlowKind,
     pub aggregate: u32,
+    /// Scheduling weight (fair queueing).
+    pub weight: f64,
     pub packet_size: u32,
     pub ecn_capable: bool,
-    /// Where the routes of data and of ACKs start in `Simulation::routes`.
+    /// Where the routes of its data and of its ACKs start in the network's routes.
     pub fwd: u32,
     pub rev: u32,
     pub start: Time,
@@ -62,6 +66,14 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The TCP sender, if this is a TCP flow.
+    pub fn tcp_sender(&self) -> Option<&TcpSender> {
+        match &self.endpoints {
+            Endpoints::Tcp { sender, .. } => Some(sender),
+            Endpoints::Udp { .. } => None,
+        }
+    }
+
     pub fn counters(&self) -> FlowCounters {
         let mut c = FlowCounters {
             drops: self.drops,

@@ -5,17 +5,26 @@
 //! files; results as plain data.
 //!
 //! ## Map
+//! Three parts, with arrows one way: building makes a [`Simulation`], running
+//! advances it, observing watches it from outside the forwarding path.
 //! - [`scenario`]: TOML scenarios, validated, with errors that name key and line.
 //! - [`builtin`]: the scenarios shipped with aqmlab.
-//! - [`engine`]: [`Simulation`]: builds the network, runs the event loop.
+//! - [`build`]: building: the network (nodes, links, qdiscs, routes), the flows.
+//! - [`engine`]: running: the event loop and its handlers (links, transports).
+//! - [`observe`]: observing: link and queue statistics, per-flow series, TCP
+//!   traces, queueing delays, web objects, a drop log, pcap, the warm-up snapshot.
+//! - [`source`]: a scenario argument (a path or a built-in's name) resolved, as
+//!   every face of aqmlab resolves it.
+//! - [`overrides`]: `--seed`, `--duration`, `--warmup` applied to a scenario.
 //! - [`event`]: the (time, sequence)-ordered event queue.
 //! - [`link`]: one direction of a link: qdisc, transmitter, wire.
 //! - [`wire`]: the packets propagating on every wire, in one slab.
-//! - [`flow`]: a flow's path, endpoints, timers and counters.
+//! - [`flow`]: a flow's routes, endpoints, timers and counters.
 //! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
 //! - [`header`]: transport headers kept beside packets.
 //! - [`results`], [`report`], [`fair_share`]: what a run produces.
-//! - [`pcap`]: capture of a link direction.
+//! - [`tables`]: the results as named Arrow tables, the one schema of every output.
+//! - [`text`]: the results as the short summary `aqmlab run` prints.
 //!
 //! ## Tutorial
 //! Build a dumbbell, put RED on the bottleneck, run, read the results:
@@ -46,6 +55,7 @@
 //! assert_eq!(result.groups["bulk"].count, 4);
 //! ```
 
+pub mod build;
 pub mod builtin;
 pub mod engine;
 pub mod event;
@@ -53,17 +63,23 @@ pub mod fair_share;
 pub mod flow;
 pub mod header;
 pub mod link;
-pub mod pcap;
+pub mod observe;
+pub mod overrides;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod source;
+pub mod tables;
 pub mod tcp;
+pub mod text;
 pub mod udp;
 pub mod wire;
 
 pub use engine::Simulation;
+pub use overrides::{OverrideError, Overrides};
 pub use results::RunResult;
 pub use scenario::{Scenario, ScenarioError};
+pub use source::{load, resolve, Source, SourceError};
 
 /// Builds and runs a scenario to its end; `progress` is called with the simulated
 /// time now and then (for progress bars).

@@ -1,50 +1,33 @@
 //! One direction of a point-to-point link: an egress qdisc, a transmitter, and the
-//! packets propagating on the wire.
+//! packets propagating on the wire. Physics only: what is counted about a link is
+//! kept by its observer (`observe::LinkStats`), and only for monitored links.
 //!
 //! Physics decides the event count: the transmitter has at most one `TxDone`
 //! pending, and because the delay is fixed, packets on the wire arrive in the order
 //! they left, so the wire is a ring with at most one `Arrive` pending (htsim does the
-//! same); the wires of all links share one slab (`wire.rs`). Back-to-back transmissions are timed from the cumulative bits of the busy
-//! period, so per-packet rounding to nanoseconds never drifts.
+//! same); the wires of all links share one slab (`wire.rs`). Back-to-back
+//! transmissions are timed from the cumulative bits of the busy period, so
+//! per-packet rounding to nanoseconds never drifts.
 
 use crate::wire::{Wire, WireSlab};
-use aqm::{AnyQdisc, Dur, Monitored, Packet, QueueCounts, Rate, Rng, Time};
-
-/// Counters of a link direction that only ever grow; a warm-up snapshot is
-/// subtracted from them at the end.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LinkCounters {
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    /// Nanoseconds spent transmitting.
-    pub busy_ns: u128,
-    /// Integral of the backlog (packets) over time, packet-nanoseconds.
-    pub queue_area: u128,
-    pub queue: QueueCounts,
-}
+use aqm::{AnyQdisc, Dur, Packet, Rate, Rng, Time};
 
 pub struct Link {
     pub from: u32,
     pub to: u32,
     pub rate: Rate,
     pub delay: Dur,
-    pub qdisc: Monitored<AnyQdisc>,
+    pub qdisc: AnyQdisc,
     pub rng: Rng,
     /// The packet being serialized.
     pub current: Option<Packet>,
-    /// Start of the current busy period and bits sent in it.
+    /// Start of the current busy period and bits sent in it (0: idle).
     busy_since: Time,
     busy_bits: u128,
     /// Packets on the wire with their arrival times, oldest first.
     pub wire: Wire,
-    /// Index into the monitored links, if this one is monitored.
-    pub monitor: Option<usize>,
-    tx_packets: u64,
-    tx_bytes: u64,
-    busy_ns: u128,
-    queue_area: u128,
-    queue_changed: Time,
-    pub max_queue: u32,
+    /// Index of this link's observer, if it is monitored.
+    pub monitor: Option<u32>,
 }
 
 impl Link {
@@ -54,38 +37,36 @@ impl Link {
             to,
             rate,
             delay,
-            qdisc: Monitored::new(qdisc),
+            qdisc,
             rng,
             current: None,
             busy_since: Time::ZERO,
             busy_bits: 0,
             wire: Wire::default(),
             monitor: None,
-            tx_packets: 0,
-            tx_bytes: 0,
-            busy_ns: 0,
-            queue_area: 0,
-            queue_changed: Time::ZERO,
-            max_queue: 0,
         }
     }
 
+    #[inline]
     pub fn is_busy(&self) -> bool {
         self.current.is_some()
     }
 
-    /// Call before the backlog changes: accumulates the time-weighted backlog.
-    #[inline]
-    pub fn before_queue_change(&mut self, now: Time) {
-        let dt = now.saturating_since(self.queue_changed).as_nanos() as u128;
-        self.queue_area += dt * self.qdisc.len() as u128;
-        self.queue_changed = now;
+    /// When the running busy period began, if the transmitter is in one.
+    pub fn busy_since(&self) -> Option<Time> {
+        (self.busy_bits > 0).then_some(self.busy_since)
     }
 
-    /// Call after the backlog changed.
-    #[inline]
-    pub fn after_queue_change(&mut self) {
-        self.max_queue = self.max_queue.max(self.qdisc.len() as u32);
+    /// The packet being serialized at `now`, and how many of its bits have left
+    /// the transmitter by then.
+    pub fn in_progress(&self, now: Time) -> Option<(&Packet, u64)> {
+        let pkt = self.current.as_ref()?;
+        let size = pkt.size as u128 * 8;
+        let rate = self.rate.bps() as u128;
+        let start = self.busy_since
+            + Dur::from_nanos(((self.busy_bits - size) * 1_000_000_000).div_ceil(rate) as u64);
+        let elapsed = now.saturating_since(start).as_nanos() as u128;
+        Some((pkt, (elapsed * rate / 1_000_000_000).min(size) as u64))
     }
 
     /// Starts serializing `pkt` at `now`; returns when the last bit leaves.
@@ -108,34 +89,19 @@ impl Link {
             .current
             .take()
             .expect("TxDone without a packet in transmission");
-        self.tx_packets += 1;
-        self.tx_bytes += pkt.size as u64;
         let was_empty = wires.push_back(&mut self.wire, now + self.delay, pkt);
         (pkt, was_empty)
     }
 
-    /// Nothing more to send at `now`: the busy period ends.
+    /// Nothing more to send at `now`: the busy period, if one was running, ends.
+    /// Returns its length (zero when the link was idle already: an arrival it
+    /// dropped found nothing to send).
     #[inline]
-    pub fn go_idle(&mut self, now: Time) {
-        self.busy_ns += now.saturating_since(self.busy_since).as_nanos() as u128;
-        self.busy_bits = 0;
-    }
-
-    /// The counters as of `now` (busy time and queue area include the running part).
-    pub fn counters(&self, now: Time) -> LinkCounters {
-        let running_busy = if self.busy_bits > 0 {
-            now.saturating_since(self.busy_since).as_nanos() as u128
-        } else {
-            0
-        };
-        let running_area =
-            now.saturating_since(self.queue_changed).as_nanos() as u128 * self.qdisc.len() as u128;
-        LinkCounters {
-            tx_packets: self.tx_packets,
-            tx_bytes: self.tx_bytes,
-            busy_ns: self.busy_ns + running_busy,
-            queue_area: self.queue_area + running_area,
-            queue: self.qdisc.counts(),
+    pub fn go_idle(&mut self, now: Time) -> Dur {
+        if self.busy_bits == 0 {
+            return Dur::ZERO;
         }
+        self.busy_bits = 0;
+        now.saturating_since(self.busy_since)
     }
 }

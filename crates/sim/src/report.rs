@@ -1,54 +1,161 @@
-//! Turns a finished simulation's counters into a [`RunResult`].
+//! Turns a simulation's counters and observers into a [`RunResult`].
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
+use crate::flow::FlowCounters;
+use crate::observe::delays::Histogram;
+use crate::observe::in_progress;
+use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::results::{
-    fairness, reason_map, FairnessSummary, FlowResult, GroupResult, LinkFlowResult, LinkResult,
-    QueueSeries, RunResult,
+    fairness, reason_map, DelayBucket, DelayResult, FairnessSummary, FlowResult, FlowSeriesResult,
+    GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult, QueueSeries,
+    RunResult, TcpTraceResult,
 };
 use std::collections::BTreeMap;
+
+type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
-        let (flow_counts, link_counts, per_flow) = self.measured();
+        let (flow_counts, link_counts) =
+            self.obs.measured(self.now(), &self.net.links, &self.flows);
         let secs = self.measured_seconds().max(1e-12);
-        let capacities: Vec<f64> = self.links.iter().map(|l| l.rate.as_f64()).collect();
+        let flows = self.flow_results(&flow_counts, secs);
+        let (groups, group_fairness) = self.group_results(&flows);
+        let tcp: Vec<f64> = flows
+            .iter()
+            .zip(&self.flows)
+            .filter(|(_, f)| f.kind.is_tcp())
+            .map(|(r, _)| r.goodput_bps)
+            .collect();
+        let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
+        let mut links = Vec::new();
+        let mut link_flows = Vec::new();
+        let mut flow_series = Vec::new();
+        let mut delays = Vec::new();
+        let mut delay_histogram = Vec::new();
+        for (stats, c) in self.obs.links.iter().zip(&link_counts) {
+            let name = self.link_name(stats.link as usize);
+            links.push(self.link_result(stats, c, &name, secs));
+            for (flow, c) in c.per_flow.iter().enumerate() {
+                if c.packets > 0 || c.queue_area > 0 {
+                    link_flows.push(LinkFlowResult {
+                        link: name.clone(),
+                        flow: flow as u32,
+                        throughput_bps: c.bits as f64 / secs,
+                        packets: c.packets,
+                        mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
+                    });
+                }
+            }
+            if let Some(series) = &stats.series {
+                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
+                flow_series.extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
+                    let dt = r.len.as_secs_f64();
+                    FlowSeriesResult {
+                        link: name.clone(),
+                        t_s: r.start.as_secs_f64(),
+                        dt_s: dt,
+                        flow: r.flow,
+                        packets: r.packets,
+                        bytes: r.bits as f64 / 8.0,
+                        throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
+                        drops: r.drops,
+                        marks: r.marks,
+                    }
+                }));
+            }
+            if let Some(d) = &stats.delays {
+                let named = std::iter::once((None, &d.all)).chain(
+                    self.groups
+                        .iter()
+                        .zip(&d.groups)
+                        .map(|(g, h)| (Some(g.name.clone()), h)),
+                );
+                for (group, h) in named {
+                    delays.push(delay_result(&name, group.clone(), h));
+                    delay_histogram.extend(h.buckets().map(|(lo, hi, count)| DelayBucket {
+                        link: name.clone(),
+                        group: group.clone(),
+                        lo_s: lo as f64 * 1e-9,
+                        hi_s: hi as f64 * 1e-9,
+                        count,
+                    }));
+                }
+            }
+        }
+        RunResult {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            duration_s: self.end().as_secs_f64(),
+            warmup_s: self.warmup().as_secs_f64(),
+            events: self.event_count,
+            wall_seconds,
+            sim_seconds: self.now().as_secs_f64(),
+            flows,
+            groups,
+            links,
+            link_flows,
+            fairness: FairnessSummary {
+                tcp: fairness(&tcp),
+                all: fairness(&all),
+                groups: group_fairness,
+            },
+            flow_series,
+            tcp_trace: self.tcp_trace_results(),
+            delays,
+            delay_histogram,
+            objects: self.object_results(),
+            queue_events: self.queue_event_results(),
+            queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
+        }
+    }
+
+    fn measured_seconds(&self) -> f64 {
+        self.now().saturating_since(self.warmup()).as_secs_f64()
+    }
+
+    /// Each flow's max-min fair share given every flow's demand and data route.
+    fn fair_shares(&self) -> Vec<f64> {
+        let capacities: Vec<f64> = self.net.links.iter().map(|l| l.rate.as_f64()).collect();
+        let paths: Vec<Vec<usize>> = self
+            .flows
+            .iter()
+            .map(|f| {
+                self.net
+                    .routes
+                    .route(f.fwd)
+                    .iter()
+                    .map(|&l| l as usize)
+                    .collect()
+            })
+            .collect();
         let demands: Vec<Demand<'_>> = self
             .flows
             .iter()
-            .map(|f| Demand {
-                demand_bps: self.groups[f.group as usize].demand_bps,
-                path: &[],
-            })
-            .collect();
-        // Paths as usize for the fair-share computation.
-        let paths: Vec<Vec<usize>> = (0..self.flows.len())
-            .map(|f| self.data_route(f).iter().map(|&l| l as usize).collect())
-            .collect();
-        let demands: Vec<Demand<'_>> = demands
-            .iter()
             .zip(&paths)
-            .map(|(d, p)| Demand {
-                demand_bps: d.demand_bps,
+            .map(|(f, p)| Demand {
+                demand_bps: self.groups[f.group as usize].demand_bps,
                 path: p,
             })
             .collect();
-        let shares = max_min_fair(&capacities, &demands);
+        max_min_fair(&capacities, &demands)
+    }
 
-        let flows: Vec<FlowResult> = self
-            .flows
+    fn flow_results(&self, counts: &[FlowCounters], secs: f64) -> Vec<FlowResult> {
+        let shares = self.fair_shares();
+        self.flows
             .iter()
-            .zip(&flow_counts)
+            .zip(counts)
             .enumerate()
             .map(|(id, (f, c))| {
                 let group = &self.groups[f.group as usize];
-                let goodput_bps = c.delivered as f64 * f.packet_size as f64 * 8.0 / secs;
                 FlowResult {
                     id: id as u32,
                     group: group.name.clone(),
                     kind: group.kind.name().to_string(),
-                    goodput_bps,
+                    goodput_bps: c.delivered as f64 * f.packet_size as f64 * 8.0 / secs,
                     sent: c.sent,
                     delivered: c.delivered,
                     drops: reason_map(&c.drops),
@@ -62,17 +169,18 @@ impl Simulation {
                     fair_share_bps: shares[id],
                 }
             })
-            .collect();
+            .collect()
+    }
 
+    /// Per group: totals, and fairness within the group.
+    fn group_results(
+        &self,
+        flows: &[FlowResult],
+    ) -> (BTreeMap<String, GroupResult>, GroupFairness) {
         let mut groups = BTreeMap::new();
         let mut group_fairness = BTreeMap::new();
-        for (gi, g) in self.groups.iter().enumerate() {
-            let members: Vec<&FlowResult> = flows
-                .iter()
-                .zip(&self.flows)
-                .filter(|(_, f)| f.group as usize == gi)
-                .map(|(r, _)| r)
-                .collect();
+        for g in &self.groups {
+            let members = &flows[g.first as usize..(g.first + g.count) as usize];
             let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
             let fair = fairness(&xs);
             let sum: f64 = xs.iter().sum();
@@ -95,74 +203,109 @@ impl Simulation {
             );
             group_fairness.insert(g.name.clone(), fair);
         }
-        let tcp: Vec<f64> = flows
-            .iter()
-            .zip(&self.flows)
-            .filter(|(_, f)| f.kind.is_tcp())
-            .map(|(r, _)| r.goodput_bps)
-            .collect();
-        let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
+        (groups, group_fairness)
+    }
 
-        let warmup_s = self.warmup().as_secs_f64();
-        let mut links = Vec::new();
-        let mut link_flows = Vec::new();
-        for (((li, samples), per), c) in self.monitor_links().zip(&per_flow).zip(&link_counts) {
-            let l = &self.links[li];
-            let name = self.link_name(li);
-            let q = &c.queue;
-            links.push(LinkResult {
-                name: name.clone(),
-                from: self.nodes[l.from as usize].clone(),
-                to: self.nodes[l.to as usize].clone(),
-                rate_bps: l.rate.bps(),
-                delay_s: l.delay.as_secs_f64(),
-                qdisc: l.qdisc.qdisc().kind().to_string(),
-                utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
-                throughput_bps: c.tx_bytes as f64 * 8.0 / secs,
-                tx_packets: c.tx_packets,
-                arrivals: q.received,
-                drops: reason_map(&q.drops),
-                drops_total: q.drops.iter().sum(),
-                marks: reason_map(&q.marks),
-                marks_total: q.marks.iter().sum(),
-                mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
-                max_queue_packets: l.max_queue,
-                queue: QueueSeries {
-                    t_s: samples.iter().map(|s| s.0).collect(),
-                    packets: samples.iter().map(|s| s.1).collect(),
-                    bytes: samples.iter().map(|s| s.2).collect(),
-                },
-            });
-            for (flow, c) in per.iter().enumerate() {
-                if c.packets > 0 || c.queue_area > 0 {
-                    link_flows.push(LinkFlowResult {
-                        link: name.clone(),
-                        flow: flow as u32,
-                        throughput_bps: c.bytes as f64 * 8.0 / secs,
-                        packets: c.packets,
-                        mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
-                    });
-                }
-            }
-        }
-        let _ = warmup_s;
-        RunResult {
-            scenario: self.name.clone(),
-            seed: self.seed,
-            duration_s: self.end().as_secs_f64(),
-            warmup_s: self.warmup().as_secs_f64(),
-            events: self.event_count,
-            wall_seconds,
-            sim_seconds: self.now().as_secs_f64(),
-            flows,
-            groups,
-            links,
-            link_flows,
-            fairness: FairnessSummary {
-                tcp: fairness(&tcp),
-                all: fairness(&all),
-                groups: group_fairness,
+    fn link_result(
+        &self,
+        stats: &LinkStats,
+        c: &LinkCounters,
+        name: &str,
+        secs: f64,
+    ) -> LinkResult {
+        let l = &self.net.links[stats.link as usize];
+        let q = &c.queue;
+        let samples = &stats.samples;
+        LinkResult {
+            name: name.to_string(),
+            from: self.net.nodes[l.from as usize].clone(),
+            to: self.net.nodes[l.to as usize].clone(),
+            rate_bps: l.rate.bps(),
+            delay_s: l.delay.as_secs_f64(),
+            qdisc: l.qdisc.kind().to_string(),
+            utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
+            throughput_bps: c.tx_bits as f64 / secs,
+            tx_packets: c.tx_packets,
+            arrivals: q.received,
+            drops: reason_map(&q.drops),
+            drops_total: q.drops.iter().sum(),
+            marks: reason_map(&q.marks),
+            marks_total: q.marks.iter().sum(),
+            mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
+            max_queue_packets: stats.max_queue,
+            queue: QueueSeries {
+                t_s: samples.iter().map(|s| s.0).collect(),
+                packets: samples.iter().map(|s| s.1).collect(),
+                bytes: samples.iter().map(|s| s.2).collect(),
             },
         }
+    }
+
+    fn tcp_trace_results(&self) -> Vec<TcpTraceResult> {
+        let Some(trace) = &self.obs.tcp else {
+            return Vec::new();
+        };
+        trace
+            .samples
+            .iter()
+            .map(|s| TcpTraceResult {
+                t_s: s.at.as_secs_f64(),
+                flow: s.flow,
+                cwnd: s.cwnd,
+                ssthresh: s.ssthresh,
+                srtt_s: s.srtt_s,
+                rto_s: s.rto_s,
+                in_flight: s.in_flight,
+            })
+            .collect()
+    }
+
+    fn object_results(&self) -> Vec<ObjectResult> {
+        let Some(objects) = &self.obs.objects else {
+            return Vec::new();
+        };
+        objects
+            .done
+            .iter()
+            .map(|o| ObjectResult {
+                flow: o.flow,
+                group: self.groups[self.flows[o.flow as usize].group as usize]
+                    .name
+                    .clone(),
+                start_s: o.start.as_secs_f64(),
+                end_s: o.end.as_secs_f64(),
+                transfer_s: o.end.saturating_since(o.start).as_secs_f64(),
+                packets: o.packets,
+            })
+            .collect()
+    }
+
+    fn queue_event_results(&self) -> Vec<QueueEventResult> {
+        let Some(log) = &self.obs.events else {
+            return Vec::new();
+        };
+        log.events
+            .iter()
+            .map(|e| QueueEventResult {
+                t_s: e.at.as_secs_f64(),
+                link: self.link_name(e.link as usize),
+                flow: e.flow,
+                reason: e.reason.name().to_string(),
+                mark: e.mark,
+            })
+            .collect()
+    }
+}
+
+fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult {
+    DelayResult {
+        link: link.to_string(),
+        group,
+        count: h.n,
+        mean_s: h.mean_ns() * 1e-9,
+        p50_s: h.quantile_ns(0.5) * 1e-9,
+        p90_s: h.quantile_ns(0.9) * 1e-9,
+        p99_s: h.quantile_ns(0.99) * 1e-9,
+        max_s: h.max_ns as f64 * 1e-9,
     }
 }

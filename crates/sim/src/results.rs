@@ -156,6 +156,94 @@ pub struct FairnessSummary {
     pub groups: BTreeMap<String, Fairness>,
 }
 
+/// One flow's traffic across one monitored link in one interval
+/// (`[monitor] flow_series`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowSeriesResult {
+    pub link: String,
+    /// The interval's start and length, seconds.
+    pub t_s: f64,
+    pub dt_s: f64,
+    pub flow: u32,
+    /// Packets the link finished sending for the flow, the bytes that left in the
+    /// interval (a packet in transmission at an interval's edge is split between
+    /// the two), and the rate they make.
+    pub packets: u32,
+    pub bytes: f64,
+    pub throughput_bps: f64,
+    /// The flow's packets the link's queue dropped and marked.
+    pub drops: u32,
+    pub marks: u32,
+}
+
+/// A TCP sender's state at one instant (`[monitor] tcp_trace`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TcpTraceResult {
+    pub t_s: f64,
+    pub flow: u32,
+    /// Congestion window and slow-start threshold, packets (ssthresh is infinite
+    /// until the first reduction).
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// Smoothed RTT (0 before the first sample) and retransmission timeout, seconds.
+    pub srtt_s: f64,
+    pub rto_s: f64,
+    /// Packets sent and not yet cumulatively acknowledged.
+    pub in_flight: u32,
+}
+
+/// The queueing delay at a monitored queue over the measured interval, for every
+/// packet it sent (`group` = None) or for one flow group's (`[monitor] delays`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DelayResult {
+    pub link: String,
+    pub group: Option<String>,
+    pub count: u64,
+    pub mean_s: f64,
+    pub p50_s: f64,
+    pub p90_s: f64,
+    pub p99_s: f64,
+    pub max_s: f64,
+}
+
+/// One bucket of a queueing-delay histogram: `count` packets waited between
+/// `lo_s` and `hi_s`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DelayBucket {
+    pub link: String,
+    pub group: Option<String>,
+    pub lo_s: f64,
+    pub hi_s: f64,
+    pub count: u64,
+}
+
+/// A web object, from the moment it could start to the ACK of its last packet
+/// (`[monitor] objects`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectResult {
+    pub flow: u32,
+    pub group: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub transfer_s: f64,
+    pub packets: u32,
+}
+
+/// A drop or an ECN mark at a queue (`[monitor] events`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueEventResult {
+    pub t_s: f64,
+    pub link: String,
+    pub flow: u32,
+    pub reason: String,
+    /// A CE mark rather than a drop.
+    pub mark: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Everything one run produced.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -174,9 +262,25 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     pub link_flows: Vec<LinkFlowResult>,
     pub fairness: FairnessSummary,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_series: Vec<FlowSeriesResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_trace: Vec<TcpTraceResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays: Vec<DelayResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delay_histogram: Vec<DelayBucket>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_events: Vec<QueueEventResult>,
+    /// Drops and marks that happened after the event log was full.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queue_events_missed: u64,
 }
 
-/// The `--json` summary: a [`RunResult`] but the per-link per-flow table, borrowed,
+/// The `--json` summary: a [`RunResult`] but its long tables (per link and flow,
+/// series, traces, logs), borrowed,
 /// so writing it streams the rows instead of building a JSON tree of them first
 /// (which took about 3 KB per flow).
 #[derive(Serialize)]
@@ -192,10 +296,14 @@ pub struct Summary<'a> {
     pub groups: &'a BTreeMap<String, GroupResult>,
     pub links: &'a [LinkResult],
     pub fairness: &'a FairnessSummary,
+    #[serde(skip_serializing_if = "<[DelayResult]>::is_empty")]
+    pub delays: &'a [DelayResult],
+    /// Drops and marks the event log had no room for (0 when it is off).
+    pub queue_events_missed: u64,
 }
 
 impl RunResult {
-    /// The `--json` summary: everything but the per-link per-flow table.
+    /// The `--json` summary: everything but the long tables.
     pub fn summary(&self) -> Summary<'_> {
         Summary {
             scenario: &self.scenario,
@@ -209,6 +317,8 @@ impl RunResult {
             groups: &self.groups,
             links: &self.links,
             fairness: &self.fairness,
+            delays: &self.delays,
+            queue_events_missed: self.queue_events_missed,
         }
     }
 

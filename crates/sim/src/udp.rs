@@ -60,6 +60,8 @@ pub struct UdpSource {
     period_end: Time,
     /// When the next packet is due (`None` until the first wake-up).
     due: Option<Time>,
+    /// When the last packet left.
+    last_sent: Option<Time>,
     pub sent: u64,
 }
 
@@ -71,6 +73,7 @@ impl UdpSource {
             on: false,
             period_end: Time::ZERO,
             due: None,
+            last_sent: None,
             sent: 0,
         }
     }
@@ -87,6 +90,20 @@ impl UdpSource {
             }
             Pattern::Cbr | Pattern::OnOff { .. } => mean,
         })
+    }
+
+    /// When a new phase (a rate change, an on period) that begins at `now` sends
+    /// its first packet: at once, unless that would follow the last packet closer
+    /// than one packet time at the current rate. Without this, on and off periods
+    /// shorter than a packet time, or rate steps as short, would send faster than
+    /// the rate they were given.
+    fn restart(&self, now: Time, cfg: &UdpConfig) -> Time {
+        match self.last_sent {
+            Some(last) if self.rate.bps() > 0 => {
+                now.max(last + self.rate.tx_time(cfg.packet_size as u64))
+            }
+            _ => now,
+        }
     }
 
     fn period(mean: Dur, dist: Distribution, shape: f64, rng: &mut Rng) -> Dur {
@@ -107,7 +124,7 @@ impl UdpSource {
             }
             self.rate = rate;
             self.next_change += 1;
-            self.due = Some(now); // a new rate starts a new phase
+            self.due = Some(self.restart(now, cfg)); // a new rate starts a new phase
         }
         if let Pattern::OnOff {
             on,
@@ -121,7 +138,7 @@ impl UdpSource {
                 let mean = if self.on { on } else { off };
                 self.period_end += Self::period(mean, dist, shape, rng).max(Dur::from_nanos(1));
                 if self.on {
-                    self.due = Some(now);
+                    self.due = Some(self.restart(now, cfg));
                 }
             }
         } else {
@@ -132,6 +149,7 @@ impl UdpSource {
         if self.on && self.rate.bps() > 0 && due <= now {
             send = true;
             self.sent += 1;
+            self.last_sent = Some(now);
             self.due = self.gap(cfg, rng).map(|g| now + g);
         } else if self.rate.bps() == 0 {
             self.due = None;
@@ -224,6 +242,34 @@ mod tests {
         assert!((count(0, 10) as i64 - 125).abs() <= 1);
         assert!((count(10, 30) as i64 - 12_500).abs() <= 1);
         assert!((count(30, 40) as i64 - 125).abs() <= 1);
+    }
+
+    #[test]
+    fn neither_short_periods_nor_fast_steps_exceed_the_rate() {
+        // On and off periods of a microsecond around a 1 Mbit/s rate (8 ms per
+        // packet), and a schedule that steps every 100 us: at most the rate.
+        let mut cfg = UdpConfig {
+            pattern: Pattern::OnOff {
+                on: Dur::from_micros(1),
+                off: Dur::from_micros(1),
+                dist: Distribution::Exponential,
+                shape: 1.5,
+            },
+            packet_size: 1000,
+            rate: Rate::from_mbps(1),
+            schedule: vec![],
+        };
+        let sends = run(&cfg, Time::from_secs(1));
+        assert!(sends.len() <= 126, "{} packets in 1 s", sends.len());
+        cfg.pattern = Pattern::Cbr;
+        cfg.schedule = (1..10_000u64)
+            .map(|k| (Time::from_nanos(100_000 * k), Rate::from_mbps(1 + k % 2)))
+            .collect();
+        let sends = run(&cfg, Time::from_secs(1));
+        assert!(sends.len() <= 251, "{} packets in 1 s", sends.len());
+        assert!(sends
+            .windows(2)
+            .all(|w| w[1].as_nanos() - w[0].as_nanos() >= 4_000_000));
     }
 
     #[test]

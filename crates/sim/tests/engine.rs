@@ -278,13 +278,13 @@ links = [
 [[flows]]
 name = "ad"
 kind = "cbr"
-rate = "300kbps"
+rate = "300kbit"
 from = "a"
 to = "d"
 [[flows]]
 name = "bd"
 kind = "cbr"
-rate = "300kbps"
+rate = "300kbit"
 from = "b"
 to = "d"
 "#;

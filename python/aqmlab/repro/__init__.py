@@ -97,6 +97,7 @@ def repro(
     duration: str | None = None,
     progress: bool = False,
     cache: bool = True,
+    fmt: str = "parquet",
 ) -> pd.DataFrame:
     """Runs experiments and returns their checks, one row each: ``experiment``,
     ``quantity``, ``source`` (the figure or table), ``paper`` (as the paper states
@@ -105,8 +106,9 @@ def repro(
     or OPEN when our value is only bounded and the bounds straddle the band) and
     ``pass``.
 
-    ``out``: a folder for ``ID.csv``, ``ID-runs.csv``, ``ID.png`` and the run cache
-    (``out/cache/``); ``None`` writes nothing and caches nothing. ``seeds``: seeds
+    ``out``: a folder for the tables ``ID`` and ``ID-runs`` (Parquet, or CSV with
+    ``fmt="csv"``), ``ID.png`` and the run cache (``out/cache/``); ``None`` writes
+    nothing and caches nothing. ``seeds``: seeds
     per point (each experiment has its default). ``jobs``: worker processes (all
     cores by default). ``duration`` (e.g. ``"20s"``) shortens every run for a
     quick look, with a warm-up of a fifth of it; the paper's numbers are for the
@@ -122,6 +124,10 @@ def repro(
         raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    from aqmlab._io import FORMATS
+
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt = {fmt!r} must be one of {', '.join(FORMATS)}")
     out_dir = Path(out) if out is not None else None
     plans = {e.id: plan(e, seeds, duration) for e in chosen}
     wanted = [(p.scenario, s) for planned in plans.values() for p, s in planned]
@@ -131,7 +137,7 @@ def repro(
     for e in chosen:
         runs, table = evaluate(e, plans[e.id], results)
         if out_dir is not None:
-            write_outputs(e, runs, table, out_dir)
+            write_outputs(e, runs, table, out_dir, fmt)
         tables.append(table)
     table = pd.concat(tables, ignore_index=True)
     table.attrs.update(simulated=stats.simulated, cached=stats.cached, seconds=stats.seconds)

@@ -1,69 +1,16 @@
-"""``aqmlab repro``: the command line face of :mod:`aqmlab.repro`."""
+"""``aqmlab repro``: the command line face of :mod:`aqmlab.repro` (its flags are
+parsed by ``aqmlab._cli``)."""
 
 from __future__ import annotations
 
-import argparse
+import json
 import sys
-from pathlib import Path
-
-USAGE = """\
-aqmlab repro ID... [--out DIR] [--seeds N] [--jobs J] [--duration D] [--no-cache] [-q]
-       aqmlab repro all [...]
-       aqmlab repro --list"""
-
-DESCRIPTION = """\
-Reproduces experiments of the seed papers: runs the simulations (in parallel, each
-run cached under DIR/cache so an interrupted sweep resumes), writes ID.csv (the
-paper's numbers against ours), ID-runs.csv and ID.png under DIR, and prints the
-table with PASS, MISS or OPEN (undecided: our value is only bounded) per row. A
-MISS is a finding, not an error: the exit status is 0 unless the arguments are
-bad (2)."""
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="aqmlab repro", usage=USAGE, description=DESCRIPTION)
-    p.add_argument("ids", nargs="*", metavar="ID", help='experiment ids, a paper ("choke") or "all"')
-    p.add_argument("--list", action="store_true", help="list the experiments and exit")
-    p.add_argument("--out", type=Path, default=Path("repro-out"), help="output folder (default repro-out)")
-    p.add_argument("--seeds", type=_positive, help="seeds per point (default: each experiment's own)")
-    p.add_argument("--jobs", "-j", type=_positive, help="worker processes (default: every core)")
-    p.add_argument("--duration", help='shorten every run, e.g. "20s" (quick look; not the paper\'s runs)')
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write DIR/cache")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    return p
-
-
-def main(args: list[str]) -> int:
-    """Runs ``aqmlab repro ARGS``; returns the exit status."""
+def main(ns) -> int:
+    """Runs ``aqmlab repro`` with its parsed arguments; returns the exit status."""
     from aqmlab import repro as R
-    from aqmlab.repro._core import parse_seconds
-
-    try:
-        ns = _parser().parse_args(args)
-    except _UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
+    from aqmlab.repro._core import format_table, parse_nanos
 
     if ns.list:
         if ns.ids:
@@ -80,7 +27,7 @@ def main(args: list[str]) -> int:
     try:
         chosen = R.resolve(ns.ids)
         if ns.duration is not None:
-            parse_seconds(ns.duration)
+            parse_nanos(ns.duration)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -93,15 +40,28 @@ def main(args: list[str]) -> int:
         duration=ns.duration,
         progress=not ns.quiet,
         cache=not ns.no_cache,
+        fmt=ns.format,
     )
-    from aqmlab.repro._core import format_table
-
+    a = table.attrs
+    if ns.json:
+        print(
+            json.dumps(
+                {
+                    "experiments": [e.id for e in chosen],
+                    "checks": json.loads(table.to_json(orient="records")),
+                    "simulated": a["simulated"],
+                    "cached": a["cached"],
+                    "seconds": a["seconds"],
+                    "out": str(ns.out),
+                }
+            )
+        )
+        return 0
     for e in chosen:
         print(format_table(e, table[table["experiment"] == e.id]))
         print()
     misses = int((table["verdict"] == "MISS").sum())
     undecided = int((table["verdict"] == "OPEN").sum())
-    a = table.attrs
     print(
         f"{int(table['pass'].sum())}/{len(table)} rows within tolerance, {misses} missed, {undecided} open; "
         f"runs: {a['simulated']} simulated, {a['cached']} from cache, {a['seconds']:.1f} s; "

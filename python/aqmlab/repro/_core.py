@@ -7,8 +7,9 @@ point and seed into :class:`Check` s (the paper's number, ours, the band we acce
 and a figure. Nothing here knows about a paper; ``choke.py`` (and later ``sfb.py``)
 declare the experiments.
 
-Runs are keyed by a hash of (scenario dict, seed, engine build), cached one JSON
-file each under ``OUT/cache/`` (written atomically), and run on a process pool.
+Runs are keyed by a hash of (scenario dict, seed, engine build), cached one file
+each under ``OUT/cache/`` (``KEY.arrow``: the run's Arrow tables packed by
+:func:`aqmlab._io.pack`, written atomically), and run on a process pool.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ import hashlib
 import json
 import math
 import os
-import re
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from aqmlab.result import Result
 
 #: Bump when the cache file layout changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = "2"
 
 
 # ---- scenarios --------------------------------------------------------------------
@@ -97,15 +96,18 @@ def with_qdisc(scenario: Mapping[str, Any], **keys: Any) -> dict[str, Any]:
     return out
 
 
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s)\s*$")
+def parse_nanos(text: str) -> int:
+    """A repro ``duration`` in nanoseconds, read by the scenarios' own parser
+    (``aqm::parse_dur``: ``"30s"``, ``"500ms"``, ``"2min"``); it must be positive."""
+    from aqmlab import _aqmlab
 
-
-def parse_seconds(text: str) -> float:
-    """``"30s"`` -> 30.0, ``"500ms"`` -> 0.5 (the units a repro duration takes)."""
-    m = _DURATION.match(text)
-    if not m or float(m.group(1)) <= 0:
-        raise ValueError(f'duration = "{text}" must be a positive time in s or ms, such as "30s"')
-    return float(m.group(1)) * (1e-3 if m.group(2) == "ms" else 1.0)
+    try:
+        nanos = _aqmlab.parse_duration(text)
+    except ValueError as e:
+        raise ValueError(f"--duration: {e}") from None
+    if nanos == 0:
+        raise ValueError(f'--duration: duration "{text}" must be positive')
+    return nanos
 
 
 #: The key of a point that runs the queue lab rather than a network scenario.
@@ -122,14 +124,18 @@ def shortened(scenario: Mapping[str, Any], duration: str | None) -> dict[str, An
     if QUEUE_LAB in out:
         # No simulated time to shorten: a quick run is fewer arrivals instead.
         if duration is not None:
-            parse_seconds(duration)
+            parse_nanos(duration)
             lab = out[QUEUE_LAB]
             lab["packets"] = min(int(lab["packets"]), QUICK_LAB_PACKETS)
         return out
     if duration is not None:
-        seconds = parse_seconds(duration)
-        out["duration"] = f"{seconds:g}s"
-        out["warmup"] = f"{seconds / 5:g}s"
+        from aqmlab import _aqmlab
+
+        nanos = parse_nanos(duration)
+        # Written back by the same code that reads it: one spelling per value, so
+        # equal runs share a cache entry, and no "1e+06s".
+        out["duration"] = _aqmlab.format_duration(nanos)
+        out["warmup"] = _aqmlab.format_duration(nanos // 5)
     return out
 
 
@@ -306,7 +312,8 @@ class Experiment:
     - ``measure(label, result)``: numbers from one run.
     - ``checks(runs)``: the rows of the table, from the DataFrame of every run (one
       row per point and seed: the label's keys, ``seed``, and the measured numbers).
-    - ``plot(runs, path)``: the figure, saved as PNG at ``path``.
+    - ``plot(runs, file)``: the figure, saved as PNG into ``file`` (a path or a
+      binary file, as ``savefig`` takes).
     """
 
     id: str
@@ -317,7 +324,7 @@ class Experiment:
     points: Callable[[Mapping[str, dict[str, Any]]], list[Point]]
     measure: Callable[[Mapping[str, Any], Result], dict[str, float]]
     checks: Callable[[pd.DataFrame], list[Check]]
-    plot: Callable[[pd.DataFrame, Path], None]
+    plot: Callable[[pd.DataFrame, Any], None]
     seeds: int = 5
     notes: str = ""
     extra_tables: Callable[[pd.DataFrame], dict[str, pd.DataFrame]] | None = field(default=None)
@@ -372,81 +379,92 @@ def run_key(scenario: Mapping[str, Any], seed: int) -> str:
 
 
 def _cache_path(cache_dir: Path, key: str) -> Path:
-    return cache_dir / f"{key}.json"
+    return cache_dir / f"{key}.arrow"
 
 
-def read_cached(cache_dir: Path, key: str) -> Result | None:
+class LabRun:
+    """A queue-lab run: the ``aqmlab queue-lab --json`` object
+    (``models::queue_lab::LabResult``) as ``data``."""
+
+    __slots__ = ("_json", "data")
+
+    def __init__(self, json_text: str) -> None:
+        self._json = json_text
+        self.data: dict[str, Any] = json.loads(json_text)
+
+    def __reduce__(self) -> tuple[type[LabRun], tuple[str]]:
+        return (LabRun, (self._json,))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LabRun) and self.data == other.data
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _parts(result: Result | LabRun) -> tuple[str, dict[str, bytes]]:
+    if isinstance(result, LabRun):
+        return QUEUE_LAB, {QUEUE_LAB: result._json.encode("utf-8")}
+    return "result", dict(result._ipc)
+
+
+def read_cached(cache_dir: Path, key: str) -> Result | LabRun | None:
     """The cached result for ``key``; ``None`` when missing, partial or corrupt."""
+    from aqmlab._io import unpack
     from aqmlab.result import Result
 
-    path = _cache_path(cache_dir, key)
     try:
-        with open(path, encoding="utf-8") as f:
-            entry = json.load(f)
-        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+        parts, meta = unpack(_cache_path(cache_dir, key).read_bytes())
+        if meta.get("format") != CACHE_FORMAT or meta.get("key") != key:
             return None
-        text = entry["result"]
-        data = json.loads(text)
-        lab = isinstance(entry.get("scenario"), dict) and QUEUE_LAB in entry["scenario"]
-        required = ("flows", "p0") if lab else ("flows", "groups")
-        if not isinstance(data, dict) or any(k not in data for k in required):
-            return None
-        return Result(text)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if meta.get("aqmlab") == QUEUE_LAB:
+            lab = LabRun(parts[QUEUE_LAB].decode("utf-8"))
+            return lab if all(k in lab.data for k in ("flows", "p0")) else None
+        if meta.get("aqmlab") == "result" and all(t in parts for t in ("run", "flows", "groups")):
+            result = Result(parts)
+            result.arrow("run")  # the bytes are a readable table
+            return result
+        return None
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
 
-def write_cached(cache_dir: Path, key: str, scenario: Mapping[str, Any], seed: int, result: Result) -> None:
-    """Writes one cache entry atomically: a temporary file, then ``os.replace``."""
+def write_cached(
+    cache_dir: Path, key: str, scenario: Mapping[str, Any], seed: int, result: Result | LabRun
+) -> None:
+    """Writes one cache entry atomically (:func:`aqmlab._io.write_atomic`)."""
+    from aqmlab._io import pack, write_atomic
+
     cache_dir.mkdir(parents=True, exist_ok=True)
-    entry = {
+    kind, parts = _parts(result)
+    meta = {
+        "aqmlab": kind,
         "format": CACHE_FORMAT,
         "key": key,
         "engine": engine_id(),
-        "seed": seed,
-        "scenario": scenario,
-        "result": result.to_json(),
+        "seed": str(seed),
+        "scenario": json.dumps(scenario, sort_keys=True),
     }
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, _cache_path(cache_dir, key))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    data = pack(parts, meta)
+    write_atomic(_cache_path(cache_dir, key), lambda f: f.write(data))
 
 
-def _simulate(scenario: Mapping[str, Any], seed: int) -> str:
-    """One run in a worker process; returns the result's JSON (cheap to pickle).
-    A point whose scenario is ``{"queue_lab": {...}}`` is a run of ``aqmlab
-    queue-lab`` (the CHOKe models' setting) instead of a network."""
+def _simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
+    """One run (in a worker process: both kinds of result pickle as bytes). A
+    point whose scenario is ``{"queue_lab": {...}}`` is a run of the queue lab
+    (the CHOKe models' setting) instead of a network."""
     if QUEUE_LAB in scenario:
         return _queue_lab(scenario[QUEUE_LAB], seed)
     import aqmlab
 
-    return aqmlab.run(dict(scenario), seed=seed).to_json()
+    return aqmlab.run(dict(scenario), seed=seed)
 
 
-def _queue_lab(args: Mapping[str, Any], seed: int) -> str:
-    """``aqmlab queue-lab ... --seed SEED --json`` with ``args`` as its flags (a list
-    value joins with commas), in a child process; returns its JSON."""
-    import subprocess
-    import sys
+def _queue_lab(config: Mapping[str, Any], seed: int) -> LabRun:
+    """The queue lab with ``config`` (the keys of ``aqmlab queue-lab``'s flags),
+    through the extension (``models::queue_lab``)."""
+    from aqmlab import _aqmlab
 
-    argv = [sys.executable, "-m", "aqmlab", "queue-lab", "--seed", str(seed), "--json"]
-    for flag, value in args.items():
-        text = ",".join(f"{v:g}" for v in value) if isinstance(value, (list, tuple)) else str(value)
-        argv += [f"--{flag.replace('_', '-')}", text]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[2:])} failed: {proc.stderr.strip()}")
-    return proc.stdout
+    return LabRun(_aqmlab.queue_lab(json.dumps({**config, "seed": seed})))
 
 
 @dataclass
@@ -494,18 +512,16 @@ def run_all(
     *,
     jobs: int | None = None,
     progress: bool = True,
-    on_result: Callable[[Result], object] | None = None,
-) -> tuple[dict[str, Result], RunStats]:
+    on_result: Callable[[Result | LabRun], object] | None = None,
+) -> tuple[dict[str, Result | LabRun], RunStats]:
     """Runs every (scenario, seed) not already cached, ``jobs`` at a time, and
     returns {key: Result} for all of them. Each finished run is cached at once, so
     an interrupted sweep resumes where it stopped. ``on_result`` is called with
     each result as it arrives (cached ones first): work the caller would do on every
     result afterwards, done there, overlaps with the runs still going."""
-    from aqmlab.result import Result
-
     started = time.monotonic()
     stats = RunStats()
-    results: dict[str, Result] = {}
+    results: dict[str, Result | LabRun] = {}
     todo: dict[str, tuple[Mapping[str, Any], int]] = {}
     for scenario, seed in jobs_in:
         key = run_key(scenario, seed)
@@ -522,8 +538,7 @@ def run_all(
 
     bar = _Progress(len(todo), progress)
 
-    def done(key: str, text: str) -> None:
-        result = Result(text)
+    def done(key: str, result: Result | LabRun) -> None:
         results[key] = result
         stats.simulated += 1
         if cache_dir is not None:
@@ -606,37 +621,32 @@ def checks_frame(exp: Experiment, checks: Sequence[Check]):
     )
 
 
-def write_outputs(exp: Experiment, runs, table, out: Path) -> list[Path]:
-    """``ID.csv`` (the checks), ``ID-runs.csv`` (every run's numbers), extra tables,
-    and ``ID.png``. Each file is written atomically."""
+def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet") -> list[Path]:
+    """``ID`` (the checks) and ``ID-runs`` (every run's numbers) as Parquet (or
+    ``fmt="csv"``), extra tables, and ``ID.png``. Each file is written atomically
+    (:func:`aqmlab._io.write_atomic`); the tables of the other format, left by an
+    earlier call, are removed, so the folder holds one run of the experiment."""
+    from aqmlab._io import FORMATS, write_atomic, write_table
+
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-
-    def atomic(path: Path, write: Callable[[str], None]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-", suffix=path.suffix)
-        os.close(fd)
-        try:
-            write(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        written.append(path)
-
-    atomic(out / f"{exp.id}.csv", lambda p: table.to_csv(p, index=False))
-    atomic(out / f"{exp.id}-runs.csv", lambda p: runs.to_csv(p, index=False))
+    tables = {exp.id: table, f"{exp.id}-runs": runs}
     if exp.extra_tables is not None:
         for name, frame in exp.extra_tables(runs).items():
-            atomic(out / f"{exp.id}-{name}.csv", lambda p, f=frame: f.to_csv(p, index=True))
+            tables[f"{exp.id}-{name}"] = frame.reset_index()
+    written = []
+    for name, frame in tables.items():
+        written.append(write_atomic(out / f"{name}.{fmt}", lambda f, t=frame: write_table(f, t, fmt)))
+        for other in FORMATS:
+            if other != fmt:
+                (out / f"{name}.{other}").unlink(missing_ok=True)
 
-    def png(p: str) -> None:
+    def png(f) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        exp.plot(runs, Path(p))
+        exp.plot(runs, f)
 
-    atomic(out / f"{exp.id}.png", png)
+    written.append(write_atomic(out / f"{exp.id}.png", png))
     return written
 
 

@@ -58,7 +58,7 @@ RED_DEFAULTS = {"max_p": 0.1, "w_q": 0.002, "mean_pkt_size": 1000}
 
 def rate(mbps: float) -> str:
     """One spelling per rate, so equal points hash (and cache) equally."""
-    return f"{round(mbps * 1000)}kbps"
+    return f"{round(mbps * 1000)}kbit"
 
 
 def _qdisc(kind: str, min_th: int, max_th: int, **extra: Any) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab import _aqmlab
 from aqmlab.repro._core import (
     Check,
     Experiment,
@@ -113,27 +114,15 @@ FIG8_LEFT_MS = (1, 5, 5, 1, 5)
 FIG8_RIGHT_MS = (5, 20, 20, 20, 20)
 
 
-_M64 = (1 << 64) - 1
-
-
-def _mix64(z: int) -> int:
-    """``aqm::rng::mix64`` (SplitMix64's finaliser)."""
-    z = (z + 0x9E3779B97F4A7C15) & _M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
-
-
 def sfq_bin(flow: int, divisor: int, hash_seed: int = 0, generation: int = 1) -> int:
-    """The bin of ``flow`` in an ``sfq`` qdisc: ``Sfq::bin_of`` (``keyed_hash`` with
-    ``level_key(hash_seed, generation, 0)``), pinned by a test on both sides."""
-    key = _mix64(_mix64(hash_seed) ^ (generation << 32))
-    return (_mix64(key ^ ((flow * 0x2545F4914F6CDD1D) & _M64)) >> 32) % divisor
+    """The bin of ``flow`` in an ``sfq`` qdisc: ``Sfq::bin_of``, the qdisc's own
+    hash through the extension (level 0 of key generation ``generation``)."""
+    return _aqmlab.flow_hash(_aqmlab.hash_key(hash_seed, generation, 0), flow) % divisor
 
 
 def rate(mbps: float) -> str:
     """One spelling per rate, so equal points hash (and cache) equally."""
-    return f"{round(mbps * 1000)}kbps"
+    return f"{round(mbps * 1000)}kbit"
 
 
 def with_bottleneck(scenario: Mapping[str, Any], **qdisc: Any) -> dict[str, Any]:
@@ -206,7 +195,8 @@ def _numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     across A->B (Mbit/s), and per-flow throughput (kbit/s, ``flow<id>_kbps``)."""
     import numpy as np
 
-    seconds = float(result.data["duration_s"]) - float(result.data["warmup_s"])
+    run = result.run.iloc[0]
+    seconds = float(run["duration_s"]) - float(run["warmup_s"])
     lf = result.link_flows
     lf = lf[lf["link"] == BOTTLENECK].set_index("flow")
     f = result.flows.set_index("id")
@@ -544,8 +534,8 @@ def fig4_scenario(base: Mapping[str, Any], total: int, levels: int, m: int, hash
     flows offer 4x the link between them, the buffer is 8 x M packets (at least
     100); the rest (rate limit 0.16 Mbps, ``bin_size`` 3, ECN) is the file's."""
     out = copy.deepcopy(dict(base))
-    link_kbps = _kbps(out["topology"]["bottleneck"]["rate"])
-    out = with_flows(out, "nonresp", count=m, rate=f"{round(4 * link_kbps / m)}kbps")
+    link_kbps = _aqmlab.parse_rate(out["topology"]["bottleneck"]["rate"]) / 1e3
+    out = with_flows(out, "nonresp", count=m, rate=f"{round(4 * link_kbps / m)}kbit")
     out["qdisc"] = {
         **out["qdisc"],
         "levels": levels,
@@ -554,14 +544,6 @@ def fig4_scenario(base: Mapping[str, Any], total: int, levels: int, m: int, hash
         "hash_seed": hash_seed,
     }
     return out
-
-
-def _kbps(text: str) -> float:
-    units = {"kbps": 1.0, "Mbps": 1e3, "Gbps": 1e6}
-    for unit, scale in units.items():
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * scale
-    raise ValueError(f"rate {text!r}: expected kbps, Mbps or Gbps")
 
 
 def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
@@ -578,27 +560,13 @@ def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     ]
 
 
-_M64 = (1 << 64) - 1
-
-
-def _mix64(z: int) -> int:
-    """``aqm::rng::mix64`` (SplitMix64's finaliser), on Python ints."""
-    z = (z + 0x9E3779B97F4A7C15) & _M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
-
-
 def sfb_bins(hash_seed: int, levels: int, bins: int, flow: int) -> tuple[int, ...]:
-    """The bins of ``flow`` in a fixed-hash SFB (key generation 1), level by level:
-    ``aqm::sfb::level_key`` and ``aqm::rng::keyed_hash`` re-done in Python, so that
-    a run's misclassified flows can be predicted from its hash alone."""
-    out = []
-    for level in range(levels):
-        key = _mix64(_mix64(hash_seed) ^ ((1 << 32) | level))
-        h = _mix64(key ^ ((flow * 0x2545F4914F6CDD1D) & _M64)) >> 32
-        out.append(h % bins)
-    return tuple(out)
+    """The bins of ``flow`` in a fixed-hash SFB (key generation 1), level by level,
+    by the qdisc's own hash (through the extension), so that a run's misclassified
+    flows can be predicted from its hash alone."""
+    return tuple(
+        _aqmlab.flow_hash(_aqmlab.hash_key(hash_seed, 1, level), flow) % bins for level in range(levels)
+    )
 
 
 def _fig4_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:

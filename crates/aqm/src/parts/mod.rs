@@ -17,8 +17,11 @@
 //! - [`blue_probability`]: BLUE's probability step (BLUE, SFB's bins).
 //! - [`token_bucket`]: SFB's rate limiter.
 //! - [`heavy_hitters`]: the O(1) frequent-elements set (BREATHe).
+//! - [`codel`]: CoDel's control law (Linux's integer Newton step) and dequeue
+//!   state machine (CoDel, FQ-CoDel).
 
 pub mod blue_probability;
+pub mod codel;
 pub mod fifo;
 pub mod flow_hash;
 pub mod heavy_hitters;

@@ -1,0 +1,89 @@
+//! The flags of the subcommands written in Python (`python/aqmlab`): declared here
+//! so that `--help`, `help X` and the completion scripts of both installs show
+//! them, and the tree test can hold the Python parser to them.
+
+use crate::output::Format;
+use std::path::PathBuf;
+
+/// `aqmlab sweep`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10
+  aqmlab sweep choke-fig5 --set flows.udp.rate=0.1Mbps,1Mbps,10Mbps --set qdisc.candidates=1,2,3
+  aqmlab sweep my.toml --set 'qdisc={kind=\"droptail\", limit=300},{kind=\"sfb\"}'
+
+Setting qdisc.kind keeps the table's other keys; where the kinds take different \
+parameters, give whole tables, as in the last example.")]
+pub struct SweepArgs {
+    /// A TOML scenario file, or the name of a built-in scenario.
+    scenario: Option<String>,
+    /// A grid axis: a dotted key and its values, e.g. qdisc.kind=red,choke (repeatable).
+    #[arg(long = "set", value_name = "KEY=V1,V2")]
+    sets: Vec<String>,
+    /// Run seeds 1..N at every point [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "seed_list")]
+    seeds: Option<u64>,
+    /// Run exactly these seeds.
+    #[arg(long, value_name = "S1,S2")]
+    seed_list: Option<String>,
+    /// Simulated time of every run, e.g. "30s".
+    #[arg(long)]
+    duration: Option<String>,
+    /// Warm-up of every run, e.g. "5s" (results are measured after it).
+    #[arg(long)]
+    warmup: Option<String>,
+    /// Worker processes [default: one per core].
+    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "sweep-out")]
+    out: PathBuf,
+    /// The tables' format.
+    #[arg(long, value_enum, default_value = "parquet")]
+    format: Format,
+    /// Neither read nor write DIR/cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Print the runs table and the counts as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `aqmlab repro`.
+#[derive(clap::Args, Debug)]
+pub struct ReproArgs {
+    /// Experiment ids, a paper ("choke") or "all".
+    #[arg(value_name = "ID")]
+    ids: Vec<String>,
+    /// List the experiments and exit.
+    #[arg(long)]
+    list: bool,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "repro-out")]
+    out: PathBuf,
+    /// Seeds per point [default: each experiment's own].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: Option<u64>,
+    /// Worker processes [default: one per core].
+    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
+    /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
+    /// not the paper's runs).
+    #[arg(long)]
+    duration: Option<String>,
+    /// The tables' format.
+    #[arg(long, value_enum, default_value = "parquet")]
+    format: Format,
+    /// Neither read nor write DIR/cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Print the checks and the counts as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}

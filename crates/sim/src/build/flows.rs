@@ -1,0 +1,202 @@
+//! Flow groups to flows: each group's transport configuration, and per flow its
+//! endpoints, start time and timers.
+
+use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
+use crate::flow::{Endpoints, Flow, TimerSlot};
+use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
+use aqm::{rng, DropReason, Dur, Rate, Time};
+use rand::Rng as _;
+
+/// Stream numbers for `rng::stream`: each flow draws from its own.
+pub(crate) const STREAM_FLOW: u64 = 2 << 32;
+
+/// A group of flows and the configuration they share.
+pub struct Group {
+    pub name: String,
+    pub kind: FlowKind,
+    pub tcp: TcpConfig,
+    pub udp: Option<UdpConfig>,
+    /// Mean offered rate over the measured interval (infinite for TCP).
+    pub demand_bps: f64,
+    /// The group's flows: `first..first + count`.
+    pub first: u32,
+    pub count: u32,
+}
+
+/// How many flows the scenario has in all; an error if the engine cannot name them.
+pub fn count(s: &Scenario) -> Result<usize, ScenarioError> {
+    let total: usize = s
+        .file
+        .flows
+        .iter()
+        .map(|g| g.get_ref().count.unwrap_or(1) as usize)
+        .sum();
+    if total > MAX_FLOWS {
+        return Err(s.error(format!(
+            "{total} flows in all; at most {MAX_FLOWS} fit the event queue"
+        )));
+    }
+    Ok(total)
+}
+
+/// Mean of a piecewise-constant rate over [from, to).
+fn mean_rate(initial: Rate, schedule: &[(Time, Rate)], from: Time, to: Time) -> f64 {
+    let span = to.saturating_since(from).as_secs_f64();
+    if span <= 0.0 {
+        return initial.as_f64();
+    }
+    let mut rate = initial.as_f64();
+    let mut t = from;
+    let mut area = 0.0;
+    for &(at, r) in schedule {
+        if at <= from {
+            rate = r.as_f64();
+            continue;
+        }
+        if at >= to {
+            break;
+        }
+        area += rate * at.saturating_since(t).as_secs_f64();
+        t = at;
+        rate = r.as_f64();
+    }
+    area += rate * to.saturating_since(t).as_secs_f64();
+    area / span
+}
+
+/// The configuration a group's flows share.
+fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
+    let kind = spec.kind.expect("validated");
+    let packet_size = spec.packet_size.unwrap_or(1000);
+    let defaults = TcpConfig::default();
+    let tcp = TcpConfig {
+        variant: spec.variant.unwrap_or(defaults.variant),
+        packet_size,
+        max_window: spec.max_window.unwrap_or(defaults.max_window),
+        initial_window: spec.initial_window.unwrap_or(defaults.initial_window),
+        min_rto: spec.min_rto.unwrap_or(defaults.min_rto),
+        delayed_ack: spec.delayed_ack.unwrap_or(false),
+        ecn: spec.ecn.unwrap_or(false),
+        counting: spec.counting.unwrap_or_default(),
+        object_size: spec.object_size,
+        think: spec.think.unwrap_or(Dur::ZERO),
+        ..defaults
+    };
+    let schedule: Vec<(Time, Rate)> = spec
+        .schedule
+        .iter()
+        .flatten()
+        .map(|st| (Time::ZERO + st.at, st.rate))
+        .collect();
+    let udp = (!kind.is_tcp()).then(|| UdpConfig {
+        pattern: match kind {
+            FlowKind::Poisson => Pattern::Poisson,
+            FlowKind::Onoff => Pattern::OnOff {
+                on: spec.on.expect("validated"),
+                off: spec.off.expect("validated"),
+                dist: spec.distribution.unwrap_or(Distribution::Exponential),
+                shape: spec.shape.unwrap_or(1.5),
+            },
+            _ => Pattern::Cbr,
+        },
+        packet_size,
+        rate: spec.rate.unwrap_or_default(),
+        schedule,
+    });
+    let demand_bps = match &udp {
+        None => f64::INFINITY,
+        Some(u) => {
+            let m = mean_rate(u.rate, &u.schedule, warmup_end, end);
+            match u.pattern {
+                Pattern::OnOff { on, off, .. } => m * on.as_secs_f64() / (on + off).as_secs_f64(),
+                _ => m,
+            }
+        }
+    };
+    Group {
+        name: spec.name.clone(),
+        kind,
+        tcp,
+        udp,
+        demand_bps,
+        first: 0,
+        count: spec.count.unwrap_or(1),
+    }
+}
+
+/// The groups and flows of `s`; each flow's start (and stop) timer is put on
+/// `events`. `flow_routes[i]` is where flow `i`'s data and ACK routes start.
+pub fn build(
+    s: &Scenario,
+    flow_routes: &[(u32, u32)],
+    events: &mut EventQueue,
+) -> (Vec<Group>, Vec<Flow>) {
+    let f = &s.file;
+    let warmup_end = Time::ZERO + f.warmup;
+    let end = Time::ZERO + f.duration;
+    let mut groups = Vec::with_capacity(f.flows.len());
+    let mut flows = Vec::with_capacity(flow_routes.len());
+    for (gi, g) in f.flows.iter().enumerate() {
+        let spec: &FlowSpec = g.get_ref();
+        let mut group = group(spec, warmup_end, end);
+        group.first = flows.len() as u32;
+        for _ in 0..group.count {
+            let id = flows.len();
+            let (fwd, rev) = flow_routes[id];
+            let mut frng = rng::stream(f.seed, STREAM_FLOW + id as u64);
+            let spread = spec.start_spread.unwrap_or(Dur::from_secs(1));
+            let jitter = if spread.is_zero() {
+                Dur::ZERO
+            } else {
+                Dur::from_nanos(frng.gen_range(0..spread.as_nanos()))
+            };
+            let start = Time::ZERO + spec.start.unwrap_or(Dur::ZERO) + jitter;
+            let endpoints = match &group.udp {
+                None => Endpoints::Tcp {
+                    sender: Box::new(TcpSender::new(&group.tcp)),
+                    receiver: TcpReceiver::default(),
+                },
+                Some(u) => Endpoints::Udp {
+                    source: UdpSource::new(u),
+                    received: 0,
+                },
+            };
+            let mut timers = [TimerSlot::default(); TIMER_KINDS];
+            timers[TimerKind::Send as usize] = TimerSlot {
+                deadline: Some(start),
+                pending: Some(start),
+            };
+            events.push(start, Event::Timer(id as u32, TimerKind::Send));
+            let stop = spec.stop.map(|d| Time::ZERO + d);
+            if let Some(t) = stop {
+                timers[TimerKind::Stop as usize] = TimerSlot {
+                    deadline: Some(t),
+                    pending: Some(t),
+                };
+                events.push(t, Event::Timer(id as u32, TimerKind::Stop));
+            }
+            flows.push(Flow {
+                group: gi as u32,
+                kind: group.kind,
+                aggregate: spec.aggregate.unwrap_or(OWN_AGGREGATE + id as u32),
+                weight: spec.weight.unwrap_or(1.0),
+                packet_size: group.tcp.packet_size,
+                ecn_capable: group.tcp.ecn,
+                fwd,
+                rev,
+                start,
+                stop,
+                started: false,
+                endpoints,
+                timers,
+                drops: [0; DropReason::COUNT],
+                marks: 0,
+                rng: frng,
+            });
+        }
+        groups.push(group);
+    }
+    (groups, flows)
+}

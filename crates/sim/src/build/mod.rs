@@ -1,0 +1,39 @@
+//! Building a [`Simulation`] from a [`Scenario`]: the network (nodes, links and
+//! their qdiscs, routes), the flows, and the observers the scenario asks for.
+//! Each step is a named function; [`Simulation::new`] only composes them.
+
+pub mod flows;
+pub mod memory;
+pub mod network;
+pub mod routes;
+
+pub use flows::Group;
+pub use network::Network;
+
+use crate::engine::Simulation;
+use crate::event::{Event, EventQueue};
+use crate::observe::Observers;
+use crate::scenario::{Scenario, ScenarioError};
+use aqm::Time;
+
+impl Simulation {
+    /// Builds the network, flows and observers a scenario describes.
+    pub fn new(s: &Scenario) -> Result<Simulation, ScenarioError> {
+        let f = &s.file;
+        let total_flows = flows::count(s)?;
+        memory::check(s, total_flows)?;
+        let mut net = Network::build(s, total_flows)?;
+        let mut events = EventQueue::new();
+        let (groups, flows) = flows::build(s, &net.flow_routes, &mut events);
+        net.announce_flows(s, &flows)?;
+        let obs = Observers::new(s, &net, &groups, flows.len())?;
+        for (tick, at) in obs.first_ticks() {
+            events.push(at, Event::Tick(tick));
+        }
+        let warmup_end = Time::ZERO + f.warmup;
+        if warmup_end > Time::ZERO {
+            events.push(warmup_end, Event::MeasureStart);
+        }
+        Ok(Simulation::assemble(s, net, groups, flows, obs, events))
+    }
+}

@@ -1,0 +1,304 @@
+//! The network a scenario describes: nodes, link directions with their qdiscs, the
+//! monitored link directions, and every flow's routes and end nodes.
+
+use super::routes::{Graph, Routes};
+use crate::event::MAX_LINKS;
+use crate::flow::Flow;
+use crate::link::Link;
+use crate::scenario::{FileSpan, Scenario, ScenarioError, Topology};
+use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
+use std::collections::HashMap;
+
+/// Stream numbers for `rng::stream`: each link direction draws from its own.
+pub(crate) const STREAM_LINK: u64 = 1 << 32;
+
+/// What link direction `link` of a run seeded `run_seed` tells its qdisc: its
+/// rate, and the seed its hashes are keyed with unless the scenario pins
+/// `hash_seed`, a function of the run's seed and the link, so that another run
+/// seed moves the hash placement as it moves every other random choice.
+fn link_info(run_seed: u64, link: usize, rate: Rate) -> LinkInfo<'static> {
+    let salt = rng::mix64(STREAM_LINK + link as u64);
+    LinkInfo::with_seed(rate, rng::mix64(run_seed ^ salt))
+}
+
+pub struct Network {
+    pub nodes: Vec<String>,
+    pub links: Vec<Link>,
+    /// The monitored link directions, in the order results report them.
+    pub monitored: Vec<u32>,
+    pub routes: Routes,
+    /// Per flow: where the routes of its data and of its ACKs start in `routes`.
+    pub flow_routes: Vec<(u32, u32)>,
+    /// Per flow: its sending and receiving nodes.
+    pub flow_nodes: Vec<(u32, u32)>,
+    /// Link directions whose qdisc reads the flows routed over it (fair queueing):
+    /// built without them first, rebuilt once the flows are known.
+    deferred: Vec<Deferred>,
+}
+
+/// A qdisc to build again with its link's flow table.
+struct Deferred {
+    link: u32,
+    spec: QdiscSpec,
+    span: FileSpan,
+    table: String,
+}
+
+/// Builds link directions, each with its own random stream.
+struct LinkFactory<'a> {
+    s: &'a Scenario,
+    links: Vec<Link>,
+    deferred: Vec<Deferred>,
+}
+
+impl LinkFactory<'_> {
+    /// Adds the link direction `from -> to` with the qdisc `spec`, whose errors are
+    /// reported at `span` under the name `table`.
+    fn add(
+        &mut self,
+        (from, to): (u32, u32),
+        rate: Rate,
+        delay: Dur,
+        spec: &QdiscSpec,
+        (span, table): (FileSpan, &str),
+    ) -> Result<u32, ScenarioError> {
+        let i = self.links.len();
+        let seed = self.s.file.seed;
+        let qdisc = spec.build(&link_info(seed, i, rate)).map_err(|e| {
+            self.s
+                .error_in(span.clone(), Some(e.key), format!("{table}.{e}"))
+        })?;
+        if spec.uses_flow_table() {
+            self.deferred.push(Deferred {
+                link: i as u32,
+                spec: spec.clone(),
+                span,
+                table: table.to_string(),
+            });
+        }
+        let stream = rng::stream(seed, STREAM_LINK + i as u64);
+        self.links
+            .push(Link::new(from, to, rate, delay, qdisc, stream));
+        Ok(i as u32)
+    }
+}
+
+impl Network {
+    /// The network of `s`, which has `total_flows` flows.
+    pub fn build(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
+        let net = match s.file.topology.get_ref() {
+            Topology::Dumbbell { .. } => Self::dumbbell(s, total_flows)?,
+            Topology::Graph { .. } => Self::graph(s, total_flows)?,
+        };
+        debug_assert_eq!(net.flow_routes.len(), total_flows);
+        if net.links.len() > MAX_LINKS {
+            return Err(s.error(format!(
+                "{} link directions in all; at most {MAX_LINKS} fit the event queue",
+                net.links.len()
+            )));
+        }
+        Ok(net)
+    }
+
+    /// Builds again, now announcing the flows routed over their links, the qdiscs
+    /// that read them (each flow on the links of its data and of its ACKs, with
+    /// its aggregate and weight).
+    pub fn announce_flows(&mut self, s: &Scenario, flows: &[Flow]) -> Result<(), ScenarioError> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let slot: HashMap<u32, usize> = self
+            .deferred
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.link, i))
+            .collect();
+        let mut tables: Vec<Vec<FlowClass>> = vec![Vec::new(); self.deferred.len()];
+        for (id, f) in flows.iter().enumerate() {
+            let class = FlowClass {
+                flow: FlowId(id as u32),
+                aggregate: f.aggregate,
+                weight: f.weight,
+            };
+            for start in [f.fwd, f.rev] {
+                for l in self.routes.route(start) {
+                    if let Some(&i) = slot.get(l) {
+                        if tables[i].last().is_none_or(|c| c.flow != class.flow) {
+                            tables[i].push(class);
+                        }
+                    }
+                }
+            }
+        }
+        for (d, table) in self.deferred.drain(..).zip(&tables) {
+            let link = &mut self.links[d.link as usize];
+            let info = link_info(s.file.seed, d.link as usize, link.rate).with_flows(table);
+            link.qdisc = d
+                .spec
+                .build(&info)
+                .map_err(|e| s.error_in(d.span, Some(e.key), format!("{}.{e}", d.table)))?;
+        }
+        Ok(())
+    }
+
+    /// Two routers joined by the bottleneck; each flow has its own sender and
+    /// receiver on access links (DropTail) to the routers.
+    fn dumbbell(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
+        let f = &s.file;
+        let Topology::Dumbbell {
+            access,
+            bottleneck,
+            reverse_qdisc,
+        } = f.topology.get_ref()
+        else {
+            unreachable!("called for a dumbbell")
+        };
+        let droptail = QdiscSpec::default();
+        let topo_span = Some(f.topology.span());
+        let mut make = LinkFactory {
+            s,
+            links: Vec::new(),
+            deferred: Vec::new(),
+        };
+        let (fwd_spec, fwd_span) = match &f.qdisc {
+            Some(q) => (q.get_ref(), Some(q.span())),
+            None => (&droptail, None),
+        };
+        let (rate, delay) = (bottleneck.rate, bottleneck.delay);
+        let lr = make.add((0, 1), rate, delay, fwd_spec, (fwd_span, "qdisc"))?;
+        let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
+        let rl = make.add(
+            (1, 0),
+            rate,
+            delay,
+            rev_spec,
+            (topo_span, "topology.reverse_qdisc"),
+        )?;
+        let mut nodes: Vec<String> = vec!["left".into(), "right".into()];
+        // Four access link directions and two nodes per flow, reserved up front:
+        // growing by doubling would hold twice the memory at the end.
+        make.links.reserve_exact(4 * total_flows);
+        nodes.reserve_exact(2 * total_flows);
+        let mut routes = Routes::default();
+        routes.reserve(8 * total_flows);
+        let mut flow_routes = Vec::with_capacity(total_flows);
+        let mut flow_nodes = Vec::with_capacity(total_flows);
+        for g in &f.flows {
+            let spec = g.get_ref();
+            let rate = spec.access_rate.unwrap_or(access.rate);
+            let delay = spec.access_delay.unwrap_or(access.delay);
+            for _ in 0..spec.count.unwrap_or(1) {
+                let i = flow_routes.len();
+                let (sn, rn) = (nodes.len() as u32, nodes.len() as u32 + 1);
+                nodes.push(format!("s{i}"));
+                nodes.push(format!("r{i}"));
+                let access = || (None, "access");
+                let s_l = make.add((sn, 0), rate, delay, &droptail, access())?;
+                let l_s = make.add((0, sn), rate, delay, &droptail, access())?;
+                let r_r = make.add((1, rn), rate, delay, &droptail, access())?;
+                let r_rr = make.add((rn, 1), rate, delay, &droptail, access())?;
+                let fwd = routes.push(&[s_l, lr, r_r]);
+                let rev = routes.push(&[r_rr, rl, l_s]);
+                flow_routes.push((fwd, rev));
+                flow_nodes.push((sn, rn));
+            }
+        }
+        Ok(Network {
+            nodes,
+            links: make.links,
+            monitored: vec![lr, rl],
+            routes,
+            flow_routes,
+            flow_nodes,
+            deferred: make.deferred,
+        })
+    }
+
+    /// Explicit nodes and links; flows follow the fewest-hop route between the
+    /// nodes they name.
+    fn graph(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
+        let f = &s.file;
+        let Topology::Graph {
+            nodes,
+            links: specs,
+        } = f.topology.get_ref()
+        else {
+            unreachable!("called for a graph")
+        };
+        let droptail = QdiscSpec::default();
+        let topo_span = Some(f.topology.span());
+        let index: HashMap<&str, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        let mut make = LinkFactory {
+            s,
+            links: Vec::with_capacity(2 * specs.len()),
+            deferred: Vec::new(),
+        };
+        let mut graph = Graph::new(nodes.len());
+        let mut monitored = Vec::new();
+        for (k, l) in specs.iter().enumerate() {
+            let (a, b) = (index[l.from.as_str()], index[l.to.as_str()]);
+            let table = format!("topology.links[{k}].qdisc");
+            let (spec, span, table) = match (&l.qdisc, &f.qdisc) {
+                (Some(q), _) => (q, topo_span.clone(), table.as_str()),
+                (None, Some(q)) => (q.get_ref(), Some(q.span()), "qdisc"),
+                (None, None) => (&droptail, None, "qdisc"),
+            };
+            let ab = make.add((a, b), l.rate, l.delay, spec, (span, table))?;
+            let rev_table = format!("topology.links[{k}].reverse_qdisc");
+            let rev_spec = l.reverse_qdisc.as_ref().unwrap_or(&droptail);
+            let ba = make.add(
+                (b, a),
+                l.rate,
+                l.delay,
+                rev_spec,
+                (topo_span.clone(), &rev_table),
+            )?;
+            graph.add(a, b, ab);
+            graph.add(b, a, ba);
+            if l.monitor {
+                monitored.push(ab);
+                monitored.push(ba);
+            }
+        }
+        let mut routes = Routes::default();
+        let mut flow_routes = Vec::with_capacity(total_flows);
+        let mut flow_nodes = Vec::with_capacity(total_flows);
+        for g in &f.flows {
+            let spec = g.get_ref();
+            let end = |n: &Option<String>| index[n.as_deref().expect("validated")];
+            let (a, b) = (end(&spec.from), end(&spec.to));
+            let no_route = || {
+                s.error_in(
+                    Some(g.span()),
+                    Some("to"),
+                    format!(
+                        "flows ({}): no route from \"{}\" to \"{}\"",
+                        spec.name, nodes[a as usize], nodes[b as usize]
+                    ),
+                )
+            };
+            let fwd = graph.path(a, b).ok_or_else(no_route)?;
+            let rev = graph.path(b, a).ok_or_else(no_route)?;
+            // The group's flows share one copy of its two routes.
+            let fwd = routes.push(&fwd);
+            let rev = routes.push(&rev);
+            for _ in 0..spec.count.unwrap_or(1) {
+                flow_routes.push((fwd, rev));
+                flow_nodes.push((a, b));
+            }
+        }
+        Ok(Network {
+            nodes: nodes.clone(),
+            links: make.links,
+            monitored,
+            routes,
+            flow_routes,
+            flow_nodes,
+            deferred: make.deferred,
+        })
+    }
+}

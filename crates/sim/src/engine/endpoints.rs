@@ -1,0 +1,195 @@
+//! Transports: what a flow's endpoints send, what they receive, and their timers.
+//! The TCP and UDP state machines do no I/O; this file carries out their actions.
+
+use super::Simulation;
+use crate::event::{Event, TimerKind};
+use crate::flow::Endpoints;
+use crate::header::{Header, Kind, SackBlocks, FLAG_CWR, FLAG_ECE};
+use crate::observe::objects::ObjectDone;
+use crate::tcp::{Actions, Seg, TimerCmd};
+use aqm::{Ecn, FlowId, Packet};
+
+impl Simulation {
+    fn send(&mut self, flow: usize, kind: Kind, seq: u32, ack: u32, sack: SackBlocks, flags: u8) {
+        if kind == Kind::Data && !self.faults.is_empty() {
+            if let Some(i) = self
+                .faults
+                .iter()
+                .position(|&(f, s)| f as usize == flow && s == seq)
+            {
+                self.faults.swap_remove(i);
+                return;
+            }
+        }
+        let f = &self.flows[flow];
+        let size = if kind == Kind::Ack {
+            self.groups[f.group as usize].tcp.ack_size
+        } else {
+            f.packet_size
+        };
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let tag = self.headers.alloc(Header {
+            uid,
+            flow: flow as u32,
+            route_at: if kind == Kind::Ack { f.rev } else { f.fwd },
+            kind,
+            flags,
+            seq,
+            ack,
+            sack,
+            sent_at: self.now,
+        });
+        let mut pkt = Packet::new(FlowId(flow as u32), size);
+        pkt.aggregate = f.aggregate;
+        pkt.tag = tag;
+        if matches!(kind, Kind::Data | Kind::Udp) && f.ecn_capable {
+            pkt.ecn = Ecn::Ect;
+        }
+        self.forward(pkt);
+    }
+
+    pub(super) fn deliver(&mut self, pkt: Packet) {
+        let h = *self.headers.get(pkt.tag);
+        self.headers.free(pkt.tag);
+        let fi = h.flow as usize;
+        let now = self.now;
+        let mut act = std::mem::take(&mut self.actions);
+        act.clear();
+        let flow = &mut self.flows[fi];
+        let cfg = &self.groups[flow.group as usize].tcp;
+        match (&mut flow.endpoints, h.kind) {
+            (Endpoints::Tcp { receiver, .. }, Kind::Data) => {
+                receiver.on_data(
+                    now,
+                    h.seq,
+                    pkt.ecn == Ecn::Ce,
+                    h.flags & FLAG_CWR != 0,
+                    cfg,
+                    &mut act,
+                );
+            }
+            (Endpoints::Tcp { sender, .. }, Kind::Ack) => {
+                sender.on_ack(
+                    now,
+                    h.ack,
+                    h.sack.as_slice(),
+                    h.flags & FLAG_ECE != 0,
+                    cfg,
+                    &mut act,
+                );
+            }
+            (Endpoints::Udp { received, .. }, Kind::Udp) => *received += 1,
+            _ => unreachable!("a packet reached an endpoint of the wrong transport"),
+        }
+        self.apply(fi, &act);
+        self.actions = act;
+    }
+
+    /// Carries out what a TCP endpoint asked for.
+    fn apply(&mut self, fi: usize, act: &Actions) {
+        for seg in &act.segs {
+            match *seg {
+                Seg::Data { seq, cwr } => self.send(
+                    fi,
+                    Kind::Data,
+                    seq,
+                    0,
+                    SackBlocks::default(),
+                    if cwr { FLAG_CWR } else { 0 },
+                ),
+                Seg::Ack { ack, sack, ece } => {
+                    self.send(fi, Kind::Ack, 0, ack, sack, if ece { FLAG_ECE } else { 0 })
+                }
+            }
+        }
+        for (k, cmd) in act.timers.iter().enumerate() {
+            if let Some(cmd) = cmd {
+                self.set_timer(fi, k, *cmd);
+            }
+        }
+        if let (Some((start, packets)), Some(objects)) = (act.object_done, &mut self.obs.objects) {
+            if start >= self.warmup_end {
+                objects.done.push(ObjectDone {
+                    flow: fi as u32,
+                    start,
+                    end: self.now,
+                    packets,
+                });
+            }
+        }
+    }
+
+    fn set_timer(&mut self, fi: usize, k: usize, cmd: TimerCmd) {
+        let slot = &mut self.flows[fi].timers[k];
+        match cmd {
+            TimerCmd::Cancel => slot.deadline = None,
+            TimerCmd::Arm(at) => {
+                slot.deadline = Some(at);
+                if slot.pending.is_none_or(|p| p > at) {
+                    slot.pending = Some(at);
+                    self.events
+                        .push(at, Event::Timer(fi as u32, TimerKind::ALL[k]));
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_timer(&mut self, fi: usize, kind: TimerKind) {
+        let now = self.now;
+        let slot = &mut self.flows[fi].timers[kind as usize];
+        if slot.pending != Some(now) {
+            return; // superseded by an earlier arming
+        }
+        slot.pending = None;
+        match slot.deadline {
+            Some(d) if d <= now => slot.deadline = None,
+            Some(d) => {
+                slot.pending = Some(d);
+                self.events.push(d, Event::Timer(fi as u32, kind));
+                return;
+            }
+            None => return,
+        }
+        let mut act = std::mem::take(&mut self.actions);
+        act.clear();
+        let flow = &mut self.flows[fi];
+        let group = &self.groups[flow.group as usize];
+        let cfg = &group.tcp;
+        let mut udp_send = false;
+        match (&mut flow.endpoints, kind) {
+            (Endpoints::Tcp { sender, .. }, TimerKind::Send) => {
+                if flow.started {
+                    sender.on_send_timer(now, cfg, &mut act);
+                } else {
+                    flow.started = true;
+                    sender.start(now, cfg, &mut act);
+                }
+            }
+            (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto(now, cfg, &mut act),
+            (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => {
+                receiver.on_delack_timer(&mut act)
+            }
+            (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
+            (Endpoints::Udp { source, .. }, TimerKind::Send) => {
+                if flow.stop.is_none_or(|s| now < s) {
+                    let w = source.wake(
+                        now,
+                        group.udp.as_ref().expect("UDP flow has a UDP config"),
+                        &mut flow.rng,
+                    );
+                    udp_send = w.send;
+                    if let Some(next) = w.next {
+                        act.timers[TimerKind::Send as usize] = Some(TimerCmd::Arm(next));
+                    }
+                }
+            }
+            (Endpoints::Udp { .. }, _) => {}
+        }
+        if udp_send {
+            self.send(fi, Kind::Udp, 0, 0, SackBlocks::default(), 0);
+        }
+        self.apply(fi, &act);
+        self.actions = act;
+    }
+}

@@ -1,0 +1,166 @@
+//! Links: a packet enters a link direction's qdisc, is serialized, propagates, and
+//! is forwarded to the next link of its route or delivered. This is the hot path;
+//! observers are called only for monitored links.
+
+use super::Simulation;
+use crate::build::routes::ROUTE_END;
+use crate::event::Event;
+use crate::observe::event_log::QueueEvent;
+use crate::observe::pcap::Addresses;
+use aqm::{Ctx, Packet, Qdisc, Time};
+
+impl Simulation {
+    pub(super) fn enqueue_on(&mut self, l: usize, mut pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        pkt.enqueued_at = now;
+        if !link.is_busy() && link.qdisc.passes_through_when_empty() {
+            // Straight to the idle transmitter: the same counts, occupancy and
+            // timing as queueing and dequeueing it at this instant.
+            if let Some(m) = link.monitor {
+                self.obs.links[m as usize].on_pass_through(&pkt);
+            }
+            let done = link.begin_tx(pkt, now);
+            self.events.push(done, Event::TxDone(l as u32));
+            return;
+        }
+        let verdict = link
+            .qdisc
+            .enqueue(pkt, &mut Ctx::new(now, &mut link.rng, &mut self.sink));
+        if let Some(m) = link.monitor {
+            let len = link.qdisc.len();
+            self.obs.links[m as usize].on_enqueue(now, &pkt, verdict, &self.sink, len);
+        }
+        debug_assert!(link
+            .qdisc
+            .limit()
+            .admits(link.qdisc.len(), link.qdisc.bytes()));
+        let busy = link.is_busy();
+        self.settle_sink(l);
+        if !busy {
+            self.start_next(l);
+        }
+    }
+
+    /// The transmitter of `l` is free: send the next packet or go idle.
+    fn start_next(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        let next = link
+            .qdisc
+            .dequeue(&mut Ctx::new(now, &mut link.rng, &mut self.sink));
+        if let Some(m) = link.monitor {
+            let len = link.qdisc.len();
+            self.obs.links[m as usize].on_dequeue(now, next.as_ref(), &self.sink, len);
+        }
+        match next {
+            Some(pkt) => {
+                let done = link.begin_tx(pkt, now);
+                self.events.push(done, Event::TxDone(l as u32));
+            }
+            None => {
+                let busy = link.go_idle(now);
+                if let Some(m) = link.monitor {
+                    self.obs.links[m as usize].on_idle(busy.as_nanos());
+                }
+            }
+        }
+        self.settle_sink(l);
+    }
+
+    pub(super) fn on_tx_done(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        let (pkt, schedule) = link.end_tx(now, &mut self.wires);
+        if schedule {
+            self.events.push(now + link.delay, Event::Arrive(l as u32));
+        }
+        if let Some(m) = link.monitor {
+            self.obs.links[m as usize].on_tx_done(&pkt);
+        }
+        if self.obs.pcap.as_ref().is_some_and(|tap| tap.link == l) {
+            self.record_capture(now, &pkt);
+        }
+        self.start_next(l);
+    }
+
+    /// Writes `pkt` to the pcap tap.
+    #[cold]
+    fn record_capture(&mut self, now: Time, pkt: &Packet) {
+        let h = *self.headers.get(pkt.tag);
+        let (src_node, dst_node) = self.net.flow_nodes[h.flow as usize];
+        let f = &self.flows[h.flow as usize];
+        let payload = if f.kind.is_tcp() {
+            f.packet_size.saturating_sub(40).max(1)
+        } else {
+            1
+        };
+        let addr = Addresses {
+            src_node,
+            dst_node,
+            port: 1024 + (h.flow % 60_000) as u16,
+        };
+        let tap = self.obs.pcap.as_mut().expect("capturing");
+        if let Err(e) = tap.record(now, pkt, &h, addr, payload) {
+            eprintln!("pcap: stopped writing: {e}");
+            self.obs.pcap = None;
+        }
+    }
+
+    pub(super) fn on_arrive(&mut self, l: usize) {
+        let wire = &mut self.net.links[l].wire;
+        let (t, pkt) = self
+            .wires
+            .pop_front(wire)
+            .expect("Arrive with an empty wire");
+        debug_assert_eq!(t, self.now);
+        if let Some(next) = self.wires.front_arrival(wire) {
+            self.events.push(next, Event::Arrive(l as u32));
+        }
+        self.forward(pkt);
+    }
+
+    /// Sends `pkt` over the next link of its route, or delivers it.
+    pub(super) fn forward(&mut self, pkt: Packet) {
+        let h = self.headers.get_mut(pkt.tag);
+        let l = self.net.routes.hop(h.route_at);
+        if l == ROUTE_END {
+            self.deliver(pkt);
+        } else {
+            h.route_at += 1;
+            self.enqueue_on(l as usize, pkt);
+        }
+    }
+
+    /// Accounts to their flows what the last qdisc call of link `l` dropped or
+    /// marked, and frees the dropped packets' headers.
+    fn settle_sink(&mut self, l: usize) {
+        if let Some(log) = &mut self.obs.events {
+            let at = self.now;
+            let drops = self.sink.drops.iter().map(|(p, r)| (p, r, false));
+            for (pkt, &reason, mark) in
+                drops.chain(self.sink.marks.iter().map(|(p, r)| (p, r, true)))
+            {
+                log.push(QueueEvent {
+                    at,
+                    link: l as u32,
+                    flow: pkt.flow.0,
+                    reason,
+                    mark,
+                });
+            }
+        }
+        if !self.sink.drops.is_empty() {
+            for (pkt, reason) in self.sink.drops.drain(..) {
+                let flow = pkt.flow.index();
+                self.flows[flow].drops[reason.index()] += 1;
+                self.headers.free(pkt.tag);
+            }
+        }
+        if !self.sink.marks.is_empty() {
+            for (pkt, _) in self.sink.marks.drain(..) {
+                self.flows[pkt.flow.index()].marks += 1;
+            }
+        }
+    }
+}

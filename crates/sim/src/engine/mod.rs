@@ -1,0 +1,246 @@
+//! Running: the event loop and its handlers, nothing else. [`crate::build`] makes a
+//! [`Simulation`]; [`crate::observe`] watches it; [`crate::report`] reads it out.
+//!
+//! - this file: the state, the loop, the periodic ticks and the warm-up;
+//! - [`forward`]: links: enqueue, transmit, propagate, forward, deliver;
+//! - [`endpoints`]: transports: sending, receiving, timers.
+//!
+//! Events at one instant run in the order they were scheduled (see `event.rs`),
+//! which is what makes a run deterministic.
+
+mod endpoints;
+mod forward;
+
+use crate::build::{Group, Network};
+use crate::event::{Event, EventQueue, Tick};
+use crate::flow::{Endpoints, Flow};
+use crate::header::HeaderSlab;
+use crate::observe::{pcap::PcapTap, Observers};
+use crate::scenario::Scenario;
+use crate::tcp::{Actions, Reduction, TcpSender};
+use crate::wire::WireSlab;
+use aqm::{Time, VecSink};
+use std::path::Path;
+
+/// Prefetches the cache lines of `x` (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (x as *const T).cast::<i8>();
+        for offset in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch is a hint; it never faults, even on an invalid
+            // address, and x86_64 always has SSE.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+pub struct Simulation {
+    pub(crate) name: String,
+    pub(crate) seed: u64,
+    now: Time,
+    end: Time,
+    warmup_end: Time,
+    events: EventQueue,
+    pub(crate) net: Network,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) groups: Vec<Group>,
+    headers: HeaderSlab,
+    wires: WireSlab,
+    sink: VecSink,
+    actions: Actions,
+    next_uid: u64,
+    pub(crate) event_count: u64,
+    pub(crate) obs: Observers,
+    /// (flow, seq) of data packets to lose on first transmission (tests).
+    faults: Vec<(u32, u32)>,
+}
+
+impl Simulation {
+    /// Puts the built parts together (see [`Simulation::new`]).
+    pub(crate) fn assemble(
+        s: &Scenario,
+        mut net: Network,
+        groups: Vec<Group>,
+        flows: Vec<Flow>,
+        obs: Observers,
+        events: EventQueue,
+    ) -> Simulation {
+        for (k, m) in obs.links.iter().enumerate() {
+            net.links[m.link as usize].monitor = Some(k as u32);
+        }
+        let f = &s.file;
+        Simulation {
+            name: f.name.clone(),
+            seed: f.seed,
+            now: Time::ZERO,
+            end: Time::ZERO + f.duration,
+            warmup_end: Time::ZERO + f.warmup,
+            events,
+            net,
+            flows,
+            groups,
+            headers: HeaderSlab::default(),
+            wires: WireSlab::default(),
+            sink: VecSink::default(),
+            actions: Actions::default(),
+            next_uid: 0,
+            event_count: 0,
+            obs,
+            faults: Vec::new(),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// When the run ends.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    /// When the warm-up ends and measurement starts.
+    pub fn warmup(&self) -> Time {
+        self.warmup_end
+    }
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.event_count
+    }
+
+    /// The name of link direction `l`: `from->to`. Built on demand rather than
+    /// stored: a million-flow dumbbell has four million link directions.
+    pub fn link_name(&self, l: usize) -> String {
+        let link = &self.net.links[l];
+        format!(
+            "{}->{}",
+            self.net.nodes[link.from as usize], self.net.nodes[link.to as usize]
+        )
+    }
+
+    /// Names of the link directions, `from->to`, in index order.
+    pub fn link_names(&self) -> impl Iterator<Item = String> + '_ {
+        (0..self.net.links.len()).map(|l| self.link_name(l))
+    }
+
+    /// Finds a link direction by name (`a->b`; `bottleneck` is `left->right`).
+    pub fn find_link(&self, name: &str) -> Option<usize> {
+        let name = match name {
+            "bottleneck" => "left->right",
+            other => other,
+        };
+        let (from, to) = name.split_once("->")?;
+        let nodes = &self.net.nodes;
+        self.net
+            .links
+            .iter()
+            .position(|l| nodes[l.from as usize] == from && nodes[l.to as usize] == to)
+    }
+
+    /// Writes a pcap of link direction `link` to `path` as the run goes.
+    pub fn capture(&mut self, link: usize, path: &Path) -> std::io::Result<()> {
+        self.obs.pcap = Some(PcapTap::create(path, link)?);
+        Ok(())
+    }
+
+    /// Finishes the pcap, if any.
+    pub fn finish_capture(&mut self) -> std::io::Result<()> {
+        match self.obs.pcap.take() {
+            Some(tap) => tap.finish(),
+            None => Ok(()),
+        }
+    }
+
+    /// Loses the first transmission of data packet `seq` of `flow` (for tests of
+    /// loss recovery).
+    pub fn inject_loss(&mut self, flow: u32, seq: u32) {
+        self.faults.push((flow, seq));
+    }
+
+    /// Records every congestion-window reduction of a TCP flow.
+    pub fn trace_tcp(&mut self, flow: u32) {
+        if let Endpoints::Tcp { sender, .. } = &mut self.flows[flow as usize].endpoints {
+            sender.trace = Some(Vec::new());
+        }
+    }
+
+    /// The reductions recorded by [`Simulation::trace_tcp`].
+    pub fn tcp_trace(&self, flow: u32) -> &[Reduction] {
+        self.tcp_sender(flow)
+            .and_then(|s| s.trace.as_deref())
+            .unwrap_or(&[])
+    }
+
+    /// A TCP flow's sender, for inspection.
+    pub fn tcp_sender(&self, flow: u32) -> Option<&TcpSender> {
+        self.flows[flow as usize].tcp_sender()
+    }
+
+    /// Packets still in the network (queued, on a wire, or being sent).
+    pub fn packets_in_network(&self) -> usize {
+        self.headers.live()
+    }
+
+    /// Runs until `until` (or the scenario's end), calling `progress` now and then.
+    pub fn run_until(&mut self, until: Time, progress: &mut dyn FnMut(Time)) {
+        let until = until.min(self.end);
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.event_count += 1;
+            if let Some((_, next)) = self.events.peek() {
+                self.prefetch_for(next);
+            }
+            match ev {
+                Event::TxDone(l) => self.on_tx_done(l as usize),
+                Event::Arrive(l) => self.on_arrive(l as usize),
+                Event::Timer(f, k) => self.on_timer(f as usize, k),
+                Event::Tick(tick) => self.on_tick(tick),
+                Event::MeasureStart => self.obs.end_warmup(self.now, &self.net.links, &self.flows),
+            }
+            if self.event_count & 0xffff == 0 {
+                progress(self.now);
+            }
+        }
+        self.now = until;
+        progress(self.now);
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self, progress: &mut dyn FnMut(Time)) {
+        self.run_until(self.end, progress);
+    }
+
+    /// Asks the CPU to start loading what `ev` will touch first (its link or its
+    /// flow) while the current event runs. With tens of thousands of flows these are
+    /// cache misses; the load overlaps with useful work instead of stalling it.
+    #[inline]
+    fn prefetch_for(&self, ev: Event) {
+        match ev {
+            Event::TxDone(l) | Event::Arrive(l) => prefetch(&self.net.links[l as usize]),
+            Event::Timer(f, _) => prefetch(&self.flows[f as usize]),
+            Event::Tick(_) | Event::MeasureStart => {}
+        }
+    }
+
+    fn on_tick(&mut self, tick: Tick) {
+        let now = self.now;
+        match tick {
+            Tick::Queue => self.obs.sample_queues(now, &self.net.links),
+            Tick::Series => self.obs.close_series(now, &self.net.links),
+            Tick::Tcp => self.obs.sample_tcp(now, &self.flows, &self.groups),
+        }
+        self.events
+            .push(now + self.obs.interval(tick), Event::Tick(tick));
+    }
+}

@@ -1,0 +1,249 @@
+//! What a monitored link direction records: its queue's counters (the one place
+//! they are kept), transmissions, busy time, the time-weighted backlog, each flow's
+//! share of both, and the observers that hang off a link (queue samples, per-flow
+//! series, sojourn times).
+//!
+//! The engine calls these hooks only for links whose `monitor` is set, after each
+//! qdisc call, with what the call put in the drop sink; an unmonitored link pays
+//! nothing. In debug builds every call checks ns-3's identities (received =
+//! arrivals dropped + queued; backlog = queued - dequeued - victims).
+
+use super::delays::Delays;
+use super::flow_series::SeriesAcc;
+use crate::link::Link;
+use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
+
+crate::counters! {
+    /// What a monitored link did for one flow.
+    #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+    pub struct LinkFlowCounters {
+        /// Packets of the flow the link sent (counted as their last bit leaves),
+        /// and bits (counted as they leave, so a packet in transmission at the
+        /// warm-up's end is split between warm-up and measurement).
+        pub packets: u64,
+        pub bits: u64,
+        /// The integral over time of the flow's packets in the queue, in packet-ns:
+        /// divided by the measured time it is the flow's mean queue occupancy, the
+        /// quantity of the CHOKe paper's Fig. 6.
+        pub queue_area: u128,
+    }
+}
+
+crate::counters! {
+    /// A link's counters that only grow; the warm-up snapshot is subtracted.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct LinkCounters {
+        pub tx_packets: u64,
+        /// Bits sent, counted as they leave (see `LinkFlowCounters::bits`): over
+        /// any interval they never exceed what the rate allows.
+        pub tx_bits: u64,
+        /// Nanoseconds spent transmitting.
+        pub busy_ns: u128,
+        /// Integral of the backlog (packets) over time, packet-nanoseconds.
+        pub queue_area: u128,
+        pub queue: QueueCounts,
+        pub per_flow: Vec<LinkFlowCounters>,
+    }
+}
+
+/// The observer of one monitored link direction.
+pub struct LinkStats {
+    /// The link direction observed.
+    pub link: u32,
+    counters: LinkCounters,
+    /// When the backlog last changed, and its length since then.
+    queue_changed: Time,
+    queue_len: u32,
+    /// The largest backlog seen, warm-up included.
+    pub max_queue: u32,
+    /// Per flow: packets in the queue now, and since when that count holds.
+    queued: Vec<(u32, Time)>,
+    /// Queue length samples `(t_s, packets, bytes)`, every `[monitor] queue_interval`.
+    pub samples: Vec<(f64, u32, u64)>,
+    /// Per-flow series across this link, when `[monitor] flow_series` is on.
+    pub series: Option<SeriesAcc>,
+    /// Sojourn-time distributions, when `[monitor] delays` is on.
+    pub delays: Option<Delays>,
+}
+
+impl LinkStats {
+    pub fn new(link: u32, flows: usize) -> Self {
+        LinkStats {
+            link,
+            counters: LinkCounters {
+                per_flow: vec![LinkFlowCounters::default(); flows],
+                ..LinkCounters::default()
+            },
+            queue_changed: Time::ZERO,
+            queue_len: 0,
+            max_queue: 0,
+            queued: vec![(0, Time::ZERO); flows],
+            samples: Vec::new(),
+            series: None,
+            delays: None,
+        }
+    }
+
+    /// Call before the backlog changes: brings the backlog integral up to `now`.
+    #[inline]
+    fn advance(&mut self, now: Time) {
+        let dt = now.saturating_since(self.queue_changed).as_nanos() as u128;
+        self.counters.queue_area += dt * self.queue_len as u128;
+        self.queue_changed = now;
+    }
+
+    /// `flow` has `delta` more packets in the queue from `now` on.
+    #[inline]
+    fn occupancy_change(&mut self, flow: usize, now: Time, delta: i32) {
+        let (count, since) = &mut self.queued[flow];
+        self.counters.per_flow[flow].queue_area +=
+            u128::from(*count) * u128::from(now.saturating_since(*since).as_nanos());
+        *count = count
+            .checked_add_signed(delta)
+            .expect("a flow's queued packets never go below zero");
+        *since = now;
+    }
+
+    /// Takes the queued packets a qdisc call dropped (all its drops but `arrival`)
+    /// out of the per-flow occupancy, and counts drops and marks by reason.
+    fn settle(&mut self, now: Time, sink: &VecSink, arrival: Option<&Packet>) {
+        for (pkt, reason) in &sink.drops {
+            self.counters.queue.drops[reason.index()] += 1;
+            if arrival.is_none_or(|a| a.tag != pkt.tag) {
+                self.occupancy_change(pkt.flow.index(), now, -1);
+            }
+            if let Some(s) = &mut self.series {
+                s.drop(pkt.flow.index());
+            }
+        }
+        for (pkt, reason) in &sink.marks {
+            self.counters.queue.marks[reason.index()] += 1;
+            if let Some(s) = &mut self.series {
+                s.mark(pkt.flow.index());
+            }
+        }
+    }
+
+    /// An arrival sent straight to the idle transmitter (see
+    /// `Qdisc::passes_through_when_empty`): queued and dequeued at once.
+    #[inline]
+    pub fn on_pass_through(&mut self, pkt: &Packet) {
+        let q = &mut self.counters.queue;
+        q.received += 1;
+        q.queued += 1;
+        q.dequeued += 1;
+        q.dequeued_bytes += pkt.size as u64;
+        self.max_queue = self.max_queue.max(1);
+        if let Some(d) = &mut self.delays {
+            d.record(pkt.flow.index(), 0);
+        }
+    }
+
+    /// After `enqueue` of `pkt` returned `verdict`, leaving `len` packets queued.
+    pub fn on_enqueue(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        verdict: Verdict,
+        sink: &VecSink,
+        len: usize,
+    ) {
+        self.advance(now);
+        let q = &mut self.counters.queue;
+        q.received += 1;
+        let drops = sink.drops.len() as u64;
+        match verdict {
+            Verdict::Queued => {
+                q.queued += 1;
+                q.victims += drops;
+                self.occupancy_change(pkt.flow.index(), now, 1);
+            }
+            Verdict::Dropped => {
+                debug_assert!(drops >= 1, "a dropped arrival must reach the sink");
+                q.arrivals_dropped += 1;
+                q.victims += drops - 1;
+            }
+        }
+        self.settle(now, sink, Some(pkt));
+        self.queue_len = len as u32;
+        self.max_queue = self.max_queue.max(self.queue_len);
+        self.check(len);
+    }
+
+    /// After `dequeue` returned `pkt`, leaving `len` packets queued.
+    pub fn on_dequeue(&mut self, now: Time, pkt: Option<&Packet>, sink: &VecSink, len: usize) {
+        self.advance(now);
+        let q = &mut self.counters.queue;
+        q.victims += sink.drops.len() as u64;
+        if let Some(p) = pkt {
+            q.dequeued += 1;
+            q.dequeued_bytes += p.size as u64;
+            self.occupancy_change(p.flow.index(), now, -1);
+            if let Some(d) = &mut self.delays {
+                d.record(
+                    p.flow.index(),
+                    now.saturating_since(p.enqueued_at).as_nanos(),
+                );
+            }
+        }
+        self.settle(now, sink, None);
+        self.queue_len = len as u32;
+        self.max_queue = self.max_queue.max(self.queue_len);
+        self.check(len);
+    }
+
+    /// The link finished sending `pkt`.
+    #[inline]
+    pub fn on_tx_done(&mut self, pkt: &Packet) {
+        let bits = pkt.size as u64 * 8;
+        self.counters.tx_packets += 1;
+        self.counters.tx_bits += bits;
+        let e = &mut self.counters.per_flow[pkt.flow.index()];
+        e.packets += 1;
+        e.bits += bits;
+        if let Some(s) = &mut self.series {
+            s.tx(pkt.flow.index(), pkt.size);
+        }
+    }
+
+    /// A busy period of `busy_ns` ended.
+    #[inline]
+    pub fn on_idle(&mut self, busy_ns: u64) {
+        self.counters.busy_ns += busy_ns as u128;
+    }
+
+    /// The counters as of `now`: the backlog integrals brought up to date, and the
+    /// running busy period and the bits sent of the packet in transmission included.
+    pub fn counters_at(&self, now: Time, link: &Link) -> LinkCounters {
+        let mut c = self.counters.clone();
+        let busy_since = link.busy_since();
+        if let Some((pkt, bits)) = link.in_progress(now) {
+            c.tx_bits += bits;
+            c.per_flow[pkt.flow.index()].bits += bits;
+        }
+        c.queue_area +=
+            now.saturating_since(self.queue_changed).as_nanos() as u128 * self.queue_len as u128;
+        if let Some(since) = busy_since {
+            c.busy_ns += now.saturating_since(since).as_nanos() as u128;
+        }
+        for (f, &(count, since)) in c.per_flow.iter_mut().zip(&self.queued) {
+            f.queue_area += u128::from(count) * u128::from(now.saturating_since(since).as_nanos());
+        }
+        c
+    }
+
+    #[inline]
+    fn check(&self, len: usize) {
+        let q = &self.counters.queue;
+        debug_assert_eq!(
+            q.received,
+            q.arrivals_dropped + q.queued,
+            "received = dropped + queued"
+        );
+        debug_assert_eq!(
+            len as u64,
+            q.queued - q.dequeued - q.victims,
+            "backlog = queued - dequeued - victims"
+        );
+    }
+}

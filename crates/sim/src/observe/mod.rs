@@ -1,0 +1,234 @@
+//! Observing a run from outside the forwarding path, as ns-3's trace sources do:
+//! the engine forwards packets and calls a hook here only where an observer is
+//! attached (a monitored link, an enabled series), so an absent observer costs
+//! nothing but a branch.
+//!
+//! - [`link_stats`]: per monitored link direction: the queue's counters (the one
+//!   place they are kept), transmissions, busy time, the time-weighted backlog, and
+//!   each flow's share of them; queue-length samples.
+//! - [`flow_series`]: each flow's packets, bytes, drops and marks across a monitored
+//!   link per interval (`[monitor] flow_series`).
+//! - [`delays`]: sojourn-time histograms at monitored queues (`[monitor] delays`).
+//! - [`tcp_trace`]: cwnd, ssthresh, RTT and flight per TCP flow per interval.
+//! - [`objects`]: web object transfer times. [`event_log`]: every drop and mark.
+//! - [`pcap`]: a capture of one link direction.
+//!
+//! Totals count the measured interval: a snapshot taken when the warm-up ends is
+//! subtracted from them. Series and logs cover the whole run, stamped with times.
+
+pub mod delays;
+pub mod delta;
+pub mod event_log;
+pub mod flow_series;
+pub mod link_stats;
+pub mod objects;
+pub mod pcap;
+pub mod tcp_trace;
+
+use crate::build::{Group, Network};
+use crate::event::Tick;
+use crate::flow::{Flow, FlowCounters};
+use crate::link::Link;
+use crate::scenario::{Scenario, ScenarioError};
+use aqm::{Dur, Time};
+use delays::Delays;
+use event_log::EventLog;
+use flow_series::SeriesAcc;
+use link_stats::{LinkCounters, LinkStats};
+use objects::Objects;
+use pcap::PcapTap;
+use std::sync::Arc;
+use tcp_trace::TcpTrace;
+
+/// Bytes the observers `m` asks for hold at most over a run of `secs` seconds
+/// with `monitored` monitored link directions and `flows` flows (for the memory
+/// estimate: series are counted as if every flow were active in every interval).
+pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, secs: f64) -> u64 {
+    let ticks = |d: Option<Dur>| d.map_or(0.0, |d| secs / d.as_secs_f64().max(1e-9)) as u64;
+    let queue = ticks(Some(m.queue_interval).filter(|d| !d.is_zero()));
+    let selected = m.links.as_ref().map_or(monitored, |l| l.len() as u64);
+    let per_link = flows.saturating_mul(48);
+    let series = ticks(m.flow_series)
+        .saturating_mul(flows)
+        .saturating_mul(selected)
+        .saturating_mul(40);
+    let tcp = ticks(m.tcp_trace).saturating_mul(flows).saturating_mul(48);
+    let events = if m.events {
+        m.max_events.min(1 << 22) * 32
+    } else {
+        0
+    };
+    monitored
+        .saturating_mul(per_link.saturating_add(queue.saturating_mul(16)))
+        .saturating_add(series)
+        .saturating_add(tcp)
+        .saturating_add(events)
+}
+
+/// The flow and the bits sent so far of the packet `link` is sending at `now`.
+pub fn in_progress(link: &Link, now: Time) -> Option<(usize, u64)> {
+    link.in_progress(now)
+        .map(|(p, bits)| (p.flow.index(), bits))
+}
+
+/// Counters frozen when the warm-up ends.
+struct Snapshot {
+    flows: Vec<FlowCounters>,
+    links: Vec<LinkCounters>,
+}
+
+/// Every observer of a run.
+pub struct Observers {
+    /// One per monitored link direction, in report order (`Link::monitor` indexes it).
+    pub links: Vec<LinkStats>,
+    pub queue_interval: Dur,
+    pub series_interval: Option<Dur>,
+    pub tcp_interval: Option<Dur>,
+    pub tcp: Option<TcpTrace>,
+    pub objects: Option<Objects>,
+    pub events: Option<EventLog>,
+    pub pcap: Option<PcapTap>,
+    snapshot: Option<Snapshot>,
+}
+
+impl Observers {
+    /// The observers `s`'s `[monitor]` table asks for, on the monitored links of
+    /// `net`.
+    pub fn new(
+        s: &Scenario,
+        net: &Network,
+        groups: &[Group],
+        flows: usize,
+    ) -> Result<Observers, ScenarioError> {
+        let m = s.monitor();
+        let selected = m.selected_links(s, net)?;
+        let group_of: Option<Arc<[u32]>> = m.delays.then(|| {
+            let mut v = vec![0u32; flows];
+            for (gi, g) in groups.iter().enumerate() {
+                v[g.first as usize..(g.first + g.count) as usize].fill(gi as u32);
+            }
+            v.into()
+        });
+        let links = net
+            .monitored
+            .iter()
+            .map(|&l| {
+                let mut stats = LinkStats::new(l, flows);
+                if selected.as_ref().is_none_or(|sel| sel.contains(&l)) {
+                    if m.flow_series.is_some() {
+                        stats.series = Some(SeriesAcc::new(flows));
+                    }
+                    if let Some(group_of) = &group_of {
+                        stats.delays = Some(Delays::new(group_of.clone(), groups.len()));
+                    }
+                }
+                stats
+            })
+            .collect();
+        Ok(Observers {
+            links,
+            queue_interval: m.queue_interval,
+            series_interval: m.flow_series,
+            tcp_interval: m.tcp_trace,
+            tcp: m.tcp_trace.map(|_| TcpTrace::default()),
+            objects: m.objects.then(Objects::default),
+            events: m.events.then(|| EventLog::new(m.max_events)),
+            pcap: None,
+            snapshot: None,
+        })
+    }
+
+    /// The first tick of each periodic observer that is on.
+    pub fn first_ticks(&self) -> Vec<(Tick, Time)> {
+        let mut ticks = Vec::new();
+        if !self.queue_interval.is_zero() {
+            ticks.push((Tick::Queue, Time::ZERO));
+        }
+        if let Some(i) = self.series_interval {
+            ticks.push((Tick::Series, Time::ZERO + i));
+        }
+        if let Some(i) = self.tcp_interval {
+            ticks.push((Tick::Tcp, Time::ZERO + i));
+        }
+        ticks
+    }
+
+    /// The period of a tick.
+    pub fn interval(&self, tick: Tick) -> Dur {
+        match tick {
+            Tick::Queue => self.queue_interval,
+            Tick::Series => self.series_interval.expect("series on"),
+            Tick::Tcp => self.tcp_interval.expect("tcp trace on"),
+        }
+    }
+
+    /// Samples every monitored queue's length.
+    pub fn sample_queues(&mut self, now: Time, links: &[Link]) {
+        let t = now.as_secs_f64();
+        for m in &mut self.links {
+            let q = &links[m.link as usize].qdisc;
+            m.samples
+                .push((t, aqm::Qdisc::len(q) as u32, aqm::Qdisc::bytes(q)));
+        }
+    }
+
+    /// Ends an interval of every per-flow series.
+    pub fn close_series(&mut self, now: Time, links: &[Link]) {
+        for m in &mut self.links {
+            if let Some(s) = &mut m.series {
+                s.close_interval(now, in_progress(&links[m.link as usize], now));
+            }
+        }
+    }
+
+    /// Samples every TCP sender.
+    pub fn sample_tcp(&mut self, now: Time, flows: &[Flow], groups: &[Group]) {
+        let Some(trace) = &mut self.tcp else { return };
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(s) = f.tcp_sender() {
+                let cfg = &groups[f.group as usize].tcp;
+                trace.samples.push(s.sample(now, i as u32, cfg));
+            }
+        }
+    }
+
+    /// The warm-up ends at `now`: freeze the counters, clear the distributions.
+    pub fn end_warmup(&mut self, now: Time, links: &[Link], flows: &[Flow]) {
+        self.snapshot = Some(Snapshot {
+            flows: flows.iter().map(Flow::counters).collect(),
+            links: self.link_counters(now, links),
+        });
+        for m in &mut self.links {
+            if let Some(d) = &mut m.delays {
+                d.clear();
+            }
+        }
+    }
+
+    fn link_counters(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
+        self.links
+            .iter()
+            .map(|m| m.counters_at(now, &links[m.link as usize]))
+            .collect()
+    }
+
+    /// The counters of the measured interval so far: per flow, per monitored link.
+    pub fn measured(
+        &self,
+        now: Time,
+        links: &[Link],
+        flows: &[Flow],
+    ) -> (Vec<FlowCounters>, Vec<LinkCounters>) {
+        let mut f: Vec<FlowCounters> = flows.iter().map(Flow::counters).collect();
+        let mut l = self.link_counters(now, links);
+        if let Some(s) = &self.snapshot {
+            for (c, b) in f.iter_mut().zip(&s.flows) {
+                *c = c.since(b);
+            }
+            for (c, b) in l.iter_mut().zip(&s.links) {
+                *c = c.since(b);
+            }
+        }
+        (f, l)
+    }
+}

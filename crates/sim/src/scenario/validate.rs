@@ -1,0 +1,329 @@
+//! The checks a scenario passes before anything is built: every error names the
+//! key and its line.
+
+use super::{FlowKind, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use crate::udp::Distribution;
+use std::collections::HashSet;
+
+impl Scenario {
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        let f = &self.file;
+        if f.duration.is_zero() {
+            return Err(self.error("duration must be positive".into()));
+        }
+        if f.warmup >= f.duration {
+            return Err(self.error(format!(
+                "warmup = {} must be shorter than duration = {}",
+                f.warmup, f.duration
+            )));
+        }
+        if f.flows.is_empty() {
+            return Err(self.error("a scenario needs at least one [[flows]] group".into()));
+        }
+        let nodes = self.validate_topology()?;
+        let mut names = HashSet::with_capacity(f.flows.len());
+        for i in 0..f.flows.len() {
+            self.validate_flow(i, nodes.as_ref(), &mut names)?;
+        }
+        self.validate_monitor()
+    }
+
+    /// The topology's own checks; for a graph, its node names.
+    fn validate_topology(&self) -> Result<Option<HashSet<&str>>, ScenarioError> {
+        let f = &self.file;
+        let topo_span = f.topology.span();
+        let nodes = match f.topology.get_ref() {
+            Topology::Dumbbell {
+                access, bottleneck, ..
+            } => {
+                for (k, l) in [("access", access), ("bottleneck", bottleneck)] {
+                    if l.rate.bps() == 0 {
+                        return Err(self.error_in(
+                            Some(topo_span.clone()),
+                            Some(k),
+                            format!("topology.{k}.rate must be positive"),
+                        ));
+                    }
+                }
+                None
+            }
+            Topology::Graph { nodes, links } => {
+                let mut set = HashSet::with_capacity(nodes.len());
+                if let Some(twice) = nodes.iter().find(|n| !set.insert(n.as_str())) {
+                    return Err(self.error_in(
+                        Some(topo_span.clone()),
+                        Some("nodes"),
+                        format!("topology.nodes names \"{twice}\" twice"),
+                    ));
+                }
+                for (i, l) in links.iter().enumerate() {
+                    for end in [&l.from, &l.to] {
+                        if !set.contains(end.as_str()) {
+                            return Err(self.error_in(
+                                Some(topo_span.clone()),
+                                Some("links"),
+                                format!("topology.links[{i}] joins node \"{end}\", which is not in topology.nodes"),
+                            ));
+                        }
+                    }
+                    if l.from == l.to {
+                        return Err(self.error_in(
+                            Some(topo_span.clone()),
+                            Some("links"),
+                            format!("topology.links[{i}] joins \"{}\" to itself", l.from),
+                        ));
+                    }
+                    if l.rate.bps() == 0 {
+                        return Err(self.error_in(
+                            Some(topo_span.clone()),
+                            Some("links"),
+                            format!("topology.links[{i}].rate must be positive"),
+                        ));
+                    }
+                }
+                Some(set)
+            }
+        };
+        Ok(nodes)
+    }
+
+    /// The checks of flow group `i`; `nodes` are a graph's node names, `names` the
+    /// group names seen so far.
+    fn validate_flow<'a>(
+        &'a self,
+        i: usize,
+        nodes: Option<&HashSet<&str>>,
+        names: &mut HashSet<&'a str>,
+    ) -> Result<(), ScenarioError> {
+        let g = &self.file.flows[i];
+        let span = g.span();
+        let spec = g.get_ref();
+        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
+        if spec.name.is_empty() {
+            return Err(self.error_in(
+                Some(span.clone()),
+                Some("name"),
+                format!("flows[{i}] needs a non-empty name"),
+            ));
+        }
+        if !names.insert(spec.name.as_str()) {
+            return Err(at(
+                "name",
+                format!("the group name \"{}\" is used twice", spec.name),
+            ));
+        }
+        let Some(kind) = spec.kind else {
+            return Err(at(
+                "name",
+                "needs kind = \"tcp\", \"web\", \"cbr\", \"poisson\" or \"onoff\"".into(),
+            ));
+        };
+        if spec.count == Some(0) {
+            return Err(at("count", "count = 0 must be at least 1".into()));
+        }
+        if let Some(ps) = spec.packet_size {
+            if !(40..=65_535).contains(&ps) {
+                return Err(at(
+                    "packet_size",
+                    format!("packet_size = {ps} must be between 40 and 65535 bytes"),
+                ));
+            }
+        }
+        self.validate_flow_keys(i, kind)?;
+        self.validate_flow_ends(i, nodes)
+    }
+
+    fn flow_error(&self, i: usize, key: &str, msg: String) -> ScenarioError {
+        let g = &self.file.flows[i];
+        let name = &g.get_ref().name;
+        self.error_in(
+            Some(g.span()),
+            Some(key),
+            format!("flows[{i}] ({name}): {msg}"),
+        )
+    }
+
+    /// The keys of flow group `i` against its `kind`.
+    fn validate_flow_keys(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
+        let spec = self.file.flows[i].get_ref();
+        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
+        // Keys that belong to other kinds are mistakes, not silently ignored.
+        let tcp_keys = [
+            ("variant", spec.variant.is_some()),
+            ("max_window", spec.max_window.is_some()),
+            ("initial_window", spec.initial_window.is_some()),
+            ("min_rto", spec.min_rto.is_some()),
+            ("delayed_ack", spec.delayed_ack.is_some()),
+            ("counting", spec.counting.is_some()),
+        ];
+        let web_keys = [
+            ("object_size", spec.object_size.is_some()),
+            ("think", spec.think.is_some()),
+        ];
+        let udp_keys = [
+            ("rate", spec.rate.is_some()),
+            ("schedule", spec.schedule.is_some()),
+        ];
+        let onoff_keys = [
+            ("on", spec.on.is_some()),
+            ("off", spec.off.is_some()),
+            ("distribution", spec.distribution.is_some()),
+            ("shape", spec.shape.is_some()),
+        ];
+        let allowed = |group: &[(&str, bool)], ok: bool| -> Result<(), ScenarioError> {
+            match group.iter().find(|(_, set)| *set) {
+                Some((key, _)) if !ok => Err(at(
+                    key,
+                    format!("{key} does not apply to kind = \"{}\"", kind.name()),
+                )),
+                _ => Ok(()),
+            }
+        };
+        allowed(&tcp_keys, kind.is_tcp())?;
+        allowed(&web_keys, kind == FlowKind::Web)?;
+        allowed(&udp_keys, !kind.is_tcp())?;
+        allowed(&onoff_keys, kind == FlowKind::Onoff)?;
+        if !kind.is_tcp() {
+            match spec.rate {
+                None => {
+                    return Err(at(
+                        "name",
+                        format!("kind = \"{}\" needs a rate", kind.name()),
+                    ))
+                }
+                Some(r) if r.bps() == 0 && spec.schedule.is_none() => {
+                    return Err(at("rate", "rate must be positive".into()));
+                }
+                _ => {}
+            }
+        }
+        if let Some(steps) = &spec.schedule {
+            if steps.windows(2).any(|w| w[0].at >= w[1].at) {
+                return Err(at("schedule", "schedule times must increase".into()));
+            }
+        }
+        if kind == FlowKind::Web && spec.object_size.is_none() {
+            return Err(at(
+                "name",
+                "kind = \"web\" needs object_size (packets per object)".into(),
+            ));
+        }
+        if spec.object_size == Some(0) {
+            return Err(at(
+                "object_size",
+                "object_size = 0 must be at least 1".into(),
+            ));
+        }
+        if matches!(spec.max_window, Some(0)) {
+            return Err(at("max_window", "max_window = 0 must be at least 1".into()));
+        }
+        if matches!(spec.initial_window, Some(0)) {
+            return Err(at(
+                "initial_window",
+                "initial_window = 0 must be at least 1".into(),
+            ));
+        }
+        if kind == FlowKind::Onoff {
+            if spec.on.is_none_or(|d| d.is_zero()) || spec.off.is_none_or(|d| d.is_zero()) {
+                return Err(at(
+                    "name",
+                    "kind = \"onoff\" needs positive on and off mean durations".into(),
+                ));
+            }
+            if spec.distribution == Some(Distribution::Pareto)
+                && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
+            {
+                return Err(at(
+                    "shape",
+                    "a Pareto on/off source needs 1 < shape <= 1000".into(),
+                ));
+            }
+        }
+        if let Some(a) = spec.aggregate {
+            if a >= OWN_AGGREGATE {
+                return Err(at(
+                    "aggregate",
+                    format!("aggregate = {a} must be below 2^31 (2147483648)"),
+                ));
+            }
+        }
+        if let Some(w) = spec.weight {
+            if !(w > 0.0 && w <= 1e9) {
+                return Err(at(
+                    "weight",
+                    format!("weight = {w} must be positive and at most 1e9"),
+                ));
+            }
+        }
+        if let (Some(start), Some(stop)) = (spec.start, spec.stop) {
+            if stop <= start {
+                return Err(at(
+                    "stop",
+                    format!("stop = {stop} must be after start = {start}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Flow group `i`'s ends: a graph's nodes, or nothing in a dumbbell.
+    fn validate_flow_ends(
+        &self,
+        i: usize,
+        nodes: Option<&HashSet<&str>>,
+    ) -> Result<(), ScenarioError> {
+        let spec = self.file.flows[i].get_ref();
+        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
+        match nodes {
+            None => {
+                for (key, set) in [("from", spec.from.is_some()), ("to", spec.to.is_some())] {
+                    if set {
+                        return Err(at(
+                            key,
+                            format!(
+                                "{key} does not apply to a dumbbell (each flow has its own hosts)"
+                            ),
+                        ));
+                    }
+                }
+                if spec.access_rate.is_some_and(|r| r.bps() == 0) {
+                    return Err(at("access_rate", "access_rate must be positive".into()));
+                }
+            }
+            Some(nodes) => {
+                for (key, end) in [("from", &spec.from), ("to", &spec.to)] {
+                    match end {
+                        None => {
+                            return Err(at(
+                                "name",
+                                format!("a flow in a graph needs `{key}` (a node name)"),
+                            ))
+                        }
+                        Some(n) if !nodes.contains(n.as_str()) => {
+                            return Err(at(
+                                key,
+                                format!("{key} = \"{n}\" is not a node of the topology"),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                if spec.from == spec.to {
+                    return Err(at("to", "from and to are the same node".into()));
+                }
+                for (key, set) in [
+                    ("access_delay", spec.access_delay.is_some()),
+                    ("access_rate", spec.access_rate.is_some()),
+                ] {
+                    if set {
+                        return Err(at(
+                            key,
+                            format!("{key} applies to dumbbell topologies only"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

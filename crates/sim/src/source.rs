@@ -1,0 +1,122 @@
+//! Where a scenario comes from: `aqmlab run ARG`, `aqmlab.run(ARG)` and
+//! `aqmlab sweep ARG` all resolve ARG here, so they read the same file or built-in
+//! and fail with the same message.
+//!
+//! ARG is a path when a file of that name exists, or when it looks like one (ends
+//! in `.toml` or contains `/`): then a missing file is an error about the file, not
+//! an unknown built-in. Otherwise it is the name of a built-in scenario; `None` is
+//! [`builtin::DEFAULT`].
+
+use crate::builtin;
+use crate::scenario::{Scenario, ScenarioError};
+use std::fmt;
+use std::path::Path;
+
+/// A scenario's TOML text and the name its errors carry (the path, or
+/// `<built-in NAME>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub text: String,
+    pub origin: String,
+}
+
+/// Why ARG did not resolve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceError {
+    /// A file that cannot be read, or a scenario that does not parse or validate.
+    Scenario(ScenarioError),
+    /// Neither a file nor a built-in scenario of that name.
+    Unknown(String),
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::Scenario(e) => e.fmt(f),
+            SourceError::Unknown(name) => write!(
+                f,
+                "no scenario file or built-in scenario named \"{name}\" (see `aqmlab scenarios`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+impl From<ScenarioError> for SourceError {
+    fn from(e: ScenarioError) -> Self {
+        SourceError::Scenario(e)
+    }
+}
+
+/// The text and origin of ARG (see the module header), without parsing it.
+pub fn resolve(arg: Option<&str>) -> Result<Source, SourceError> {
+    let name = arg.unwrap_or(builtin::DEFAULT);
+    let path = Path::new(name);
+    if path.exists() || arg.is_some_and(|a| a.ends_with(".toml") || a.contains('/')) {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            origin: name.to_string(),
+            line: None,
+            message: format!("cannot read scenario file: {e}"),
+        })?;
+        return Ok(Source {
+            text,
+            origin: name.to_string(),
+        });
+    }
+    match builtin::builtin(name) {
+        Some(text) => Ok(Source {
+            text: text.to_string(),
+            origin: format!("<built-in {name}>"),
+        }),
+        None => Err(SourceError::Unknown(name.to_string())),
+    }
+}
+
+/// ARG resolved and parsed.
+pub fn load(arg: Option<&str>) -> Result<Scenario, SourceError> {
+    let src = resolve(arg)?;
+    Ok(Scenario::from_toml(&src.text, &src.origin)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_a_path_and_nothing_resolve_as_documented() {
+        let s = resolve(Some("choke-fig3")).unwrap();
+        assert_eq!(s.origin, "<built-in choke-fig3>");
+        assert_eq!(s.text, builtin::builtin("choke-fig3").unwrap());
+        assert_eq!(
+            resolve(None).unwrap().origin,
+            format!("<built-in {}>", builtin::DEFAULT)
+        );
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/choke-fig3.toml"
+        );
+        let s = resolve(Some(file)).unwrap();
+        assert_eq!(
+            (s.origin.as_str(), s.text.as_str()),
+            (file, builtin::builtin("choke-fig3").unwrap())
+        );
+        assert_eq!(load(Some(file)).unwrap().file.name, "choke-fig3");
+    }
+
+    #[test]
+    fn errors_say_whether_a_file_or_a_name_was_meant() {
+        let e = resolve(Some("no-such-builtin")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no scenario file or built-in scenario named \"no-such-builtin\" (see `aqmlab scenarios`)"
+        );
+        let e = resolve(Some("no/such/file.toml")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("no/such/file.toml: cannot read scenario file: "),
+            "{e}"
+        );
+        let e = resolve(Some("missing.toml")).unwrap_err().to_string();
+        assert!(e.starts_with("missing.toml: cannot read"), "{e}");
+    }
+}

@@ -1,0 +1,184 @@
+//! One-way TCP in the style of ns-2/ns-3: a sender that always has data (or sends
+//! web-like objects), a receiver that acknowledges, sequence numbers in packets.
+//!
+//! - Loss recovery: Reno (RFC 5681), NewReno (RFC 6582, "slow-but-steady": the RTO
+//!   restarts on every partial ACK) and SACK (RFC 6675 style: a scoreboard, `pipe`
+//!   and hole retransmission; a hole below the highest SACKed packet is lost, which
+//!   is exact on the engine's FIFO paths where packets never reorder).
+//! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
+//!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2).
+//! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
+//!   retransmitted one) and exponential back-off; `min_rto` defaults to ns-2's 0.2 s.
+//! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
+//!   sender halves cwnd and ssthresh at most once per window of data (a reduction
+//!   for loss counts too), does not grow cwnd on an ACK that carries ECE, and sets
+//!   CWR on its next new packet. cwnd may fall to one packet (ssthresh keeps RFC
+//!   5681's floor of 2). An ECE when the window is already one packet (cwnd < 2:
+//!   packet counting sends `floor(cwnd)`) reduces nothing further: it resets the
+//!   retransmission timer, and the next new packet leaves only when that timer
+//!   expires, so a flow marked at one packet sends one packet per RTO. ns-2 does the
+//!   same by halving cwnd below 1 (`slowdown(CLOSE_CWND_HALF)`, an integer window
+//!   of 0) and keeping its timer armed while `cwnd_ < 1` (`newtimer`); ns-2 also
+//!   backs the timer off on a second such ECE in a row, which the RFC does not ask
+//!   and we do not do. Linux instead keeps cwnd at its ssthresh floor of 2 on ECE.
+//! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`;
+//!   out-of-order and hole-filling packets are acknowledged at once.
+//!
+//! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
+//! [`Actions`] buffer the engine applies, so they can be unit-tested alone.
+
+use crate::event::{TimerKind, TIMER_KINDS};
+use crate::header::SackBlocks;
+use aqm::{Dur, Time};
+use serde::{Deserialize, Serialize};
+
+mod congestion;
+mod receiver;
+mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+/// Loss-recovery flavour.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Reno,
+    #[default]
+    NewReno,
+    Sack,
+}
+
+/// How the congestion window grows per ACK.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counting {
+    /// +1 per ACK in slow start, +1/cwnd in congestion avoidance (ns-2).
+    #[default]
+    Packet,
+    /// By packets acknowledged (RFC 3465 with L = 2).
+    Byte,
+}
+
+/// A TCP flow's configuration (shared by every flow of a group).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub variant: Variant,
+    /// Data packet size on the wire, bytes.
+    pub packet_size: u32,
+    pub ack_size: u32,
+    /// Receiver's advertised window, packets: the most ever in flight. The default
+    /// is ns-3's 128 KiB receive buffer in 1000-byte packets.
+    pub max_window: u32,
+    pub initial_window: u32,
+    pub initial_ssthresh: f64,
+    pub min_rto: Dur,
+    pub max_rto: Dur,
+    pub initial_rto: Dur,
+    pub granularity: Dur,
+    pub delayed_ack: bool,
+    pub delack_timeout: Dur,
+    pub ecn: bool,
+    pub counting: Counting,
+    pub dupthresh: u32,
+    /// Web-like flows: packets per object; `None` for bulk transfer.
+    pub object_size: Option<u32>,
+    /// Web-like flows: pause between objects.
+    pub think: Dur,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            variant: Variant::NewReno,
+            packet_size: 1000,
+            ack_size: 40,
+            max_window: 131,
+            initial_window: 1,
+            initial_ssthresh: f64::INFINITY,
+            min_rto: Dur::from_millis(200),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(1),
+            granularity: Dur::from_millis(1),
+            delayed_ack: false,
+            delack_timeout: Dur::from_millis(100),
+            ecn: false,
+            counting: Counting::Packet,
+            dupthresh: 3,
+            object_size: None,
+            think: Dur::ZERO,
+        }
+    }
+}
+
+/// A segment a TCP endpoint wants sent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Data {
+        seq: u32,
+        cwr: bool,
+    },
+    Ack {
+        ack: u32,
+        sack: SackBlocks,
+        ece: bool,
+    },
+}
+
+/// What a timer should do.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TimerCmd {
+    Arm(Time),
+    Cancel,
+}
+
+/// Output of one call into a TCP state machine, applied by the engine.
+#[derive(Default, Debug)]
+pub struct Actions {
+    pub segs: Vec<Seg>,
+    pub timers: [Option<TimerCmd>; TIMER_KINDS],
+    /// A web object was acknowledged in full: when it could start, and its packets.
+    pub object_done: Option<(Time, u32)>,
+}
+
+impl Actions {
+    pub fn clear(&mut self) {
+        self.segs.clear();
+        self.timers = [None; TIMER_KINDS];
+        self.object_done = None;
+    }
+    fn timer(&mut self, k: TimerKind, cmd: TimerCmd) {
+        self.timers[k as usize] = Some(cmd);
+    }
+}
+
+/// Counters a sender keeps (totals; the engine subtracts a warm-up snapshot).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct TcpStats {
+    pub sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub rtt_sum_s: f64,
+    pub rtt_samples: u64,
+    pub objects: u64,
+}
+
+/// A congestion-window reduction, kept when tracing is on.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Reduction {
+    pub at: Time,
+    pub cwnd_before: f64,
+    pub cwnd_after: f64,
+    pub ssthresh: f64,
+    pub cause: ReductionCause,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReductionCause {
+    FastRetransmit,
+    Timeout,
+    Ecn,
+}

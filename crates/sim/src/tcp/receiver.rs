@@ -1,0 +1,118 @@
+//! The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo.
+
+use super::{Actions, Seg, TcpConfig, TimerCmd};
+use crate::event::TimerKind;
+use crate::header::SackBlocks;
+use aqm::Time;
+
+/// The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo.
+#[derive(Debug, Clone, Default)]
+pub struct TcpReceiver {
+    rcv_nxt: u32,
+    /// Out-of-order packets held, as sorted disjoint `[start, end)` runs.
+    ooo: Vec<(u32, u32)>,
+    unacked: u32,
+    ece: bool,
+    /// Packets delivered in order to the application.
+    pub delivered: u64,
+}
+
+impl TcpReceiver {
+    pub fn rcv_nxt(&self) -> u32 {
+        self.rcv_nxt
+    }
+
+    pub fn on_data(
+        &mut self,
+        now: Time,
+        seq: u32,
+        ce: bool,
+        cwr: bool,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        if seq == self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            self.rcv_nxt += 1;
+            if let Some(&(start, end)) = self.ooo.first() {
+                if start == self.rcv_nxt {
+                    self.rcv_nxt = end;
+                    self.ooo.remove(0);
+                }
+            }
+            self.delivered += (self.rcv_nxt - seq) as u64;
+            if cfg.delayed_ack && !had_holes {
+                self.unacked += 1;
+                if self.unacked >= 2 {
+                    self.ack_now(None, act);
+                } else {
+                    act.timer(TimerKind::DelAck, TimerCmd::Arm(now + cfg.delack_timeout));
+                }
+            } else {
+                self.ack_now(None, act);
+            }
+        } else if seq > self.rcv_nxt {
+            self.insert_ooo(seq);
+            self.ack_now(Some(seq), act);
+        } else {
+            self.ack_now(None, act);
+        }
+    }
+
+    pub fn on_delack_timer(&mut self, act: &mut Actions) {
+        if self.unacked > 0 {
+            self.ack_now(None, act);
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u32) {
+        let i = self.ooo.partition_point(|&(_, end)| end < seq);
+        if let Some(run) = self.ooo.get_mut(i) {
+            if run.0 <= seq && seq < run.1 {
+                return; // a duplicate
+            }
+            if run.1 == seq {
+                run.1 += 1;
+                if let Some(&(next_start, next_end)) = self.ooo.get(i + 1) {
+                    if next_start == seq + 1 {
+                        self.ooo[i].1 = next_end;
+                        self.ooo.remove(i + 1);
+                    }
+                }
+                return;
+            }
+            if run.0 == seq + 1 {
+                run.0 = seq;
+                return;
+            }
+        }
+        self.ooo.insert(i, (seq, seq + 1));
+    }
+
+    fn ack_now(&mut self, latest: Option<u32>, act: &mut Actions) {
+        let mut sack = SackBlocks::default();
+        // RFC 2018: the first block holds the packet that triggered this ACK.
+        let first = latest.and_then(|s| self.ooo.iter().position(|&(a, b)| a <= s && s < b));
+        if let Some(i) = first {
+            sack.push(self.ooo[i]);
+        }
+        for (i, &run) in self.ooo.iter().enumerate().rev() {
+            if Some(i) != first {
+                sack.push(run);
+            }
+        }
+        act.segs.push(Seg::Ack {
+            ack: self.rcv_nxt,
+            sack,
+            ece: self.ece,
+        });
+        self.unacked = 0;
+        act.timer(TimerKind::DelAck, TimerCmd::Cancel);
+    }
+}

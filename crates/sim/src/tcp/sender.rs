@@ -1,0 +1,498 @@
+//! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
+
+use super::congestion::Congestion;
+use super::{Actions, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd, Variant};
+use crate::event::TimerKind;
+use crate::observe::tcp_trace::TcpSample;
+use aqm::{Dur, Time};
+use std::collections::VecDeque;
+
+const SACKED: u8 = 1;
+const RETX: u8 = 2;
+
+#[derive(Debug, Clone)]
+pub struct TcpSender {
+    snd_una: u32,
+    snd_nxt: u32,
+    snd_max: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// One past the highest packet sent when recovery (or a timeout) began.
+    recover: u32,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    rto_base: Dur,
+    backoff: u32,
+    /// Karn: the packet being timed and when it was sent.
+    timed: Option<(u32, Time)>,
+    /// Per outstanding packet (index seq - snd_una): SACKED and RETX flags.
+    scoreboard: VecDeque<u8>,
+    sacked: u32,
+    retx_out: u32,
+    high_sack: u32,
+    hole_hint: u32,
+    /// ECN responses wait until the ACK passes this (snd_max at the last reduction).
+    ecn_recover: u32,
+    cwr_pending: bool,
+    /// RFC 3168 (6.1.2): an ECE arrived with a one-packet window; no new packet
+    /// leaves until the retransmission timer, reset then, expires.
+    ecn_hold: bool,
+    /// Whether the retransmission timer runs. RFC 6298 (5.1): sending starts it only
+    /// when it is not running; only new ACKs restart it. Restarting it on every
+    /// send would postpone it for ever while a lost retransmission blocks snd_una
+    /// and SACKed new data keeps flowing.
+    rto_running: bool,
+    /// One past the last packet of the current object (`u32::MAX`: bulk).
+    object_end: u32,
+    /// When the current object could start (web flows).
+    object_start: Time,
+    thinking: bool,
+    stopped: bool,
+    cc: Congestion,
+    pub stats: TcpStats,
+    /// Window reductions, when `trace` is on.
+    pub trace: Option<Vec<Reduction>>,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        TcpSender {
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.initial_window as f64,
+            ssthresh: cfg.initial_ssthresh,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto_base: cfg.initial_rto,
+            backoff: 1,
+            timed: None,
+            scoreboard: VecDeque::new(),
+            sacked: 0,
+            retx_out: 0,
+            high_sack: 0,
+            hole_hint: 0,
+            ecn_recover: 0,
+            cwr_pending: false,
+            ecn_hold: false,
+            rto_running: false,
+            object_end: cfg.object_size.unwrap_or(u32::MAX),
+            object_start: Time::ZERO,
+            thinking: false,
+            stopped: false,
+            cc: Congestion::new(cfg),
+            stats: TcpStats::default(),
+            trace: None,
+        }
+    }
+
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    pub fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+    pub fn snd_una(&self) -> u32 {
+        self.snd_una
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// The smoothed RTT, seconds (0 before the first sample).
+    pub fn srtt(&self) -> f64 {
+        self.srtt
+    }
+    /// Packets sent and not yet cumulatively acknowledged.
+    pub fn outstanding(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+    /// The sender's state now, for the TCP trace.
+    pub fn sample(&self, now: Time, flow: u32, cfg: &TcpConfig) -> TcpSample {
+        TcpSample {
+            at: now,
+            flow,
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            srtt_s: self.srtt,
+            rto_s: self.rto(cfg).as_secs_f64(),
+            in_flight: self.outstanding(),
+        }
+    }
+
+    /// The current retransmission timeout, back-off included.
+    pub fn rto(&self, cfg: &TcpConfig) -> Dur {
+        self.rto_base
+            .saturating_mul(self.backoff as u64)
+            .min(cfg.max_rto)
+    }
+
+    /// Starts sending.
+    pub fn start(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.object_start = now;
+        self.send_allowed(now, cfg, act);
+    }
+
+    /// Stops sending new data (the flow's `stop` time); outstanding data still
+    /// completes.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    fn has_new_data(&self) -> bool {
+        !self.stopped && !self.thinking && self.snd_nxt < self.object_end
+    }
+
+    fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if seq >= self.snd_max {
+            debug_assert_eq!(seq, self.snd_max);
+            self.snd_max = seq + 1;
+            self.scoreboard.push_back(0);
+            // Karn: time one packet per window, never during recovery, where a
+            // cumulative ACK waits for the holes below it and would inflate the sample.
+            if self.timed.is_none() && !self.in_recovery {
+                self.timed = Some((seq, now));
+            }
+        } else {
+            self.stats.retransmits += 1;
+            if matches!(self.timed, Some((s, _)) if s == seq) {
+                self.timed = None; // Karn: never time a retransmitted packet.
+            }
+        }
+        self.stats.sent += 1;
+        let cwr = std::mem::take(&mut self.cwr_pending);
+        act.segs.push(Seg::Data { seq, cwr });
+        if !self.rto_running {
+            self.restart_rto(now, cfg, act);
+        }
+    }
+
+    fn restart_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.rto_running = true;
+        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+    }
+
+    fn stop_rto(&mut self, act: &mut Actions) {
+        self.rto_running = false;
+        act.timer(TimerKind::Rto, TimerCmd::Cancel);
+    }
+
+    fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let i = (seq - self.snd_una) as usize;
+        if self.scoreboard[i] & RETX == 0 && self.scoreboard[i] & SACKED == 0 {
+            self.retx_out += 1;
+        }
+        self.scoreboard[i] |= RETX;
+        self.emit(seq, now, cfg, act);
+    }
+
+    /// RFC 6675's pipe with "lost" = below the highest SACKed packet.
+    fn pipe(&self) -> u32 {
+        (self.snd_max - self.high_sack) + self.retx_out
+    }
+
+    fn next_hole(&mut self) -> Option<u32> {
+        let mut s = self.hole_hint.max(self.snd_una);
+        while s < self.high_sack {
+            if self.scoreboard[(s - self.snd_una) as usize] & (SACKED | RETX) == 0 {
+                self.hole_hint = s;
+                return Some(s);
+            }
+            s += 1;
+        }
+        self.hole_hint = s;
+        None
+    }
+
+    fn send_allowed(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if self.ecn_hold {
+            return;
+        }
+        if cfg.variant == Variant::Sack && self.in_recovery {
+            while (self.pipe() as f64) < self.cwnd.floor() {
+                if let Some(hole) = self.next_hole() {
+                    self.retransmit(hole, now, cfg, act);
+                } else if self.has_new_data() && self.snd_nxt < self.snd_una + cfg.max_window {
+                    let seq = self.snd_nxt;
+                    self.snd_nxt += 1;
+                    self.emit(seq, now, cfg, act);
+                } else {
+                    break;
+                }
+            }
+            return;
+        }
+        let window = (self.cwnd.floor() as u32).max(1).min(cfg.max_window);
+        while self.snd_nxt < self.snd_una.saturating_add(window)
+            && (self.snd_nxt < self.snd_max || self.has_new_data())
+        {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.emit(seq, now, cfg, act);
+        }
+    }
+
+    fn reduce(&mut self, now: Time, cwnd: f64, cause: ReductionCause) {
+        if let Some(t) = &mut self.trace {
+            t.push(Reduction {
+                at: now,
+                cwnd_before: self.cwnd,
+                cwnd_after: cwnd,
+                ssthresh: self.ssthresh,
+                cause,
+            });
+        }
+        self.cwnd = cwnd;
+    }
+
+    fn rtt_sample(&mut self, r: f64, cfg: &TcpConfig) {
+        if self.has_rtt {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        } else {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        }
+        let rto = self.srtt + (4.0 * self.rttvar).max(cfg.granularity.as_secs_f64());
+        self.rto_base = Dur::from_secs_f64(rto).max(cfg.min_rto).min(cfg.max_rto);
+        self.backoff = 1;
+        self.stats.rtt_sum_s += r;
+        self.stats.rtt_samples += 1;
+    }
+
+    fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
+        for &(start, end) in blocks {
+            let start = start.max(self.snd_una);
+            let end = end.min(self.snd_max);
+            for seq in start..end {
+                let f = &mut self.scoreboard[(seq - self.snd_una) as usize];
+                if *f & SACKED == 0 {
+                    if *f & RETX != 0 {
+                        self.retx_out -= 1;
+                    }
+                    *f |= SACKED;
+                    self.sacked += 1;
+                }
+            }
+            if end > self.high_sack {
+                self.high_sack = end;
+            }
+        }
+    }
+
+    /// ssthresh after a congestion signal: the algorithm's reduced window, at
+    /// least two packets (RFC 5681).
+    fn reduced_ssthresh(&mut self, cfg: &TcpConfig) -> f64 {
+        self.cc.on_signal(self.cwnd, cfg).max(2.0)
+    }
+
+    fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.ssthresh = self.reduced_ssthresh(cfg);
+        self.recover = self.snd_max;
+        // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
+        self.ecn_recover = self.snd_max;
+        self.ecn_hold = false;
+        self.in_recovery = true;
+        self.timed = None;
+        self.stats.fast_recoveries += 1;
+        let cwnd = match cfg.variant {
+            Variant::Sack => self.ssthresh,
+            Variant::Reno | Variant::NewReno => self.ssthresh + cfg.dupthresh as f64,
+        };
+        self.reduce(now, cwnd, ReductionCause::FastRetransmit);
+        let una = self.snd_una;
+        self.retransmit(una, now, cfg, act);
+        self.restart_rto(now, cfg, act);
+    }
+
+    /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        blocks: &[(u32, u32)],
+        ece: bool,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
+        let ack = ack.min(self.snd_max);
+        if cfg.variant == Variant::Sack {
+            self.mark_sacked(blocks);
+        }
+        let mut object_ended = false;
+        if ack > self.snd_una {
+            let newly = ack - self.snd_una;
+            if let Some((s, t)) = self.timed {
+                if ack > s {
+                    self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
+                    self.timed = None;
+                }
+            }
+            for _ in 0..newly {
+                let f = self
+                    .scoreboard
+                    .pop_front()
+                    .expect("scoreboard covers the window");
+                if f & SACKED != 0 {
+                    self.sacked -= 1;
+                } else if f & RETX != 0 {
+                    self.retx_out -= 1;
+                }
+            }
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.high_sack = self.high_sack.max(ack);
+            if self.in_recovery {
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    self.cwnd = self.ssthresh;
+                } else {
+                    match cfg.variant {
+                        Variant::Reno => {
+                            self.in_recovery = false;
+                            self.dupacks = 0;
+                            self.cwnd = self.ssthresh;
+                        }
+                        Variant::NewReno => {
+                            // Partial ACK: the next hole is lost too.
+                            self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                            let una = self.snd_una;
+                            self.retransmit(una, now, cfg, act);
+                        }
+                        Variant::Sack => {}
+                    }
+                }
+            } else if cfg.ecn && ece {
+                // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
+                self.dupacks = 0;
+            } else {
+                self.dupacks = 0;
+                self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, newly, cfg);
+            }
+            if self.snd_una < self.snd_max {
+                self.restart_rto(now, cfg, act);
+            } else if !self.ecn_hold {
+                self.stop_rto(act);
+            }
+            if self.snd_una >= self.object_end {
+                object_ended = true;
+                self.object_done(now, cfg, act);
+            }
+        } else if ack == self.snd_una && self.snd_una < self.snd_max {
+            self.dupacks += 1;
+            if !self.in_recovery {
+                if self.dupacks == cfg.dupthresh
+                    && (cfg.variant == Variant::Reno || ack >= self.recover)
+                {
+                    self.enter_recovery(now, cfg, act);
+                }
+            } else if cfg.variant != Variant::Sack {
+                self.cwnd += 1.0; // window inflation: one packet left the network
+            }
+        }
+        if cfg.ecn && ece {
+            self.ecn_echo(now, ack, object_ended, cfg, act);
+        }
+        self.send_allowed(now, cfg, act);
+    }
+
+    /// An ACK `ack` carried ECN-Echo.
+    fn ecn_echo(
+        &mut self,
+        now: Time,
+        ack: u32,
+        object_ended: bool,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
+        // RFC 3168 (6.1.2). The ACK must cover a packet sent after the last reduction
+        // (ack > ecn_recover: the ACK of the last packet of the old window still
+        // carries ECE, since its CWR is yet to arrive). An object that just ended
+        // takes its marks with it: the next starts over, as a new connection would.
+        if !self.in_recovery
+            && ack > self.ecn_recover
+            && !object_ended
+            && (self.snd_una < self.snd_max || self.has_new_data())
+        {
+            let target = self.cc.on_signal(self.cwnd, cfg);
+            self.ssthresh = target.max(2.0);
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
+            if self.cwnd < 2.0 {
+                // The window is one packet already: halving would not slow the
+                // flow, so the retransmission timer paces its next new packet.
+                self.reduce(now, 1.0, ReductionCause::Ecn);
+                self.ecn_hold = true;
+                self.restart_rto(now, cfg, act);
+            } else {
+                self.reduce(now, target.max(1.0), ReductionCause::Ecn);
+            }
+        }
+    }
+
+    fn object_done(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let Some(size) = cfg.object_size else { return };
+        self.stats.objects += 1;
+        act.object_done = Some((self.object_start, size));
+        self.object_start = now;
+        // The next object starts over in slow start, as a new connection would.
+        self.cwnd = cfg.initial_window as f64;
+        self.ssthresh = cfg.initial_ssthresh;
+        if cfg.think.is_zero() {
+            self.object_end = self.object_end.saturating_add(size);
+        } else {
+            self.thinking = true;
+            act.timer(TimerKind::Send, TimerCmd::Arm(now + cfg.think));
+        }
+    }
+
+    /// The think time between web objects is over.
+    pub fn on_send_timer(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if self.thinking {
+            self.thinking = false;
+            self.object_start = now;
+            self.object_end = self.object_end.saturating_add(cfg.object_size.unwrap_or(0));
+        }
+        self.send_allowed(now, cfg, act);
+    }
+
+    /// The retransmission timer expired.
+    pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.rto_running = false;
+        let held = std::mem::take(&mut self.ecn_hold);
+        if self.snd_una >= self.snd_max {
+            if held {
+                // RFC 3168 (6.1.2): the timer an ECE reset at one packet expired;
+                // not a loss, so the one-packet window sends its next new packet.
+                self.send_allowed(now, cfg, act);
+            }
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.ssthresh = self.reduced_ssthresh(cfg);
+        self.reduce(now, 1.0, ReductionCause::Timeout);
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.backoff = (self.backoff * 2).min(64);
+        self.timed = None;
+        for f in self.scoreboard.iter_mut() {
+            *f = 0;
+        }
+        self.sacked = 0;
+        self.retx_out = 0;
+        self.high_sack = self.snd_una;
+        self.hole_hint = self.snd_una;
+        self.snd_nxt = self.snd_una;
+        self.restart_rto(now, cfg, act);
+        self.send_allowed(now, cfg, act);
+    }
+}

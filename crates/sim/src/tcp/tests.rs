@@ -1,0 +1,337 @@
+//! Unit tests of the TCP state machines.
+
+use super::*;
+
+fn datas(act: &Actions) -> Vec<u32> {
+    act.segs
+        .iter()
+        .filter_map(|s| match s {
+            Seg::Data { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn slow_start_doubles_per_round_trip() {
+    let cfg = TcpConfig::default();
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    assert_eq!(datas(&act), vec![0]);
+    let mut next_ack = 0;
+    for round in 1..=4u32 {
+        let sent: Vec<u32> = datas(&act);
+        act.clear();
+        for _ in &sent {
+            next_ack += 1;
+            s.on_ack(
+                Time::from_secs(round as u64),
+                next_ack,
+                &[],
+                false,
+                &cfg,
+                &mut act,
+            );
+        }
+        assert_eq!(datas(&act).len() as u32, 2u32.pow(round), "round {round}");
+    }
+}
+
+#[test]
+fn receiver_acks_cumulatively_and_sacks_the_latest_run_first() {
+    let cfg = TcpConfig::default();
+    let mut r = TcpReceiver::default();
+    let mut act = Actions::default();
+    for seq in [0, 1, 3, 4, 6] {
+        r.on_data(Time::ZERO, seq, false, false, &cfg, &mut act);
+    }
+    let Seg::Ack { ack, sack, .. } = *act.segs.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(ack, 2);
+    assert_eq!(sack.as_slice(), &[(6, 7), (3, 5)]);
+    act.clear();
+    r.on_data(Time::ZERO, 2, false, false, &cfg, &mut act);
+    let Seg::Ack { ack, .. } = act.segs[0] else {
+        panic!()
+    };
+    assert_eq!(ack, 5, "filling the hole acknowledges the held run");
+    assert_eq!(r.delivered, 5);
+}
+
+#[test]
+fn delayed_ack_acks_every_second_packet_or_on_timeout() {
+    let cfg = TcpConfig {
+        delayed_ack: true,
+        ..Default::default()
+    };
+    let mut r = TcpReceiver::default();
+    let mut act = Actions::default();
+    r.on_data(Time::ZERO, 0, false, false, &cfg, &mut act);
+    assert!(act.segs.is_empty());
+    assert_eq!(
+        act.timers[TimerKind::DelAck as usize],
+        Some(TimerCmd::Arm(Time::from_nanos(100_000_000)))
+    );
+    r.on_data(Time::ZERO, 1, false, false, &cfg, &mut act);
+    assert_eq!(act.segs.len(), 1);
+    act.clear();
+    r.on_data(Time::ZERO, 2, false, false, &cfg, &mut act);
+    assert!(act.segs.is_empty());
+    r.on_delack_timer(&mut act);
+    assert_eq!(act.segs.len(), 1);
+}
+
+#[test]
+fn ecn_echo_halves_once_per_window_and_sets_cwr() {
+    let cfg = TcpConfig {
+        ecn: true,
+        initial_window: 20,
+        initial_ssthresh: 20.0,
+        ..Default::default()
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    act.clear();
+    s.on_ack(Time::ZERO, 1, &[], true, &cfg, &mut act);
+    let after_first = s.cwnd();
+    assert!((after_first - 10.0).abs() < 0.1, "{after_first}");
+    // More ECE within the same window of data: no further reduction.
+    act.clear();
+    for a in 2..12 {
+        s.on_ack(Time::ZERO, a, &[], true, &cfg, &mut act);
+    }
+    assert!(s.cwnd() >= after_first - 1e-9, "{}", s.cwnd());
+    // The first packet sent after the reduction carries CWR, the next ones do not.
+    s.on_ack(Time::ZERO, 13, &[], false, &cfg, &mut act);
+    let cwr: Vec<bool> = act
+        .segs
+        .iter()
+        .filter_map(|g| match g {
+            Seg::Data { cwr, .. } => Some(*cwr),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cwr.first(), Some(&true), "{:?}", act.segs);
+    assert!(cwr[1..].iter().all(|c| !c));
+}
+
+/// Acknowledges, in order and one by one, every packet in flight at the call
+/// (`ece` on every ACK); returns the packets sent meanwhile, now in flight.
+#[track_caller]
+fn ack_round(
+    s: &mut TcpSender,
+    in_flight: &[u32],
+    ece: bool,
+    now: Time,
+    cfg: &TcpConfig,
+) -> Vec<u32> {
+    let mut sent = Vec::new();
+    let mut act = Actions::default();
+    for &seq in in_flight {
+        act.clear();
+        s.on_ack(now, seq + 1, &[], ece, cfg, &mut act);
+        sent.extend(datas(&act));
+    }
+    sent
+}
+
+fn ecn_cfg(window: u32) -> TcpConfig {
+    TcpConfig {
+        ecn: true,
+        initial_window: window,
+        initial_ssthresh: window as f64,
+        ..Default::default()
+    }
+}
+
+fn ecn_reductions(s: &TcpSender) -> Vec<f64> {
+    s.trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|r| r.cause == ReductionCause::Ecn)
+        .map(|r| r.cwnd_after)
+        .collect()
+}
+
+#[test]
+fn ecn_echo_on_every_ack_of_a_window_halves_once_and_the_next_window_again() {
+    let cfg = ecn_cfg(20);
+    let mut s = TcpSender::new(&cfg);
+    s.trace = Some(Vec::new());
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    let first: Vec<u32> = datas(&act);
+    assert_eq!(first.len(), 20);
+    // Every ACK of the window echoes ECE, the last one too (the receiver has not
+    // seen CWR yet): one halving, and no growth on those ACKs (RFC 3168 6.1.2).
+    let second = ack_round(&mut s, &first, true, Time::ZERO, &cfg);
+    assert_eq!(ecn_reductions(&s), vec![10.0]);
+    assert_eq!(s.cwnd(), 10.0);
+    assert_eq!(s.ssthresh(), 10.0);
+    assert_eq!(second, (20..30).collect::<Vec<u32>>());
+    // The first ECE on a packet sent after the reduction halves again.
+    let mut act = Actions::default();
+    s.on_ack(Time::ZERO, 21, &[], true, &cfg, &mut act);
+    assert_eq!(ecn_reductions(&s), vec![10.0, 5.0]);
+    assert_eq!(s.ssthresh(), 5.0);
+}
+
+#[test]
+fn repeated_ecn_echo_walks_cwnd_down_to_one_packet_and_not_below() {
+    let cfg = ecn_cfg(16);
+    let mut s = TcpSender::new(&cfg);
+    s.trace = Some(Vec::new());
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    let mut in_flight = datas(&act);
+    for _ in 0..5 {
+        in_flight = ack_round(&mut s, &in_flight, true, Time::ZERO, &cfg);
+    }
+    // 16 -> 8 -> 4 -> 2 -> 1, then the timer takes over (the next test).
+    assert_eq!(ecn_reductions(&s), vec![8.0, 4.0, 2.0, 1.0, 1.0]);
+    assert_eq!(s.cwnd(), 1.0);
+    assert_eq!(s.ssthresh(), 2.0, "ssthresh keeps its floor of 2");
+    assert!(in_flight.is_empty(), "held: {in_flight:?}");
+    assert_eq!(s.stats.timeouts, 0);
+}
+
+#[test]
+fn ecn_echo_at_one_packet_sends_nothing_new_until_the_retransmission_timer() {
+    let cfg = ecn_cfg(1);
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    assert_eq!(datas(&act), vec![0]);
+    let mut now = Time::ZERO + Dur::from_millis(100);
+    for seq in 1..=3u32 {
+        // The ACK of the one packet in flight echoes ECE: nothing is sent, and
+        // the retransmission timer is reset rather than stopped.
+        act.clear();
+        s.on_ack(now, seq, &[], true, &cfg, &mut act);
+        assert_eq!(datas(&act), Vec::<u32>::new(), "ack {seq}");
+        assert_eq!(s.cwnd(), 1.0);
+        let fire = now + s.rto(&cfg);
+        assert_eq!(
+            act.timers[TimerKind::Rto as usize],
+            Some(TimerCmd::Arm(fire))
+        );
+        // Later ACKs (duplicates here) release nothing either.
+        act.clear();
+        s.on_ack(now, seq, &[], true, &cfg, &mut act);
+        assert!(act.segs.is_empty());
+        // The timer's expiry sends exactly one new packet, with CWR; not a loss.
+        act.clear();
+        s.on_rto(fire, &cfg, &mut act);
+        assert_eq!(act.segs, vec![Seg::Data { seq, cwr: true }]);
+        assert_eq!(s.cwnd(), 1.0);
+        assert_eq!(s.ssthresh(), 2.0);
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats.retransmits, 0);
+        now = fire + Dur::from_millis(100);
+    }
+    // Unmarked again: the window grows and the flow sends on ACKs alone.
+    act.clear();
+    s.on_ack(now, 4, &[], false, &cfg, &mut act);
+    assert_eq!(datas(&act), vec![4, 5]);
+    assert_eq!(s.cwnd(), 2.0);
+}
+
+#[test]
+fn a_loss_still_floors_ssthresh_at_two_packets() {
+    // Fast retransmit with a window of 3: ssthresh = max(3 / 2, 2).
+    let cfg = TcpConfig {
+        dupthresh: 2,
+        ..ecn_cfg(3)
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    assert!(s.in_recovery());
+    assert_eq!(s.ssthresh(), 2.0);
+    // A timeout at one packet: cwnd 1, ssthresh still 2.
+    let cfg = ecn_cfg(1);
+    let mut s = TcpSender::new(&cfg);
+    s.start(Time::ZERO, &cfg, &mut act);
+    s.on_rto(Time::from_secs(1), &cfg, &mut act);
+    assert_eq!((s.cwnd(), s.ssthresh()), (1.0, 2.0));
+    assert_eq!(s.stats.timeouts, 1);
+    // Whereas an ECE at the same window of 3 takes cwnd below 2.
+    let cfg = ecn_cfg(3);
+    let mut s = TcpSender::new(&cfg);
+    s.start(Time::ZERO, &cfg, &mut act);
+    s.on_ack(Time::ZERO, 1, &[], true, &cfg, &mut act);
+    assert_eq!((s.cwnd(), s.ssthresh()), (1.5, 2.0));
+}
+
+#[test]
+fn new_data_in_sack_recovery_does_not_postpone_the_retransmission_timer() {
+    // Packet 0 is lost, then its retransmission too: only the RTO can repair
+    // it. SACKed new data keeps flowing meanwhile, and must not keep pushing the
+    // timer back (it did once, and such flows sent for ever without delivering).
+    let cfg = TcpConfig {
+        variant: Variant::Sack,
+        initial_window: 10,
+        initial_ssthresh: 10.0,
+        ..Default::default()
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    for k in 1..=3u32 {
+        act.clear();
+        s.on_ack(
+            Time::from_nanos(k as u64),
+            0,
+            &[(1, 1 + k)],
+            false,
+            &cfg,
+            &mut act,
+        );
+    }
+    assert!(s.in_recovery());
+    let armed = act.timers[TimerKind::Rto as usize];
+    assert!(
+        matches!(armed, Some(TimerCmd::Arm(_))),
+        "entering recovery restarts the timer"
+    );
+    for k in 4..=5u32 {
+        s.on_ack(
+            Time::from_nanos(k as u64),
+            0,
+            &[(1, 1 + k)],
+            false,
+            &cfg,
+            &mut act,
+        );
+    }
+    for k in 6..=9u32 {
+        act.clear();
+        s.on_ack(
+            Time::from_nanos(k as u64),
+            0,
+            &[(1, 1 + k)],
+            false,
+            &cfg,
+            &mut act,
+        );
+        assert!(
+            datas(&act).iter().any(|&q| q >= 10),
+            "new data flows in recovery"
+        );
+        assert_eq!(
+            act.timers[TimerKind::Rto as usize],
+            None,
+            "sending must not restart a running timer"
+        );
+    }
+    act.clear();
+    s.on_rto(Time::from_secs(2), &cfg, &mut act);
+    assert_eq!(datas(&act), vec![0], "the timeout resends the lost packet");
+    assert_eq!(s.stats.timeouts, 1);
+}

@@ -1,0 +1,410 @@
+"""The ``aqmlab`` command of the Python package: the same tree as the binary.
+
+The binary's command line is clap (``crates/cli``); the Python extension has no
+clap, so this module is argparse over the extension. The two stay one program:
+
+- every subcommand, flag and help text is declared once, in ``crates/cli``;
+  ``_face.json`` (generated from it, checked by a Rust test) holds the help texts
+  and completion scripts this module prints, so ``--help``, ``help X`` and
+  ``completions`` print exactly what the binary prints;
+- the parsers below declare the same flags, and ``tests/python/test_face.py``
+  compares their tree (every command, its arguments) with ``_face.json``;
+- the commands that run Rust (``run``, ``model``, ``queue-lab``, ...) call the same
+  core functions through the extension, so they print the same output.
+
+Adding a subcommand: its clap variant in ``crates/cli`` (``make face`` regenerates
+``_face.json``), and one :func:`command` registration here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+
+@lru_cache(maxsize=1)
+def face() -> dict[str, Any]:
+    """The command's face as the binary has it (``crates/cli/src/face.rs``)."""
+    from importlib import resources
+
+    return json.loads(resources.files("aqmlab").joinpath("_face.json").read_text(encoding="utf-8"))
+
+
+class UsageError(Exception):
+    """A problem with the command line: one line on stderr, exit status 2."""
+
+
+@dataclass
+class Command:
+    """One subcommand: ``configure`` adds its arguments to a parser, ``handle``
+    runs it with the parsed arguments and returns the exit status. ``rust``: it
+    runs in the extension without the GIL, so Ctrl-C ends it as it ends the binary
+    (the signal's default action)."""
+
+    path: str
+    configure: Callable[[argparse.ArgumentParser], object]
+    handle: Callable[[argparse.Namespace], int]
+    rust: bool = False
+
+
+#: Every subcommand, by its path after ``aqmlab`` ("model choke-back").
+COMMANDS: dict[str, Command] = {}
+
+
+def command(path: str, configure: Callable[[argparse.ArgumentParser], object], *, rust: bool = False):
+    """Registers the decorated function as the handler of subcommand ``path``."""
+
+    def register(handle: Callable[[argparse.Namespace], int]):
+        COMMANDS[path] = Command(path, configure, handle, rust)
+        return handle
+
+    return register
+
+
+# ---- the parser ------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+
+class _Help(argparse.Action):
+    """``-h`` and ``--help``: the binary's help text of this command."""
+
+    def __init__(self, option_strings, dest, path: str = "", **kwargs):
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs)
+        self.path = path
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        text = face()["commands"][self.path]
+        sys.stdout.write(text["long_help"] if option_string == "--help" else text["help"])
+        parser.exit(0)
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from aqmlab import __version__
+
+        print(f"aqmlab {__version__}")
+        parser.exit(0)
+
+
+def _new_parser(path: str, **kwargs) -> _Parser:
+    prog = f"aqmlab {path}".strip()
+    p = _Parser(prog=prog, add_help=False, allow_abbrev=False, **kwargs)
+    p.add_argument("-h", "--help", action=_Help, path=path)
+    return p
+
+
+def _help_command(sub, parent: str) -> None:
+    """clap's ``help [COMMAND]...`` subcommand, at every level that has subcommands."""
+    p = sub.add_parser("help", add_help=False, allow_abbrev=False)
+    p.add_argument("commands", nargs="*", metavar="COMMAND")
+    p.set_defaults(_help_of=parent)
+
+
+def parser() -> _Parser:
+    """The whole tree as argparse parsers, subcommands in the binary's order."""
+    commands = face()["commands"]
+    top = _new_parser("")
+    top.add_argument("-V", "--version", action=_Version)
+
+    def add_children(path: str, p: argparse.ArgumentParser) -> None:
+        names = commands[path]["subcommands"]
+        if not names:
+            return
+        sub = p.add_subparsers(dest=f"_cmd_{path or 'top'}", parser_class=_Parser)
+        for name in names:
+            if name == "help":
+                continue
+            child_path = f"{path} {name}".strip()
+            child = sub.add_parser(name, prog=f"aqmlab {child_path}", add_help=False, allow_abbrev=False)
+            child.add_argument("-h", "--help", action=_Help, path=child_path)
+            if child_path in COMMANDS:
+                COMMANDS[child_path].configure(child)
+                child.set_defaults(_command=child_path)
+            add_children(child_path, child)
+        if "help" in names:
+            _help_command(sub, path)
+
+    add_children("", top)
+    return top
+
+
+# ---- helpers for the arguments -------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _unsigned(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must not be negative")
+    return value
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+def _joined(values: list[list[float]] | None) -> list[float]:
+    """A repeatable comma-separated flag (clap's ``value_delimiter``), flattened."""
+    return [x for part in values or [] for x in part]
+
+
+def _format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text)
+
+
+# ---- the commands ------------------------------------------------------------------------------
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO")
+    p.add_argument("--seed", type=_unsigned)
+    p.add_argument("--duration")
+    p.add_argument("--warmup")
+    p.add_argument("--out", type=Path)
+    _format(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--pcap", metavar="LINK")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+
+@command("run", _run_args, rust=True)
+def _run(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+    from aqmlab._io import write_folder
+    from aqmlab.result import Result
+
+    pcap = None
+    if ns.pcap is not None:
+        pcap = (ns.pcap, str(ns.out if ns.out is not None else Path(".")))
+    finished = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, pcap)
+    if ns.out is not None:
+        result = Result._from_finished(finished)
+        tables = {name: result.arrow(name) for name in result.table_names}
+        write_folder(
+            ns.out, tables, ns.format, summary=finished.summary_json(pretty=True), known=_aqmlab.table_names()
+        )
+    _print(finished.summary_json() + "\n" if ns.json else finished.text())
+    return 0
+
+
+@command("sweep", lambda p: _sweep_args(p))
+def _sweep(ns: argparse.Namespace) -> int:
+    from aqmlab._sweep import main
+
+    return main(ns)
+
+
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V1,V2")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=_positive, metavar="N")
+    seeds.add_argument("--seed-list", metavar="S1,S2")
+    p.add_argument("--duration")
+    p.add_argument("--warmup")
+    p.add_argument("-j", "--jobs", type=_positive, metavar="J")
+    p.add_argument("--out", type=Path, default=Path("sweep-out"), metavar="DIR")
+    _format(p)
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+
+def _repro_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("--out", type=Path, default=Path("repro-out"), metavar="DIR")
+    p.add_argument("--seeds", type=_positive, metavar="N")
+    p.add_argument("-j", "--jobs", type=_positive, metavar="J")
+    p.add_argument("--duration")
+    _format(p)
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+
+@command("repro", _repro_args)
+def _repro(ns: argparse.Namespace) -> int:
+    from aqmlab.repro._cli import main
+
+    return main(ns)
+
+
+@command("scenarios", lambda p: None)
+def _scenarios(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print(_aqmlab.builtin_listing())
+    return 0
+
+
+@command("qdiscs", lambda p: None)
+def _qdiscs(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print("".join(f"{k}\n" for k in _aqmlab.qdisc_kinds()))
+    return 0
+
+
+def _sfb_misclass_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--levels", type=_unsigned, required=True)
+    p.add_argument("--bins", type=_unsigned, required=True)
+    p.add_argument("--nonresponsive", type=_unsigned, required=True)
+    p.add_argument("--json", action="store_true")
+
+
+@command("model sfb-misclass", _sfb_misclass_args, rust=True)
+def _sfb_misclass(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print(_aqmlab.model_sfb_misclass(ns.levels, ns.bins, ns.nonresponsive, ns.json))
+    return 0
+
+
+def _choke_front_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mu", type=float, required=True)
+    p.add_argument("--rates", type=_floats, action="append", required=True)
+    p.add_argument("--json", action="store_true")
+
+
+@command("model choke-front", _choke_front_args, rust=True)
+def _choke_front(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print(_aqmlab.model_choke_front(ns.mu, _joined(ns.rates), ns.json))
+    return 0
+
+
+def _choke_back_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory", type=_unsigned, required=True)
+    p.add_argument("--rates", type=_floats, action="append", required=True)
+    p.add_argument("--mu", type=float)
+    p.add_argument("--json", action="store_true")
+
+
+@command("model choke-back", _choke_back_args, rust=True)
+def _choke_back(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print(_aqmlab.model_choke_back(ns.memory, _joined(ns.rates), ns.mu, ns.json))
+    return 0
+
+
+def _queue_lab_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--qdisc", choices=["choke", "mloc"], default="choke")
+    p.add_argument("--candidate", choices=["front", "back", "random"], default="front")
+    p.add_argument("--candidates", type=_unsigned, default=1)
+    p.add_argument("--memory", type=_unsigned, default=1)
+    p.add_argument("--mu", type=float, default=1.0)
+    p.add_argument("--rates", type=_floats, action="append", required=True)
+    p.add_argument("--packets", type=_unsigned, default=1_000_000)
+    p.add_argument("--warmup", type=_unsigned)
+    p.add_argument("--seed", type=_unsigned, default=1)
+    p.add_argument("--limit", type=_unsigned, default=100_000)
+    p.add_argument("--json", action="store_true")
+
+
+@command("queue-lab", _queue_lab_args, rust=True)
+def _queue_lab(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    config = {
+        "qdisc": ns.qdisc,
+        "candidate": ns.candidate,
+        "candidates": ns.candidates,
+        "memory": ns.memory,
+        "mu": ns.mu,
+        "rates": _joined(ns.rates),
+        "packets": ns.packets,
+        "warmup": ns.warmup,
+        "seed": ns.seed,
+        "limit": ns.limit,
+    }
+    _print(_aqmlab.queue_lab(json.dumps(config), not ns.json))
+    return 0
+
+
+@command("completions", lambda p: p.add_argument("shell", choices=["bash", "zsh", "fish"], metavar="SHELL"))
+def _completions(ns: argparse.Namespace) -> int:
+    _print(face()["completions"][ns.shell])
+    return 0
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+
+def _help(ns: argparse.Namespace) -> int:
+    """``aqmlab [CMD...] help [COMMAND]...``: the long help of that command."""
+    path = " ".join([ns._help_of, *ns.commands]).strip()
+    commands = face()["commands"]
+    if path not in commands:
+        raise UsageError(f"unrecognized subcommand '{' '.join(ns.commands)}'")
+    _print(commands[path]["long_help"])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs ``aqmlab`` with ``argv`` (``sys.argv`` by default, program name first)
+    and returns its exit status: 0, 2 for a usage error (one line on stderr), 1 for
+    anything else."""
+    args = list(sys.argv if argv is None else argv)[1:]
+    try:
+        try:
+            ns = parser().parse_args(args)
+        except SystemExit as e:  # --help, --version
+            return int(e.code or 0)
+        if getattr(ns, "_help_of", None) is not None:
+            return _help(ns)
+        path = getattr(ns, "_command", None)
+        if path is None:
+            # As clap: a missing subcommand prints the help and is a usage error.
+            node = " ".join(a for a in args if not a.startswith("-"))
+            commands = face()["commands"]
+            sys.stderr.write(commands.get(node, commands[""])["help"])
+            return 2
+        cmd = COMMANDS[path]
+        if cmd.rust and argv is None:
+            # The run is in Rust without the GIL, so Python's SIGINT handler would
+            # see Ctrl-C only after it; let the signal end the process, as it ends
+            # the binary.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        sys.stdout.flush()
+        return cmd.handle(ns)
+    except (UsageError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,142 @@
+"""Writing output folders, the same way ``crates/cli/src/output.rs`` writes them.
+
+:func:`write_atomic` is the one way a file is written: a temporary file in the same
+folder (``.STEM.partial-PID.EXT``), then a rename, so a reader sees the old file,
+the whole new one, or nothing, and an error leaves no temporary file behind.
+:func:`write_folder` writes a folder of tables so that it never looks finished
+while it mixes two runs: ``summary.json`` (the mark of a finished run) is removed
+first and written last, tables of an earlier run that this one does not write are
+removed, and so are temporary files a killed writer left.
+
+:func:`pack` and :func:`unpack` hold several byte strings (Arrow IPC streams, a
+JSON text) in one Arrow IPC stream, with string metadata: what a pickled result,
+a cache entry, and a result sent between processes are made of.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Callable, Union
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+PARTIAL = ".partial-"
+FORMATS = ("parquet", "csv")
+
+TableLike = Union["pa.Table", "pd.DataFrame"]
+
+
+def _partial_name(path: Path) -> Path:
+    return path.with_name(f".{path.stem}{PARTIAL}{os.getpid()}{path.suffix}")
+
+
+def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]) -> Path:
+    """Writes ``path`` through ``write(file)`` on a temporary file, then renames it
+    into place. Returns the path."""
+    path = Path(path)
+    tmp = _partial_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def to_arrow(table: TableLike) -> pa.Table:
+    import pyarrow as pa
+
+    if isinstance(table, pa.Table):
+        return table
+    return pa.Table.from_pandas(table, preserve_index=False)
+
+
+def write_table(f: IO[bytes], table: TableLike, fmt: str) -> None:
+    """One table in ``fmt`` (``parquet``, Snappy-compressed, or ``csv`` with a
+    header row and empty cells for missing values)."""
+    t = to_arrow(table)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(t, f, compression="snappy")
+    elif fmt == "csv":
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(t, f)
+    else:
+        raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
+
+
+def write_folder(
+    folder: str | os.PathLike[str],
+    tables: Mapping[str, TableLike],
+    fmt: str = "parquet",
+    *,
+    summary: str | None = None,
+    known: Iterable[str] = (),
+) -> list[Path]:
+    """Writes ``tables`` ({name: table}) as ``NAME.<fmt>`` and then ``summary``
+    (JSON text) as ``summary.json`` into ``folder``; removes the tables named in
+    ``known`` (any format) that this call does not write. Returns the files
+    written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / "summary.json"
+    marker.unlink(missing_ok=True)
+    written = []
+    for name, table in tables.items():
+        written.append(write_atomic(folder / f"{name}.{fmt}", lambda f, t=table: write_table(f, t, fmt)))
+    names = set(known) | set(tables)
+    stale = {f"{n}.{x}" for n in names for x in FORMATS} - {p.name for p in written}
+    for entry in folder.iterdir():
+        partial = entry.name.startswith(".") and PARTIAL in entry.name
+        if (entry.name in stale or partial) and entry.is_file():
+            entry.unlink()
+    if summary is not None:
+        written.append(write_atomic(marker, lambda f: f.write(summary.encode("utf-8"))))
+    return written
+
+
+def pack(parts: Mapping[str, bytes], metadata: Mapping[str, str] | None = None) -> bytes:
+    """``parts`` ({name: bytes}) and ``metadata`` as one Arrow IPC stream: one row
+    per part (``name``, ``data``), the metadata on its schema."""
+    import pyarrow as pa
+
+    names = list(parts)
+    batch = pa.record_batch(
+        [pa.array(names, pa.string()), pa.array([parts[n] for n in names], pa.binary())],
+        names=["name", "data"],
+    )
+    schema = batch.schema.with_metadata(dict(metadata or {}))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as w:
+        w.write_batch(batch.replace_schema_metadata(schema.metadata))
+    return sink.getvalue().to_pybytes()
+
+
+def unpack(data: bytes) -> tuple[dict[str, bytes], dict[str, str]]:
+    """(parts, metadata) of :func:`pack`'s bytes; raises ``ValueError`` on bytes
+    that are not such a stream."""
+    import pyarrow as pa
+
+    try:
+        reader = pa.ipc.open_stream(data)
+        table = reader.read_all()
+        names, blobs = table.column("name").to_pylist(), table.column("data").to_pylist()
+    except (pa.ArrowException, KeyError) as e:
+        raise ValueError(f"not a packed aqmlab result: {e}") from None
+    meta = {k.decode(): v.decode() for k, v in (reader.schema.metadata or {}).items()}
+    return dict(zip(names, blobs)), meta
