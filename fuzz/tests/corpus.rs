@@ -2,7 +2,7 @@
 //! every input of `fuzz/corpus/<target>/` (the seeds and what the fuzzing runs of
 //! `docs/testing.md` kept) is run through its target (tests/random.rs adds
 //! fixed pseudo-random inputs). A crash a fuzzer finds is saved in
-//! `fuzz/crashes/<target>/` while it is open (replayed by the ignored test below),
+//! `fuzz/crashes/<target>/` while it is open (replayed by `open_findings` below),
 //! and moves to the corpus when it is fixed, where it stays a regression test.
 
 use aqmlab_fuzz::{engine, Target, TARGETS};
@@ -83,12 +83,11 @@ fn most_of_the_engine_corpus_runs() {
 }
 
 /// The open findings of the fuzzers, each a file in `fuzz/crashes/<target>/`
-/// (listed in `fuzz/crashes/README.md`). Ignored while they are open: run with
-/// `cargo test -p aqmlab-fuzz -- --ignored` after a fix; a fixed one moves to
-/// `fuzz/corpus/<target>/`. (An input that aborts, out of memory, ends the test
-/// binary itself; `cargo fuzz run` reports those one at a time.)
+/// (listed in `fuzz/crashes/README.md`): none may stay open on main, so CI
+/// replays them; a fixed one moves to `fuzz/corpus/<target>/`. (An input that
+/// aborts, out of memory, ends the test binary itself; `cargo fuzz run` reports
+/// those one at a time.)
 #[test]
-#[ignore = "open findings of issue #16; see fuzz/crashes/README.md"]
 fn open_findings() {
     let mut failures = Vec::new();
     for (name, target) in TARGETS {
