@@ -178,20 +178,26 @@ def to_toml(scenario: Mapping[str, Any], header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-SCENARIO_HEADER = """\
-Sun & Shin, TCP Performance under Aggregate Fair Queueing: the network of Fig. 3
-(section V). Written by `python -m aqmlab.networks` (python/aqmlab/networks.py,
-`aggfq()`); run that with --flows, --aggregates, --bottleneck... for another N, n or rate.
+def header(argv: Sequence[str] = ()) -> str:
+    """The comment that opens the scenario file; ``argv``: the generator's flags."""
+    made = " ".join(["python -m aqmlab.networks", *argv])
+    return f"""\
+Flows in aggregates and a weighted CBR flow cross the core of Fig. 3 of the aggregate FQ paper.
 
-N = 100 TCP Reno sources, 10 per ingress router IR1-IR10, each on its own 64 kbit/s,
-10 ms link; IR_i -> CR1 and CR2 -> ER_i at 640 kbit/s, 2 ms; the bottleneck CR1 -> CR2
-at 3.2 Mbit/s, 2 ms; each sink on its own 64 kbit/s, 10 ms link from ER_i. The
-sources of IR_i are aggregate i (weight: its 10 flows). A CBR UDP flow at 25% of the
-bottleneck (800 kbit/s), weight 10, aggregate 11, on links of its own into CR1 and
-out of CR2 (the paper does not say where it enters). 1000-byte packets. The
+Sun & Shin, TCP Performance under Aggregate Fair Queueing, section V. Written by
+`{made}` (python/aqmlab/networks.py, `aggfq()`); its flags
+--flows, --aggregates, --bottleneck, --access... give another N, n or rate.
+
+The paper's network (the defaults): N = 100 TCP Reno sources, 10 per ingress router
+IR1-IR10, each on its own 64 kbit/s, 10 ms link; IR_i -> CR1 and CR2 -> ER_i at 640
+kbit/s, 2 ms; the bottleneck CR1 -> CR2 at 3.2 Mbit/s, 2 ms; each sink on its own 64
+kbit/s, 10 ms link from ER_i. The sources of IR_i are aggregate i (weight: the sum
+of its flows', 10). A CBR UDP flow at 25% of the bottleneck (800 kbit/s), weight
+10, an aggregate of its own (n + 1), on links into CR1 and out of CR2 (the paper
+does not say where it enters; no IR link could carry it). 1000-byte packets. The
 bottleneck's queue here is <aggregate FQ, ALQD+> with 100 packets; `aqmlab repro
-aggfq` swaps it for each scheme and buffer size. Not in the paper (ns-2's defaults):
-TCP window 20 packets, every other link DropTail of 50 packets."""
+aggfq` swaps it for each scheme and buffer size. Not in the paper (ns-2's
+defaults): TCP window 20 packets, every other link DropTail of 50 packets."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--udp-weight", type=float, default=10, help="the CBR flow's weight (10)")
     p.add_argument("--buffer", type=int, default=100, help="CR1 -> CR2's buffer, packets (100)")
     a = p.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
     if a.flows < 1 or a.aggregates < 1:
         p.error("--flows and --aggregates must be at least 1")
     s = aggfq(
@@ -223,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         udp_weight=a.udp_weight,
         buffer=a.buffer,
     )
-    sys.stdout.write(to_toml(s, SCENARIO_HEADER))
+    sys.stdout.write(to_toml(s, header(given)))
     return 0
 
 
