@@ -27,6 +27,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("sfb-fig4", include_str!("../../../scenarios/sfb-fig4.toml")),
     ("sfb-fig8", include_str!("../../../scenarios/sfb-fig8.toml")),
     (
+        "aggfq-fig3",
+        include_str!("../../../scenarios/aggfq-fig3.toml"),
+    ),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),

@@ -24,6 +24,10 @@ from typing import TYPE_CHECKING
 from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
 from aqmlab.repro import choke_models as _choke_models  # noqa: F401  (Tables II and III)
 from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experiments)
+
+# isort: split
+# After the CHOKe and SFB papers: `repro --list` shows the papers in the order they were reproduced.
+from aqmlab.repro import aggfq as _aggfq  # noqa: F401  (registers the aggregate FQ experiments)
 from aqmlab.repro._core import (
     REGISTRY,
     Check,

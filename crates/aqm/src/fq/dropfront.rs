@@ -1,7 +1,9 @@
-//! DropFront for a fair queue (`buffer = "dropfront"`): when the shared buffer is
-//! full, the packet at the front of the arrival's own queue is dropped
-//! (`front_drop`) and the arrival queued; an arrival whose queue is empty is
-//! dropped itself (`overflow`: its queue holds nothing else to give up).
+//! DropFront for a fair queue (`buffer = "dropfront"`): a class may hold its
+//! weighted share of the buffer, `share_k = w_k B / sum w` over the classes holding
+//! packets (section V's share, the "reserved buffer space" N of section III); an
+//! arrival to a class that already holds it, or to a full buffer, drops the packet
+//! at the front of that class's queue (`front_drop`) and is queued. An arrival to a
+//! full buffer whose queue is empty is dropped itself (`overflow`).
 //!
 //! Dropping from the front tells a TCP sender of congestion a whole queueing delay
 //! sooner than dropping the arrival (Lakshman, Neidhardt & Ott, INFOCOM 1996; ref. 9
@@ -10,10 +12,15 @@
 //! key selects how `wfq` tags its queues (see `wfq.rs`); this manager only picks
 //! the victim.
 //!
-//! "The front of the queue" in a buffer shared by per-class queues is read as the
-//! front of the queue the arrival joins: the paper's example (a flow with N packets
-//! in its reserved space, whose head is dropped when its next packet arrives) is
-//! that queue's front.
+//! Why the reservation: section III's flow has "reserved buffer space N" and drops
+//! its own front when its next packet finds N of its packets queued. Without it (a
+//! front drop only at a full buffer, our first reading) nothing ever takes a packet
+//! from a class's queue for another class's arrival, so an unresponsive flow fills
+//! the buffer and keeps it: in the paper's network (`aqmlab repro aggfq-livelock`)
+//! an 800 kbit/s CBR flow of weight 10 took 2.4 times its WFQ share from 100 TCP
+//! flows whose queues it kept empty, fix or no fix. The share is over the classes
+//! holding packets (as LQD's and ALQD+'s), so a class alone may fill the buffer;
+//! when others arrive its arrivals stop adding to it and departures bring it down.
 
 use super::buffer::{head_of, Admit, BufferManager};
 use super::classes::{ClassId, Classes};
@@ -26,7 +33,8 @@ pub struct DropFront;
 impl BufferManager for DropFront {
     #[inline]
     fn admit(&mut self, classes: &Classes, k: ClassId, _pkt: &Packet, _: &mut Ctx<'_>) -> Admit {
-        if classes.is_full() {
+        let len = classes.len_of(k);
+        if classes.is_full() || (len > 0 && len as f64 >= classes.share(k)) {
             head_of(classes, k, k)
         } else {
             Admit::Accept
@@ -38,14 +46,14 @@ impl BufferManager for DropFront {
 mod tests {
     use crate::any::AnyQdisc;
     use crate::drop_reason::DropReason;
-    use crate::fq::testkit::{build, inside, offer};
+    use crate::fq::testkit::{build, class_len, inside, offer};
     use crate::time::Dur;
 
     /// Five flows of weight 1 on a link that sends one 1000-byte packet per ms.
     /// Flows 1-4 are greedy: two packets each, topped up whenever one is sent.
     /// Flow 0 is unresponsive at 0.4 packets per ms: twice its weighted share R =
     /// C/5, and more than C / (sum of the others' weights) = C/4, the condition for
-    /// its tags to outrun theirs. The buffer (40) fills with flow 0's packets, so
+    /// its tags to outrun theirs. Flow 0 fills its share of the buffer (40 / 5), so
     /// every one of its arrivals drops its own head. Returns flow 0's share of the
     /// departures in the second half of `ms` ms.
     fn unresponsive_share(config: &str, ms: u32) -> f64 {
@@ -133,6 +141,57 @@ mod tests {
             assert_eq!(head_finish(&h), if fix { 1000.0 } else { 2000.0 });
             assert_eq!(h.drain_seqs(), vec![1, 2, 3]);
         }
+    }
+
+    #[test]
+    fn a_class_at_its_weighted_share_drops_its_own_front_though_the_buffer_has_room() {
+        // Flow 2 (weight 4) holds a packet, so flow 1's share is 10 x 1/5 = 2.
+        let class = |flow, weight| crate::qdisc::FlowClass {
+            flow: crate::FlowId(flow),
+            aggregate: flow,
+            weight,
+        };
+        let flows = [class(1, 1.0), class(2, 4.0)];
+        for kind in ["wfq", "drr"] {
+            let mut h = build(
+                &format!("kind = \"{kind}\"\nlimit = 10\nbuffer = \"dropfront\""),
+                &flows,
+            );
+            offer(&mut h, 2, 2, 1000, 0);
+            for seq in 1..=4 {
+                offer(&mut h, 1, 1, 1000, seq);
+            }
+            assert_eq!(h.dropped_seqs(DropReason::FrontDrop), vec![1, 2], "{kind}");
+            assert_eq!(class_len(&h, 1), 2);
+            assert_eq!(h.q.len(), 3);
+        }
+    }
+
+    #[test]
+    fn a_class_alone_may_fill_the_buffer_but_not_keep_it() {
+        let mut h = build("kind = \"wfq\"\nlimit = 10\nbuffer = \"dropfront\"", &[]);
+        for seq in 0..10 {
+            offer(&mut h, 1, 0, 1000, seq);
+        }
+        assert_eq!(h.drops(DropReason::FrontDrop), 0);
+        assert_eq!(h.dequeue().unwrap().flow.0, 1);
+        assert_eq!(h.dequeue().unwrap().flow.0, 1);
+        // A newcomer that finds room gets in; while it holds packets the incumbent
+        // is above its share (5), so its arrivals replace its own head instead of
+        // taking the room that departures free.
+        offer(&mut h, 2, 0, 1000, 100);
+        offer(&mut h, 2, 0, 1000, 101);
+        assert_eq!(class_len(&h, 2), 2);
+        h.dequeue();
+        assert!(class_len(&h, 2) >= 1 && h.q.len() == 9);
+        offer(&mut h, 1, 0, 1000, 10);
+        assert_eq!(h.drops(DropReason::FrontDrop), 1);
+        offer(&mut h, 2, 0, 1000, 102);
+        assert_eq!(
+            h.drops(DropReason::FrontDrop) + h.drops(DropReason::Overflow),
+            1
+        );
+        assert_eq!(h.q.len(), 10);
     }
 
     #[test]
