@@ -143,11 +143,11 @@ impl Scenario {
         )
     }
 
-    /// The keys of flow group `i` against its `kind`.
-    fn validate_flow_keys(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
+    /// Keys set on flow group `i` that belong to other kinds: mistakes, not
+    /// silently ignored.
+    fn validate_keys_apply(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
-        // Keys that belong to other kinds are mistakes, not silently ignored.
         let tcp_keys = [
             ("variant", spec.variant.is_some()),
             ("max_window", spec.max_window.is_some()),
@@ -183,6 +183,14 @@ impl Scenario {
         allowed(&web_keys, kind == FlowKind::Web)?;
         allowed(&udp_keys, !kind.is_tcp())?;
         allowed(&onoff_keys, kind == FlowKind::Onoff)?;
+        Ok(())
+    }
+
+    /// The keys of flow group `i` against its `kind`.
+    fn validate_flow_keys(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
+        self.validate_keys_apply(i, kind)?;
+        let spec = self.file.flows[i].get_ref();
+        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
         if !kind.is_tcp() {
             match spec.rate {
                 None => {
