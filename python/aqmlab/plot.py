@@ -41,8 +41,11 @@ if TYPE_CHECKING:
 #: The kinds of figure, in the order ``--kind all`` draws them.
 KINDS = ("queue", "throughput", "goodput", "delay")
 
-#: Above this many flows, :func:`throughput` draws a line per group instead.
-MAX_FLOW_LINES = 12
+#: The most lines (or bar colours) a figure draws by default: above it,
+#: :func:`throughput` sums flows by group, then by kind, and :func:`goodput`
+#: colours bars by kind.
+MAX_LINES = 12
+_BY = ("flow", "group", "kind")
 
 
 class NotRecorded(ValueError):
@@ -51,14 +54,22 @@ class NotRecorded(ValueError):
 
 
 def _frame(result: Result, name: str) -> pd.DataFrame:
-    """Table ``name`` as a plain DataFrame (no index); empty when the result has
-    no such table (a folder written before the table existed)."""
+    """Table ``name`` as a plain DataFrame (no index; the result's own, cached:
+    not to be modified); empty when the result has no such table (a folder
+    written before the table existed)."""
     import pandas as pd
 
     try:
-        return result.arrow(name).to_pandas()
+        return getattr(result, name) if name != "groups" else result.arrow(name).to_pandas()
     except KeyError:
         return pd.DataFrame()
+
+
+def _rows(result: Result, name: str) -> int:
+    try:
+        return result.arrow(name).num_rows
+    except KeyError:
+        return 0
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -114,7 +125,7 @@ def missing(result: Result, kind: str) -> str | None:
     ``[monitor]`` key that records it), or ``None`` when it can."""
     if kind not in _TABLE:
         raise ValueError(f'kind = "{kind}" must be one of {", ".join(KINDS)}')
-    if _frame(result, _TABLE[kind]).empty:
+    if _rows(result, _TABLE[kind]) == 0:
         return f"this run has no {_WHAT[kind]}: {_SWITCH[kind]}"
     return None
 
@@ -144,7 +155,7 @@ def queue_length(
     ax.set_ylabel(f"queue length ({unit})")
     ax.set_ylim(bottom=0)
     ax.set_title("Queue length")
-    ax.legend(loc="upper right", fontsize="small")
+    _legend(ax, len(ax.lines))
     return ax
 
 
@@ -169,13 +180,14 @@ def series_link(result: Result, link: str | None = None) -> str:
 def throughput_table(result: Result, link: str | None = None, by: str = "flow") -> pd.DataFrame:
     """Throughput (bit/s) across ``link`` per interval: one row per interval,
     indexed by its middle (``t_s``), one column per flow id (``by="flow"``) or per
-    group (``by="group"``: the group's total). An interval in which a flow sent
-    nothing (the series has no row for it) is 0."""
+    group (``by="group"``: the group's total) or per kind of flow (``by="kind"``:
+    tcp, cbr, ...). An interval in which a flow sent nothing (the series has no
+    row for it) is 0."""
     import numpy as np
     import pandas as pd
 
-    if by not in ("flow", "group"):
-        raise ValueError(f'by = "{by}" must be "flow" or "group"')
+    if by not in _BY:
+        raise ValueError(f'by = "{by}" must be one of {", ".join(_BY)}')
     name = series_link(result, link)
     fs = _frame(result, "flow_series")
     fs = fs[fs["link"] == name]
@@ -191,8 +203,8 @@ def throughput_table(result: Result, link: str | None = None, by: str = "flow") 
     if by == "flow":
         key = fs["flow"].to_numpy()
     else:
-        groups = _frame(result, "flows").set_index("id")["group"]
-        key = groups.reindex(fs["flow"].to_numpy()).to_numpy()
+        of_flow = _frame(result, "flows").set_index("id")[by]
+        key = of_flow.reindex(fs["flow"].to_numpy()).to_numpy()
     table = (
         pd.DataFrame({"start": start_ns, "key": key, "bits": fs["bytes"].to_numpy(dtype=float) * 8})
         .groupby(["start", "key"])["bits"]
@@ -234,16 +246,19 @@ def throughput(
 ) -> Axes:
     """Each flow's throughput across ``link`` (default: the busiest series) over
     time, in Mbit/s, one point per ``[monitor] flow_series`` interval. ``flows``
-    picks flows by id; ``by="group"`` draws each flow group's total instead (the
-    default when there are more than :data:`MAX_FLOW_LINES` flows)."""
+    picks flows by id; ``by="group"`` draws each flow group's total instead, and
+    ``by="kind"`` each kind's (tcp, cbr, ...). By default, per flow, or with more
+    than :data:`MAX_LINES` flows per group, or with more groups than that per kind."""
     name = series_link(result, link)
+    f = _frame(result, "flows")
     if by is None:
-        n = len(_frame(result, "flows")) if flows is None else len(flows)
-        by = "group" if n > MAX_FLOW_LINES and flows is None else "flow"
+        by = "flow"
+        if flows is None:
+            by = next((b for b in _BY[:2] if _count(f, b) <= MAX_LINES), "kind")
     table = throughput_table(result, name, by)
     if flows is not None:
         if by != "flow":
-            raise ValueError('flows picks flows; it cannot be combined with by = "group"')
+            raise ValueError(f'flows picks flows; it cannot be combined with by = "{by}"')
         ids = set(_frame(result, "flows")["id"])
         unknown = [f for f in flows if f not in ids]
         if unknown:
@@ -252,7 +267,7 @@ def throughput(
         table = table.reindex(columns=list(flows), fill_value=0.0)
     ax = _axes(ax)
     t = table.index.to_numpy()
-    group_of = _frame(result, "flows").set_index("id")["group"].to_dict()
+    group_of = f.set_index("id")["group"].to_dict()
     for key in table.columns:
         label = f"flow {key} ({group_of.get(key, '?')})" if by == "flow" else f"{key} (total)"
         ax.plot(t, table[key].to_numpy() / 1e6, label=label)
@@ -261,8 +276,20 @@ def throughput(
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.set_title(f"Throughput across {name}")
-    ax.legend(loc="upper right", fontsize="small", ncol=2 if len(table.columns) > 6 else 1)
+    _legend(ax, len(table.columns))
     return ax
+
+
+def _count(flows: pd.DataFrame, by: str) -> int:
+    """Lines ``by`` would draw for ``flows``."""
+    return len(flows) if by == "flow" else flows[by].nunique()
+
+
+def _legend(ax: Axes, entries: int) -> None:
+    """A legend beside the plot (inside it hides the lines); none when there
+    are too many entries to read."""
+    if entries <= 3 * MAX_LINES:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", ncol=1 + entries // 25)
 
 
 # ---- goodput per flow --------------------------------------------------------------------
@@ -270,16 +297,18 @@ def throughput(
 
 def goodput(result: Result, ax: Axes | None = None) -> Axes:
     """Each flow's goodput over the measured interval (Mbit/s), a bar per flow
-    coloured by group, and its max-min fair share (given every flow's demand and
-    route) as a black tick."""
+    coloured by group (by kind when there are more than :data:`MAX_LINES` groups),
+    and its max-min fair share (given every flow's demand and route) as a black
+    tick."""
     reason = missing(result, "goodput")
     if reason:
         raise NotRecorded(reason)
     f = _frame(result, "flows")
     ax = _axes(ax)
     f = f.sort_values("id", kind="stable")
-    for group, g in f.groupby("group", sort=False):
-        ax.bar(g["id"].to_numpy(), g["goodput_bps"].to_numpy(dtype=float) / 1e6, width=0.8, label=group)
+    by = "group" if _count(f, "group") <= MAX_LINES else "kind"
+    for key, g in f.groupby(by, sort=False):
+        ax.bar(g["id"].to_numpy(), g["goodput_bps"].to_numpy(dtype=float) / 1e6, width=0.8, label=key)
     ax.plot(
         f["id"].to_numpy(),
         f["fair_share_bps"].to_numpy(dtype=float) / 1e6,
@@ -296,7 +325,7 @@ def goodput(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("goodput (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.set_title("Goodput per flow (measured interval)")
-    ax.legend(loc="best", fontsize="small")
+    _legend(ax, len(ax.containers) + 1)
     return ax
 
 
