@@ -267,3 +267,18 @@ def test_a_folder_that_is_not_a_run_is_a_usage_error(tmp_path):
     (out / "summary.json").unlink()
     proc = run_cli("plot", str(out))
     assert proc.returncode == 2 and "did not finish" in proc.stderr
+
+
+def test_many_flows_are_drawn_by_group_then_by_kind(tmp_path):
+    # 13 one-flow UDP groups and 3 TCP flows: 16 flows, 14 groups, 2 kinds.
+    udp = "".join(
+        f'[[flows]]\nname = "u{i}"\nkind = "cbr"\nrate = "20kbit"\ncount = 1\n\n' for i in range(13)
+    )
+    text = SCENARIO.replace('[[flows]]\nname = "udp"\nkind = "cbr"\nrate = "0.3Mbps"\ncount = 1\n\n', udp)
+    r = aqmlab.run(str(scenario_file(tmp_path, text)))
+    assert len(r.flows) == 16 and r.flows["group"].nunique() == 14
+    ax = plot.throughput(r)
+    assert sorted(lines_by_label(ax)) == ["cbr (total)", "tcp (total)"]
+    kinds = plot.throughput_table(r, by="kind")
+    np.testing.assert_allclose(kinds.sum(axis=1), plot.throughput_table(r, by="flow").sum(axis=1))
+    assert sorted(c.get_label() for c in plot.goodput(r).containers) == ["cbr", "tcp"]
