@@ -14,6 +14,10 @@ the paper's numbers beside ours (see :mod:`aqmlab.repro` and REPRODUCTION.md).
 ``aqmlab.sweep("choke-fig3", {"qdisc.kind": ["red", "choke"]}, seeds=10)`` runs a
 grid of points and seeds on every core and returns their tables, labelled.
 
+``aqmlab.plot`` draws one run's queue over time, per-flow throughput over time,
+goodput per flow and queueing-delay CDF (``aqmlab plot DIR`` from the command
+line); ``aqmlab.Result.read(DIR)`` reads back what ``aqmlab run --out DIR`` wrote.
+
 ``aqmlab.scenarios()`` lists the built-in scenarios, ``aqmlab.qdisc_kinds()`` the
 queueing disciplines a scenario's ``[qdisc] kind`` may name. The simulator itself
 is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.

@@ -262,6 +262,19 @@ def _repro(ns: argparse.Namespace) -> int:
     return main(ns)
 
 
+def _plot_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", type=Path, metavar="DIR")
+    p.add_argument("--out", type=Path, metavar="FILE")
+    p.add_argument("--kind", choices=["queue", "throughput", "goodput", "delay", "all"], default="all")
+
+
+@command("plot", _plot_args)
+def _plot(ns: argparse.Namespace) -> int:
+    from aqmlab.plot import main
+
+    return main(ns)
+
+
 @command("scenarios", lambda p: None)
 def _scenarios(ns: argparse.Namespace) -> int:
     from aqmlab import _aqmlab

@@ -12,7 +12,9 @@ Adding a table: its builder in ``tables.rs`` and one property here, made with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,7 +64,8 @@ class Result:
     - ``summary``: the dict ``aqmlab run --json`` prints, rebuilt from the tables.
 
     Rates are bit/s and counts are events inside the measured interval (after the
-    warm-up). ``arrow(name)`` gives a table as a ``pyarrow.Table``. Two results are
+    warm-up). ``arrow(name)`` gives a table as a ``pyarrow.Table``; ``read(folder)``
+    reads back the tables ``aqmlab run --out`` wrote. Two results are
     equal when every table is, ``wall_seconds`` aside: a replay of a run (same
     scenario, same seed) equals it.
     """
@@ -113,6 +116,55 @@ class Result:
         parts, meta = unpack(data)
         if meta.get("aqmlab") != "result":
             raise ValueError("these bytes hold no aqmlab result")
+        return cls(parts)
+
+    @classmethod
+    def read(cls, folder: str | os.PathLike[str]) -> Result:
+        """The result ``aqmlab run --out FOLDER`` wrote, read back from its tables
+        (Parquet or CSV). Raises ``ValueError`` when ``folder`` is not the output of
+        a finished run."""
+        import pyarrow as pa
+
+        from aqmlab import _aqmlab
+
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise ValueError(f"{folder}: no such folder (give the folder `aqmlab run --out` wrote)")
+        found = {f.name for f in folder.iterdir()}
+        fmt = next((x for x in ("parquet", "csv") if f"run.{x}" in found), None)
+        if fmt is None:
+            hint = (
+                " (it holds a sweep's tables: plot one run's folder)"
+                if "runs.parquet" in found or "runs.csv" in found
+                else ""
+            )
+            raise ValueError(f"{folder} is not the output of `aqmlab run --out`: no run.parquet{hint}")
+        if "summary.json" not in found:
+            raise ValueError(
+                f"{folder} has no summary.json: the run writing it did not finish (run it again)"
+            )
+        parts = {}
+        for name in _aqmlab.table_names():
+            path = folder / f"{name}.{fmt}"
+            if path.name not in found:
+                continue
+            try:
+                if fmt == "parquet":
+                    import pyarrow.parquet as pq
+
+                    table = pq.read_table(path)
+                else:
+                    import pyarrow.csv as pcsv
+
+                    # The writer leaves a missing value's cell empty.
+                    convert = pcsv.ConvertOptions(strings_can_be_null=True)
+                    table = pcsv.read_csv(path, convert_options=convert)
+            except (pa.ArrowException, OSError) as e:
+                raise ValueError(f"{path}: not a readable {fmt} table ({e})") from None
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as w:
+                w.write_table(table)
+            parts[name] = sink.getvalue().to_pybytes()
         return cls(parts)
 
     def __reduce__(self) -> tuple[type[Result], tuple[dict[str, bytes]]]:

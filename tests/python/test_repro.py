@@ -181,6 +181,35 @@ def test_sfb_fig3_rate_limits_the_non_responsive_flow_far_below_reds_share(tmp_p
     assert (tmp_path / "sfb-fig3.png").is_file()
 
 
+def test_sfb_table2_takes_each_periods_loss_from_one_runs_series(tmp_path, monkeypatch):
+    # One run per seed, and the loss it gives a period is what a run to the
+    # period's end measured from its start gives (the method this replaced).
+    from aqmlab.repro import sfb
+
+    exp = aqmlab.repro.EXPERIMENTS["sfb-table2"]
+    points = exp.build_points()
+    assert len(points) == 1 and points[0].scenario["monitor"]["flow_series"] == "10s"
+    scenario = {**points[0].scenario, "duration": "30s"}
+    one = aqmlab.run(scenario, seed=2)
+    unmonitored = {k: v for k, v in scenario.items() if k != "monitor"}
+    period = sfb._numbers({}, aqmlab.run({**unmonitored, "warmup": "10s"}, seed=2))
+    ours = sfb.period_losses(one, 10, 30)
+    for k in ("loss_tcp_mbps", "loss_nonresp_mbps", "loss_osc_mbps", "loss_total_mbps"):
+        assert ours[f"{k}_10_30"] == pytest.approx(period[k], rel=1e-12), k
+    # The 5 Mbit/s flows lose most of what they send; a period past the run's end is NaN.
+    assert 3 < ours["loss_osc_mbps_10_30"] < 5.01 and 3 < ours["loss_nonresp_mbps_10_30"] < 5.01
+    assert all(v != v for v in sfb.period_losses(one, 30, 50).values())
+    with pytest.raises(ValueError, match="does not tile"):
+        sfb.period_losses(one, 5, 25)
+    # A shortened repro runs once per seed and leaves the periods it does not reach OPEN.
+    counter = Counter(monkeypatch)
+    table = aqmlab.repro("sfb-table2", seeds=1, duration="35s", jobs=1, out=tmp_path).set_index("quantity")
+    assert counter.calls == 1
+    assert table.loc["10-30 s: loss, oscillating", "verdict"] != "OPEN"
+    assert table.loc["50-70 s: loss, oscillating", "verdict"] == "OPEN"
+    assert "ends before this period" in table.loc["30-50 s: loss, total", "note"]
+
+
 def test_sweeps_share_points_so_they_are_simulated_once():
     fig5 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig5"].build_points()}
     fig6 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig6"].build_points()}

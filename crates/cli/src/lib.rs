@@ -1,7 +1,7 @@
 //! The `aqmlab` command, as a library (the binary is `main.rs`).
 //!
 //! One command tree for both installs: this crate's [`Cli`] declares every
-//! subcommand, including those written in Python (`sweep`, `repro`), which the
+//! subcommand, including those written in Python (`sweep`, `repro`, `plot`), which the
 //! bare binary names in `--help` and refuses with one line. The Python package's
 //! `aqmlab` (argparse over the extension, `python/aqmlab/_cli.py`) implements the
 //! same tree and prints the help and completion scripts generated here
@@ -63,6 +63,13 @@ enum Command {
     /// finding, not an error: the exit status is 0 unless the arguments are bad (2).
     /// Needs the Python package.
     Repro(python_cmds::ReproArgs),
+    /// Plot what `run --out` wrote: queue, throughput, goodput, delay CDF.
+    ///
+    /// Reads the tables a `run --out DIR` wrote and saves a figure: the queue length
+    /// over time at each monitored link, each flow's throughput over time, each
+    /// flow's goodput beside its max-min fair share, and the CDF of queueing delay.
+    /// Needs the Python package (matplotlib).
+    Plot(python_cmds::PlotArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the queueing disciplines a scenario's `[qdisc] kind` may name.
@@ -222,6 +229,7 @@ where
         Command::Run(a) => run(a),
         Command::Sweep(_) => python_only("sweep"),
         Command::Repro(_) => python_only("repro"),
+        Command::Plot(_) => python_only("plot"),
         Command::Scenarios => {
             print(&builtin::listing());
             Ok(())

@@ -87,3 +87,41 @@ pub struct ReproArgs {
     #[arg(long, short)]
     quiet: bool,
 }
+
+/// What `aqmlab plot` draws.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotKind {
+    /// Queue length over time at each monitored link ([monitor] queue_interval).
+    Queue,
+    /// Each flow's throughput across a monitored link over time ([monitor] flow_series).
+    Throughput,
+    /// Each flow's goodput over the measured interval, with its max-min fair share.
+    Goodput,
+    /// The CDF of queueing delay at each monitored queue ([monitor] delays).
+    Delay,
+    /// One panel of each that the run recorded.
+    All,
+}
+
+/// `aqmlab plot`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  aqmlab run my.toml --out results/ && aqmlab plot results/
+  aqmlab plot results/ --kind throughput --out throughput.pdf
+
+Queue samples are on by default; the throughput and delay panels need \
+[monitor] flow_series = \"1s\" and delays = true in the scenario. With --kind all, \
+a panel the run did not record is left out with a note on stderr; asked for by \
+name, it is an error that says what to switch on.")]
+pub struct PlotArgs {
+    /// A folder written by `aqmlab run --out`.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// The figure's file; its extension picks the format (png, pdf, svg)
+    /// [default: DIR/plot-KIND.png].
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// What to draw.
+    #[arg(long, value_enum, default_value = "all")]
+    kind: PlotKind,
+}

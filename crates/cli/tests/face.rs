@@ -81,6 +81,7 @@ fn help_lists_every_subcommand_with_a_line_each() {
         "run",
         "sweep",
         "repro",
+        "plot",
         "scenarios",
         "qdiscs",
         "model",
@@ -98,8 +99,14 @@ fn help_lists_every_subcommand_with_a_line_each() {
 
 #[test]
 fn the_python_commands_say_where_they_are_in_one_line() {
-    for cmd in ["sweep", "repro"] {
-        let (code, out, err) = aqmlab(&[cmd]);
+    let commands = [
+        ("sweep", None, "--json"),
+        ("repro", None, "--json"),
+        ("plot", Some("results"), "--kind"),
+    ];
+    for (cmd, arg, flag) in commands {
+        let argv: Vec<&str> = std::iter::once(cmd).chain(arg).collect();
+        let (code, out, err) = aqmlab(&argv);
         assert_eq!(code, Some(2));
         assert!(out.is_empty());
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -107,6 +114,6 @@ fn the_python_commands_say_where_they_are_in_one_line() {
         // Their help is here all the same.
         let (code, out, _) = aqmlab(&[cmd, "--help"]);
         assert_eq!(code, Some(0));
-        assert!(out.contains("--json") && out.contains("--format"), "{out}");
+        assert!(out.contains(flag) && out.contains("--out"), "{out}");
     }
 }

@@ -1,0 +1,445 @@
+"""The figures a researcher draws first from one run.
+
+- :func:`queue_length`: the sampled queue length of each monitored link over time
+  (``Result.queue``; on by default, ``[monitor] queue_interval``).
+- :func:`throughput`: each flow's throughput across a monitored link over time
+  (``Result.flow_series``; ``[monitor] flow_series = "1s"``).
+- :func:`goodput`: each flow's goodput over the measured interval beside its
+  max-min fair share (``Result.flows``).
+- :func:`delay_cdf`: the distribution of queueing delay at each monitored queue
+  (``Result.delay_histogram``; ``[monitor] delays = true``).
+
+Each takes a :class:`~aqmlab.Result` (``Result.read(folder)`` reads back what
+``aqmlab run --out`` wrote) and an optional matplotlib ``Axes``, draws into it (a
+new figure's when none is given), labels the axes with their units and returns
+it. A figure the run did not record raises :class:`NotRecorded` (a
+``ValueError``) naming what to switch on in ``[monitor]``. :func:`figure` puts
+several on one figure; ``aqmlab plot DIR`` is :func:`main`.
+
+What is plotted is the table's numbers, unsmoothed: a series point is an
+interval's mean, drawn at the interval's middle; the delay CDF is exact at the
+histogram's bucket edges and linear inside a bucket (1.6% wide). Time axes cover
+the whole run and shade the warm-up, which the totals leave out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from aqmlab.result import Result
+
+#: The kinds of figure, in the order ``--kind all`` draws them.
+KINDS = ("queue", "throughput", "goodput", "delay")
+
+#: The most lines (or bar colours) a figure draws by default: above it,
+#: :func:`throughput` sums flows by group, then by kind, and :func:`goodput`
+#: colours bars by kind.
+MAX_LINES = 12
+_BY = ("flow", "group", "kind")
+
+
+class NotRecorded(ValueError):
+    """The run did not record what a figure needs; the message says which
+    ``[monitor]`` key records it."""
+
+
+def _frame(result: Result, name: str) -> pd.DataFrame:
+    """Table ``name`` as a plain DataFrame (no index; the result's own, cached:
+    not to be modified); empty when the result has no such table (a folder
+    written before the table existed)."""
+    import pandas as pd
+
+    try:
+        return getattr(result, name) if name != "groups" else result.arrow(name).to_pandas()
+    except KeyError:
+        return pd.DataFrame()
+
+
+def _rows(result: Result, name: str) -> int:
+    try:
+        return result.arrow(name).num_rows
+    except KeyError:
+        return 0
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    return ax
+
+
+def _warmup(result: Result, ax: Axes) -> None:
+    """Shades the warm-up: the interval every total leaves out."""
+    run = _frame(result, "run")
+    if run.empty:
+        return
+    warmup = float(run["warmup_s"].iloc[0])
+    if warmup > 0:
+        ax.axvspan(0.0, warmup, color="0.92", zorder=0, label="warm-up")
+    ax.set_xlim(0.0, float(run["duration_s"].iloc[0]))
+
+
+def _pick(links: Sequence[str], link: str | None, what: str, switch: str) -> list[str]:
+    """The links to draw: ``[link]`` (``"bottleneck"`` is the dumbbell's
+    ``left->right``, as in ``[monitor] links``), else all of ``links``."""
+    if link is None:
+        return list(links)
+    wanted = "left->right" if link == "bottleneck" else link
+    if wanted not in links:
+        known = ", ".join(links) or "none"
+        raise NotRecorded(f'no {what} at link "{link}" (links that have one: {known}); {switch}')
+    return [wanted]
+
+
+#: What records each kind, for the error when a run did not.
+_SWITCH = {
+    "queue": 'set [monitor] queue_interval to a period, e.g. "100ms" (the default; "0s" turns them off)',
+    "throughput": 'switch on [monitor] flow_series = "1s" (and list the link in [monitor] links, if set)',
+    "goodput": "is this the folder `aqmlab run --out` wrote?",
+    "delay": "switch on [monitor] delays = true (and list the link in [monitor] links, if set)",
+}
+_TABLE = {"queue": "queue", "throughput": "flow_series", "goodput": "flows", "delay": "delay_histogram"}
+_WHAT = {
+    "queue": "queue samples",
+    "throughput": "per-flow series",
+    "goodput": "flows",
+    "delay": "queueing-delay histograms",
+}
+
+
+def missing(result: Result, kind: str) -> str | None:
+    """Why ``result`` cannot give the figure ``kind`` (a sentence naming the
+    ``[monitor]`` key that records it), or ``None`` when it can."""
+    if kind not in _TABLE:
+        raise ValueError(f'kind = "{kind}" must be one of {", ".join(KINDS)}')
+    if _rows(result, _TABLE[kind]) == 0:
+        return f"this run has no {_WHAT[kind]}: {_SWITCH[kind]}"
+    return None
+
+
+# ---- queue length over time ------------------------------------------------------------
+
+
+def queue_length(
+    result: Result, ax: Axes | None = None, *, link: str | None = None, unit: str = "packets"
+) -> Axes:
+    """The sampled queue length of each monitored link (or of ``link``) over the
+    run, in packets (``unit="bytes"``: in kB)."""
+    if unit not in ("packets", "bytes"):
+        raise ValueError(f'unit = "{unit}" must be "packets" or "bytes"')
+    reason = missing(result, "queue")
+    if reason:
+        raise NotRecorded(reason)
+    q = _frame(result, "queue")
+    ax = _axes(ax)
+    column, unit, scale = ("bytes", "kB", 1e-3) if unit == "bytes" else ("packets", "packets", 1.0)
+    switch = _SWITCH["queue"]
+    for name in _pick(list(dict.fromkeys(q["link"])), link, "queue samples", switch):
+        s = q[q["link"] == name].sort_values("t_s", kind="stable")
+        ax.plot(s["t_s"].to_numpy(), s[column].to_numpy(dtype=float) * scale, label=name)
+    _warmup(result, ax)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"queue length ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Queue length")
+    _legend(ax, len(ax.lines))
+    return ax
+
+
+# ---- per-flow throughput over time ---------------------------------------------------------
+
+
+def series_link(result: Result, link: str | None = None) -> str:
+    """The link :func:`throughput` draws: ``link``, or the one whose series
+    carried the most bytes (a dumbbell's data direction, not its ACKs)."""
+    reason = missing(result, "throughput")
+    if reason:
+        raise NotRecorded(reason)
+    fs = _frame(result, "flow_series")
+    switch = _SWITCH["throughput"]
+    links = list(dict.fromkeys(fs["link"]))
+    if link is not None:
+        return _pick(links, link, "per-flow series", switch)[0]
+    by_link = fs.groupby("link", sort=False)["bytes"].sum()
+    return str(by_link.idxmax())
+
+
+def throughput_table(result: Result, link: str | None = None, by: str = "flow") -> pd.DataFrame:
+    """Throughput (bit/s) across ``link`` per interval: one row per interval,
+    indexed by its middle (``t_s``), one column per flow id (``by="flow"``) or per
+    group (``by="group"``: the group's total) or per kind of flow (``by="kind"``:
+    tcp, cbr, ...). An interval in which a flow sent nothing (the series has no
+    row for it) is 0."""
+    import numpy as np
+    import pandas as pd
+
+    if by not in _BY:
+        raise ValueError(f'by = "{by}" must be one of {", ".join(_BY)}')
+    name = series_link(result, link)
+    fs = _frame(result, "flow_series")
+    fs = fs[fs["link"] == name]
+    # Intervals are keyed by their start in whole nanoseconds: float seconds of
+    # equal instants compare equal only by luck.
+    start_ns = np.rint(fs["t_s"].to_numpy(dtype=float) * 1e9).astype(np.int64)
+    lengths = (
+        pd.DataFrame({"start": start_ns, "dt_s": fs["dt_s"].to_numpy(dtype=float)})
+        .groupby("start")["dt_s"]
+        .max()
+    )
+    starts = _interval_starts(result, lengths)
+    if by == "flow":
+        key = fs["flow"].to_numpy()
+    else:
+        of_flow = _frame(result, "flows").set_index("id")[by]
+        key = of_flow.reindex(fs["flow"].to_numpy()).to_numpy()
+    table = (
+        pd.DataFrame({"start": start_ns, "key": key, "bits": fs["bytes"].to_numpy(dtype=float) * 8})
+        .groupby(["start", "key"])["bits"]
+        .sum()
+        .unstack("key", fill_value=0.0)
+        .reindex(starts.index, fill_value=0.0)
+    )
+    table = table.div(starts, axis=0)
+    table.index = pd.Index(starts.index / 1e9 + starts.to_numpy() / 2, name="t_s")
+    table.columns.name = by
+    return table
+
+
+def _interval_starts(result: Result, lengths: pd.Series) -> pd.Series:
+    """Every interval of the series (start in ns -> length in s), those in which
+    no flow crossed the link included (the series has no row for them)."""
+    import numpy as np
+    import pandas as pd
+
+    run = _frame(result, "run")
+    period = float(lengths.max())
+    if run.empty or period <= 0:
+        return lengths
+    duration = float(run["duration_s"].iloc[0])
+    period_ns = round(period * 1e9)
+    grid = np.arange(0, round(duration * 1e9), period_ns, dtype=np.int64)
+    full = pd.Series(np.minimum(period, duration - grid / 1e9), index=grid)
+    # The series' own lengths where it has them (the last interval may be short).
+    return lengths.combine_first(full).sort_index()
+
+
+def throughput(
+    result: Result,
+    ax: Axes | None = None,
+    *,
+    link: str | None = None,
+    flows: Sequence[int] | None = None,
+    by: str | None = None,
+) -> Axes:
+    """Each flow's throughput across ``link`` (default: the busiest series) over
+    time, in Mbit/s, one point per ``[monitor] flow_series`` interval. ``flows``
+    picks flows by id; ``by="group"`` draws each flow group's total instead, and
+    ``by="kind"`` each kind's (tcp, cbr, ...). By default, per flow, or with more
+    than :data:`MAX_LINES` flows per group, or with more groups than that per kind."""
+    name = series_link(result, link)
+    f = _frame(result, "flows")
+    if by is None:
+        by = "flow"
+        if flows is None:
+            by = next((b for b in _BY[:2] if _count(f, b) <= MAX_LINES), "kind")
+    table = throughput_table(result, name, by)
+    if flows is not None:
+        if by != "flow":
+            raise ValueError(f'flows picks flows; it cannot be combined with by = "{by}"')
+        ids = set(_frame(result, "flows")["id"])
+        unknown = [f for f in flows if f not in ids]
+        if unknown:
+            raise ValueError(f"flows = {unknown}: no such flow (ids 0-{max(ids)})")
+        # A flow that never crossed the link has no column: a line of zeros.
+        table = table.reindex(columns=list(flows), fill_value=0.0)
+    ax = _axes(ax)
+    t = table.index.to_numpy()
+    group_of = f.set_index("id")["group"].to_dict()
+    for key in table.columns:
+        label = f"flow {key} ({group_of.get(key, '?')})" if by == "flow" else f"{key} (total)"
+        ax.plot(t, table[key].to_numpy() / 1e6, label=label)
+    _warmup(result, ax)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Throughput across {name}")
+    _legend(ax, len(table.columns))
+    return ax
+
+
+def _count(flows: pd.DataFrame, by: str) -> int:
+    """Lines ``by`` would draw for ``flows``."""
+    return len(flows) if by == "flow" else flows[by].nunique()
+
+
+def _legend(ax: Axes, entries: int) -> None:
+    """A legend beside the plot (inside it hides the lines); none when there
+    are too many entries to read."""
+    if entries <= 3 * MAX_LINES:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", ncol=1 + entries // 25)
+
+
+# ---- goodput per flow --------------------------------------------------------------------
+
+
+def goodput(result: Result, ax: Axes | None = None) -> Axes:
+    """Each flow's goodput over the measured interval (Mbit/s), a bar per flow
+    coloured by group (by kind when there are more than :data:`MAX_LINES` groups),
+    and its max-min fair share (given every flow's demand and route) as a black
+    tick."""
+    reason = missing(result, "goodput")
+    if reason:
+        raise NotRecorded(reason)
+    f = _frame(result, "flows")
+    ax = _axes(ax)
+    f = f.sort_values("id", kind="stable")
+    by = "group" if _count(f, "group") <= MAX_LINES else "kind"
+    for key, g in f.groupby(by, sort=False):
+        ax.bar(g["id"].to_numpy(), g["goodput_bps"].to_numpy(dtype=float) / 1e6, width=0.8, label=key)
+    ax.plot(
+        f["id"].to_numpy(),
+        f["fair_share_bps"].to_numpy(dtype=float) / 1e6,
+        linestyle="none",
+        marker="_",
+        markersize=8,
+        color="black",
+        label="max-min fair share",
+    )
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("flow")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Goodput per flow (measured interval)")
+    _legend(ax, len(ax.containers) + 1)
+    return ax
+
+
+# ---- queueing-delay CDF ------------------------------------------------------------------
+
+
+def delay_cdf_table(result: Result, link: str, group: str | None = None) -> pd.DataFrame:
+    """The CDF of queueing delay at ``link`` (over all packets, or ``group``'s):
+    ``delay_s`` and ``cdf`` at each bucket's low and high edge, so the curve is
+    flat between buckets and exact at every edge."""
+    import numpy as np
+    import pandas as pd
+
+    reason = missing(result, "delay")
+    if reason:
+        raise NotRecorded(reason)
+    h = _frame(result, "delay_histogram")
+    sel = h[h["link"] == link]
+    sel = sel[sel["group"].isna()] if group is None else sel[sel["group"] == group]
+    sel = sel[sel["count"] > 0].sort_values("lo_s", kind="stable")
+    if sel.empty:
+        what = "any packet" if group is None else f'group "{group}"'
+        raise NotRecorded(f'no queueing delay of {what} at link "{link}"')
+    counts = sel["count"].to_numpy(dtype=float)
+    cdf = np.cumsum(counts) / counts.sum()
+    before = np.concatenate([[0.0], cdf[:-1]])
+    return pd.DataFrame(
+        {
+            "delay_s": np.column_stack([sel["lo_s"].to_numpy(), sel["hi_s"].to_numpy()]).ravel(),
+            "cdf": np.column_stack([before, cdf]).ravel(),
+        }
+    )
+
+
+def delay_cdf(
+    result: Result, ax: Axes | None = None, *, link: str | None = None, by_group: bool = False
+) -> Axes:
+    """The CDF of the queueing delay (ms) of the packets each monitored queue (or
+    ``link``) sent in the measured interval; one line per flow group too when
+    ``by_group``."""
+    reason = missing(result, "delay")
+    if reason:
+        raise NotRecorded(reason)
+    h = _frame(result, "delay_histogram")
+    ax = _axes(ax)
+    for name in _pick(list(dict.fromkeys(h["link"])), link, "delay histogram", _SWITCH["delay"]):
+        groups = [None]
+        if by_group:
+            groups += sorted(g for g in set(h.loc[h["link"] == name, "group"].dropna()))
+        for group in groups:
+            try:
+                c = delay_cdf_table(result, name, group)
+            except NotRecorded:
+                continue  # a queue that sent nothing in the measured interval
+            label = name if group is None else f"{name}, {group}"
+            ax.plot(c["delay_s"].to_numpy() * 1e3, c["cdf"].to_numpy(), label=label)
+    ax.set_xlabel("queueing delay (ms)")
+    ax.set_ylabel("fraction of packets (CDF)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Queueing delay")
+    ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+# ---- several at once, and the command ------------------------------------------------------
+
+_DRAW = {"queue": queue_length, "throughput": throughput, "goodput": goodput, "delay": delay_cdf}
+
+
+def figure(result: Result, kinds: Sequence[str] = KINDS) -> Figure:
+    """One figure with a panel per kind (``queue``, ``throughput``, ``goodput``,
+    ``delay``), stacked; :class:`NotRecorded` if the run did not record one (see
+    :func:`missing`)."""
+    from matplotlib.figure import Figure
+
+    for k in kinds:
+        reason = missing(result, k)
+        if reason:
+            raise NotRecorded(reason)
+    fig = Figure(figsize=(8, 3.2 * len(kinds)), layout="constrained")
+    axes = fig.subplots(len(kinds), 1, squeeze=False)[:, 0]
+    for k, ax in zip(kinds, axes):
+        _DRAW[k](result, ax)
+    run = _frame(result, "run")
+    if not run.empty:
+        r = run.iloc[0]
+        fig.suptitle(f"{r['scenario']}, seed {r['seed']}")
+    return fig
+
+
+def main(ns: argparse.Namespace) -> int:
+    """``aqmlab plot DIR [--out FILE] [--kind KIND]``: saves the figure and prints
+    its path; a kind the run did not record is a usage error (exit 2), or with
+    ``--kind all`` a note on stderr."""
+    from aqmlab.result import Result
+
+    result = Result.read(ns.dir)
+    kinds = [ns.kind]
+    if ns.kind == "all":
+        kinds = []
+        for kind in KINDS:
+            reason = missing(result, kind)
+            if reason:
+                print(f"note: no {kind} panel: {reason}", file=sys.stderr)
+            else:
+                kinds.append(kind)
+        if not kinds:
+            raise NotRecorded(f"{ns.dir}: nothing to plot")
+    fig = figure(result, kinds)
+    out = Path(ns.out) if ns.out is not None else Path(ns.dir) / f"plot-{ns.kind}.png"
+    from aqmlab._io import write_atomic
+
+    fmt = out.suffix.lstrip(".").lower() or "png"
+    write_atomic(out, lambda f: fig.savefig(f, format=fmt, dpi=120))
+    print(os.fspath(out))
+    return 0
