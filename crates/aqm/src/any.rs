@@ -165,6 +165,9 @@ registry! {
     /// Deficit round robin per flow or per aggregate, with the same buffer managers.
     Drr = "drr": Box<crate::drr::Drr>, crate::fq::FqParams,
         build = crate::drr::Drr::new, configs = crate::drr::property_configs;
+    /// AFD (Pan, Breslau, Prabhakar & Shenker 2003): drops by each flow's share of
+    /// a shadow buffer of sampled arrivals against a fair share steered by the queue.
+    Afd = "afd": Box<crate::afd::Afd>, crate::afd::AfdParams;
 }
 
 impl QdiscSpec {

@@ -23,7 +23,8 @@ pub enum DropReason {
     ChokeMatch,
     /// The flow exceeded a rate limit (SFB's pmin = 1 penalty box).
     RateLimit,
-    /// The flow is in the heavy-hitter set (BREATHe) or judged a fast flow.
+    /// The flow is in the heavy-hitter set (BREATHe) or judged a fast flow (MRUL;
+    /// AFD: above its fair share).
     HeavyHitter,
     /// The flow was judged unresponsive (Scalable Fair RED over MRUL).
     Unresponsive,

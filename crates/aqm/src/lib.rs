@@ -28,10 +28,12 @@
 //! per-bin queues served by deficit round robin, optionally RED in each bin),
 //! [`codel`] (CoDel, RFC 8289), [`fq_codel`] (FQ-CoDel, RFC 8290), [`pie`] (PIE,
 //! RFC 8033), [`fred`] (FRED, Lin & Morris 1997), [`wfq`] (weighted fair
-//! queueing, packet-by-packet GPS) and [`drr`] (deficit round robin), both per flow
+//! queueing, packet-by-packet GPS), [`drr`] (deficit round robin), both per flow
 //! or per aggregate over [`fq`]: the fair-queueing family's class table, its
 //! scheduler / buffer-manager interface and the buffer managers (DropTail,
-//! DropFront, LQD, ALQD, ALQD+) of Sun & Shin's aggregate FQ.
+//! DropFront, LQD, ALQD, ALQD+) of Sun & Shin's aggregate FQ; and [`afd`]
+//! (Approximate Fair Dropping: a shadow buffer of sampled arrivals and a fair
+//! share steered by the queue).
 //! Adding a qdisc is one new file (its parameters with `qdisc_params!` or
 //! `red_params!`, its [`QdiscParams::property_configs`], its tests) and one line
 //! in [`any`]'s registry (with its `pub mod` line here).
@@ -47,6 +49,7 @@
 //! ```
 #![deny(unsafe_code)]
 
+pub mod afd;
 pub mod any;
 pub mod blue;
 pub mod breathe;
