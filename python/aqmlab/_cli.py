@@ -209,6 +209,7 @@ def _run(ns: argparse.Namespace) -> int:
     if ns.pcap is not None:
         pcap = (ns.pcap, str(ns.out if ns.out is not None else Path(".")))
     finished = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, pcap)
+    sys.stderr.write(finished.warnings())
     if ns.out is not None:
         result = Result._from_finished(finished)
         tables = {name: result.arrow(name) for name in result.table_names}

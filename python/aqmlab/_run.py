@@ -6,6 +6,7 @@ import json
 import numbers
 import os
 import sys
+import warnings
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -52,12 +53,20 @@ def run(
     warmup = _check_duration(warmup, "warmup")
     if isinstance(scenario, Mapping):
         finished = _aqmlab.run_json(_to_json(_apply(scenario, overrides)), seed, duration, warmup)
-        return Result._from_finished(finished)
+        return _finish(finished)
     arg = _check_path_or_name(scenario)
     if not overrides:
-        return Result._from_finished(_aqmlab.run_builtin_or_path(arg, seed, duration, warmup))
+        return _finish(_aqmlab.run_builtin_or_path(arg, seed, duration, warmup))
     table = scenario_table(arg)
     finished = _aqmlab.run_json(_to_json(_apply(table, overrides)), seed, duration, warmup)
+    return _finish(finished)
+
+
+def _finish(finished: Any) -> Result:
+    """The run's :class:`Result`, after a ``RuntimeWarning`` for each qdisc
+    diagnostic (``Result.diagnostics`` keeps them), as ``aqmlab run`` prints them."""
+    for line in finished.warnings().splitlines():
+        warnings.warn(line.removeprefix("warning: "), RuntimeWarning, stacklevel=3)
     return Result._from_finished(finished)
 
 

@@ -204,6 +204,11 @@ class Result:
     delay_histogram = _table("delay_histogram", "The delay histograms: count per [lo_s, hi_s).")
     objects = _table("objects", "Each web object's start, end and transfer time.")
     events = _table("events", "Every drop and mark at any queue (t_s, link, flow, reason, mark).")
+    diagnostics = _table(
+        "diagnostics",
+        "The qdiscs' notes on how they ran (link, qdisc, note): a configuration that did not do "
+        "what its parameters suggest, such as BREATHe whose heavy-hitter set never evicted a flow.",
+    )
 
     # ---- plain data -------------------------------------------------------------
 
@@ -283,6 +288,9 @@ class Result:
         delays = self.arrow("delays").to_pylist()
         if delays:
             summary["delays"] = delays
+        diagnostics = self.arrow("diagnostics").to_pylist()
+        if diagnostics:
+            summary["diagnostics"] = diagnostics
         return summary
 
     # ---- display ----------------------------------------------------------------

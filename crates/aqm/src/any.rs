@@ -125,6 +125,9 @@ macro_rules! registry {
             fn passes_through_when_empty(&self) -> bool {
                 match self { $( AnyQdisc::$variant(q) => q.passes_through_when_empty(), )* }
             }
+            fn diagnostic(&self) -> Option<String> {
+                match self { $( AnyQdisc::$variant(q) => q.diagnostic(), )* }
+            }
         }
     };
 }

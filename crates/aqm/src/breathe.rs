@@ -26,7 +26,8 @@
 //! - With fewer than K active flows every flow can hold a counter, so between the
 //!   thresholds *every* arrival of a flow seen since its counter last emptied is
 //!   dropped; K should not exceed the number of flows you expect (the paper sizes
-//!   it by the fairness wanted).
+//!   it by the rate it calls heavy, K = C / r_limit). A set that never evicted a
+//!   flow says so through [`Qdisc::diagnostic`], which the run's results carry.
 //! - Heavy-hitter drops are drops, never ECN marks: a mark would not throttle.
 //!
 //! Defaults: the paper's buffer and packets (section 4). It gives no thresholds;
@@ -179,6 +180,26 @@ impl Qdisc for Breathe {
         }
         verdict
     }
+
+    /// A set that never evicted a flow (no decrement step: fewer flows than K
+    /// ever arrived) holds every flow, so between the thresholds every arrival is
+    /// dropped: a hard threshold at min_th, not a fairness mechanism. Algorithm 1
+    /// to the letter, which a user should hear about.
+    fn diagnostic(&self) -> Option<String> {
+        let h = &self.heavy;
+        if h.decrements() > 0 || h.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "breathe: the heavy-hitter set never evicted a flow ({} flows seen, K = {} \
+             counters): every flow holds a counter, so between min_th and max_th every \
+             arrival is dropped and BREATHe throttles no flow more than another; give K \
+             below the number of flows (rate_limit = the rate above which a flow is heavy, \
+             K = link rate / rate_limit; docs/qdiscs.md, BREATHe)",
+            h.len(),
+            h.capacity()
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -288,6 +309,32 @@ mod tests {
         let spec: crate::QdiscSpec =
             toml::from_str("kind = \"breathe\"\nrate_limit = \"0.16Mbps\"").unwrap();
         assert!(spec.build(&LINK).is_ok());
+    }
+
+    #[test]
+    fn a_set_that_never_evicts_says_so_and_one_that_evicts_does_not() {
+        // 5 flows, K = 100: every flow keeps its counter.
+        let few = |k: u32, flows: u32| {
+            let mut h = Harness::build(BreatheParams {
+                counters: Some(k),
+                ..Default::default()
+            });
+            for seq in 0..3000 {
+                h.offer(seq % flows, seq);
+                h.dequeue();
+            }
+            h.q.qdisc().diagnostic()
+        };
+        let note = few(100, 5).expect("no diagnostic with 5 flows and K = 100");
+        assert!(
+            note.starts_with("breathe: the heavy-hitter set never evicted a flow (5 flows seen, K = 100 counters)"),
+            "{note}"
+        );
+        // 300 flows, K = 100: the set is full and evicts.
+        assert_eq!(few(100, 300), None);
+        // No traffic, nothing to say.
+        let h = Harness::build(BreatheParams::default());
+        assert_eq!(h.q.qdisc().diagnostic(), None);
     }
 
     #[test]

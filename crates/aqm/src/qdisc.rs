@@ -197,6 +197,12 @@ pub trait Qdisc {
     fn passes_through_when_empty(&self) -> bool {
         false
     }
+    /// A note for the run's results when the qdisc, as configured, did not do
+    /// what its parameters suggest (BREATHe whose heavy-hitter set never evicted a
+    /// flow). Read once, when results are reported; `None` unless overridden.
+    fn diagnostic(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What the registry needs of a qdisc's parameters besides serde and `Default`.

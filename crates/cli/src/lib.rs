@@ -199,6 +199,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     simulation.finish_capture().context("finishing the pcap")?;
     let result = simulation.report(started.elapsed().as_secs_f64());
+    eprint!("{}", sim::text::warnings(&result));
     if let Some(dir) = &a.out {
         output::write_run(dir, &result, a.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;

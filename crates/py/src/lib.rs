@@ -60,6 +60,11 @@ impl Finished {
     fn text(&self) -> String {
         sim::text::summary(&self.0)
     }
+
+    /// The qdiscs' diagnostics as the warning lines `aqmlab run` prints on stderr.
+    fn warnings(&self) -> String {
+        sim::text::warnings(&self.0)
+    }
 }
 
 /// One table as an Arrow IPC stream.

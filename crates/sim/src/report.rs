@@ -7,9 +7,9 @@ use crate::observe::delays::Histogram;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::results::{
-    fairness, reason_map, DelayBucket, DelayResult, FairnessSummary, FlowResult, FlowSeriesResult,
-    GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult, QueueSeries,
-    RunResult, TcpTraceResult,
+    fairness, reason_map, DelayBucket, DelayResult, DiagnosticResult, FairnessSummary, FlowResult,
+    FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
+    QueueSeries, RunResult, TcpTraceResult,
 };
 use std::collections::BTreeMap;
 
@@ -109,7 +109,25 @@ impl Simulation {
             objects: self.object_results(),
             queue_events: self.queue_event_results(),
             queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
+            diagnostics: self.diagnostics(),
         }
+    }
+
+    /// Every link's qdisc diagnostic, monitored or not, in link order.
+    fn diagnostics(&self) -> Vec<DiagnosticResult> {
+        use aqm::Qdisc;
+        self.net
+            .links
+            .iter()
+            .enumerate()
+            .filter_map(|(l, link)| {
+                Some(DiagnosticResult {
+                    note: link.qdisc.diagnostic()?,
+                    link: self.link_name(l),
+                    qdisc: link.qdisc.kind().to_string(),
+                })
+            })
+            .collect()
     }
 
     fn measured_seconds(&self) -> f64 {

@@ -240,6 +240,15 @@ pub struct QueueEventResult {
     pub mark: bool,
 }
 
+/// A qdisc's note on how it ran ([`aqm::Qdisc::diagnostic`]): a configuration
+/// that did not do what its parameters suggest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticResult {
+    pub link: String,
+    pub qdisc: String,
+    pub note: String,
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -277,6 +286,10 @@ pub struct RunResult {
     /// Drops and marks that happened after the event log was full.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub queue_events_missed: u64,
+    /// What the qdiscs say about how they ran (BREATHe whose heavy-hitter set
+    /// never evicted a flow), every link's, monitored or not. Empty when all is well.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<DiagnosticResult>,
 }
 
 /// The `--json` summary: a [`RunResult`] but its long tables (per link and flow,
@@ -300,6 +313,9 @@ pub struct Summary<'a> {
     pub delays: &'a [DelayResult],
     /// Drops and marks the event log had no room for (0 when it is off).
     pub queue_events_missed: u64,
+    /// The qdiscs' diagnostics; absent when there are none.
+    #[serde(skip_serializing_if = "<[DiagnosticResult]>::is_empty")]
+    pub diagnostics: &'a [DiagnosticResult],
 }
 
 impl RunResult {
@@ -319,6 +335,7 @@ impl RunResult {
             fairness: &self.fairness,
             delays: &self.delays,
             queue_events_missed: self.queue_events_missed,
+            diagnostics: &self.diagnostics,
         }
     }
 

@@ -36,6 +36,7 @@ pub const TABLES: &[(&str, Build)] = &[
     ("delay_histogram", delay_histogram),
     ("objects", objects),
     ("events", events),
+    ("diagnostics", diagnostics),
 ];
 
 /// Every table of `r`, named, in [`TABLES`] order.
@@ -252,6 +253,16 @@ pub fn events(r: &RunResult) -> RecordBatch {
     t.u32("flow", x.iter().map(|x| x.flow));
     t.str("reason", x.iter().map(|x| x.reason.as_str()));
     t.bool("mark", x.iter().map(|x| x.mark));
+    t.finish()
+}
+
+/// The qdiscs' notes on how they ran, one row each (usually none).
+pub fn diagnostics(r: &RunResult) -> RecordBatch {
+    let x = &r.diagnostics;
+    let mut t = Columns::default();
+    t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.str("qdisc", x.iter().map(|x| x.qdisc.as_str()));
+    t.str("note", x.iter().map(|x| x.note.as_str()));
     t.finish()
 }
 

@@ -55,3 +55,14 @@ pub fn summary(r: &RunResult) -> String {
     );
     s
 }
+
+/// The qdiscs' diagnostics as the warnings `aqmlab run` prints on stderr, once
+/// per run, one line each (empty when there are none); the results keep them in
+/// the `diagnostics` table and the summary's `diagnostics`.
+pub fn warnings(r: &RunResult) -> String {
+    let mut s = String::new();
+    for d in &r.diagnostics {
+        let _ = writeln!(s, "warning: {}: {}", d.link, d.note);
+    }
+    s
+}

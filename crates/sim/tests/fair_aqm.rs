@@ -150,3 +150,42 @@ fn per_flow_queue_occupancy_adds_up_to_the_link_mean_queue() {
         assert!(udp.mean_queue_packets > max_tcp, "{}", link.qdisc);
     }
 }
+
+#[test]
+fn breathe_says_when_its_heavy_hitter_set_never_evicts() {
+    // 33 flows: K = 100 (the default) holds them all and nothing is ever evicted,
+    // so the run's results carry a diagnostic; K = 10 evicts and stays quiet.
+    let short = |counters: u32| {
+        let text = CHOKE_FIG3
+            .replace("duration = \"100s\"", "duration = \"30s\"")
+            .replace(
+                "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n",
+                &format!("kind = \"breathe\"\ncounters = {counters}\n"),
+            );
+        run_scenario(&Scenario::from_toml(&text, "t.toml").unwrap(), &mut |_| {}).unwrap()
+    };
+    let quiet = short(10);
+    assert_eq!(quiet.diagnostics, vec![]);
+    assert!(!quiet
+        .summary_json()
+        .as_object()
+        .unwrap()
+        .contains_key("diagnostics"));
+    let r = short(100);
+    assert_eq!(r.diagnostics.len(), 1, "{:?}", r.diagnostics);
+    let d = &r.diagnostics[0];
+    assert_eq!(
+        (d.link.as_str(), d.qdisc.as_str()),
+        ("left->right", "breathe")
+    );
+    assert!(
+        d.note
+            .contains("never evicted a flow (33 flows seen, K = 100"),
+        "{}",
+        d.note
+    );
+    assert_eq!(r.summary_json()["diagnostics"][0]["qdisc"], "breathe");
+    assert!(sim::text::warnings(&r).starts_with("warning: left->right: breathe: "));
+    let table = sim::tables::diagnostics(&r);
+    assert_eq!(table.num_rows(), 1);
+}
