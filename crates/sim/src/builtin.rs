@@ -31,6 +31,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aggfq-fig3.toml"),
     ),
     (
+        "breathe-fig2",
+        include_str!("../../../scenarios/breathe-fig2.toml"),
+    ),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),
