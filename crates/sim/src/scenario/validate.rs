@@ -1,7 +1,7 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{FlowKind, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
 use crate::udp::Distribution;
 use std::collections::HashSet;
 
@@ -9,16 +9,31 @@ impl Scenario {
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
         let f = &self.file;
         if f.duration.is_zero() {
-            return Err(self.error("duration must be positive".into()));
+            return Err(self.error_at(
+                &KeyPath::top("duration"),
+                "duration must be positive".into(),
+            ));
         }
         if f.warmup >= f.duration {
-            return Err(self.error(format!(
-                "warmup = {} must be shorter than duration = {}",
-                f.warmup, f.duration
-            )));
+            // At the warm-up's line; at the duration's when the warm-up is the default.
+            let at = if f.warmup.is_zero() {
+                "duration"
+            } else {
+                "warmup"
+            };
+            return Err(self.error_at(
+                &KeyPath::top(at),
+                format!(
+                    "warmup = {} must be shorter than duration = {}",
+                    f.warmup, f.duration
+                ),
+            ));
         }
         if f.flows.is_empty() {
-            return Err(self.error("a scenario needs at least one [[flows]] group".into()));
+            return Err(self.error_at(
+                &KeyPath::top("flows"),
+                "a scenario needs at least one [[flows]] group".into(),
+            ));
         }
         let nodes = self.validate_topology()?;
         let mut names = HashSet::with_capacity(f.flows.len());
@@ -31,16 +46,15 @@ impl Scenario {
     /// The topology's own checks; for a graph, its node names.
     fn validate_topology(&self) -> Result<Option<HashSet<&str>>, ScenarioError> {
         let f = &self.file;
-        let topo_span = f.topology.span();
+        let topo = KeyPath::top("topology");
         let nodes = match f.topology.get_ref() {
             Topology::Dumbbell {
                 access, bottleneck, ..
             } => {
                 for (k, l) in [("access", access), ("bottleneck", bottleneck)] {
                     if l.rate.bps() == 0 {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some(k),
+                        return Err(self.error_at(
+                            &topo.key(k).key("rate"),
                             format!("topology.{k}.rate must be positive"),
                         ));
                     }
@@ -49,34 +63,35 @@ impl Scenario {
             }
             Topology::Graph { nodes, links } => {
                 let mut set = HashSet::with_capacity(nodes.len());
-                if let Some(twice) = nodes.iter().find(|n| !set.insert(n.as_str())) {
-                    return Err(self.error_in(
-                        Some(topo_span.clone()),
-                        Some("nodes"),
+                if let Some((j, twice)) = nodes
+                    .iter()
+                    .enumerate()
+                    .find(|(_, n)| !set.insert(n.as_str()))
+                {
+                    return Err(self.error_at(
+                        &topo.key("nodes").index(j),
                         format!("topology.nodes names \"{twice}\" twice"),
                     ));
                 }
                 for (i, l) in links.iter().enumerate() {
-                    for end in [&l.from, &l.to] {
+                    let link = topo.key("links").index(i);
+                    for (key, end) in [("from", &l.from), ("to", &l.to)] {
                         if !set.contains(end.as_str()) {
-                            return Err(self.error_in(
-                                Some(topo_span.clone()),
-                                Some("links"),
-                                format!("topology.links[{i}] joins node \"{end}\", which is not in topology.nodes"),
+                            return Err(self.error_at(
+                                &link.key(key),
+                                format!("topology.links[{i}].{key} = \"{end}\" is not in topology.nodes"),
                             ));
                         }
                     }
                     if l.from == l.to {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some("links"),
+                        return Err(self.error_at(
+                            &link.key("to"),
                             format!("topology.links[{i}] joins \"{}\" to itself", l.from),
                         ));
                     }
                     if l.rate.bps() == 0 {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some("links"),
+                        return Err(self.error_at(
+                            &link.key("rate"),
                             format!("topology.links[{i}].rate must be positive"),
                         ));
                     }
@@ -95,14 +110,11 @@ impl Scenario {
         nodes: Option<&HashSet<&str>>,
         names: &mut HashSet<&'a str>,
     ) -> Result<(), ScenarioError> {
-        let g = &self.file.flows[i];
-        let span = g.span();
-        let spec = g.get_ref();
+        let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
         if spec.name.is_empty() {
-            return Err(self.error_in(
-                Some(span.clone()),
-                Some("name"),
+            return Err(self.error_at(
+                &KeyPath::top("flows").index(i).key("name"),
                 format!("flows[{i}] needs a non-empty name"),
             ));
         }
@@ -114,7 +126,7 @@ impl Scenario {
         }
         let Some(kind) = spec.kind else {
             return Err(at(
-                "name",
+                "kind",
                 "needs kind = \"tcp\", \"web\", \"cbr\", \"poisson\" or \"onoff\"".into(),
             ));
         };
@@ -133,12 +145,12 @@ impl Scenario {
         self.validate_flow_ends(i, nodes)
     }
 
-    fn flow_error(&self, i: usize, key: &str, msg: String) -> ScenarioError {
-        let g = &self.file.flows[i];
-        let name = &g.get_ref().name;
-        self.error_in(
-            Some(g.span()),
-            Some(key),
+    /// An error about `key` of flow group `i`, at its line (the group's when the
+    /// key is not written).
+    pub(crate) fn flow_error(&self, i: usize, key: &str, msg: String) -> ScenarioError {
+        let name = &self.file.flows[i].get_ref().name;
+        self.error_at(
+            &KeyPath::top("flows").index(i).key(key),
             format!("flows[{i}] ({name}): {msg}"),
         )
     }
@@ -187,7 +199,7 @@ impl Scenario {
             match spec.rate {
                 None => {
                     return Err(at(
-                        "name",
+                        "rate",
                         format!("kind = \"{}\" needs a rate", kind.name()),
                     ))
                 }
@@ -204,7 +216,7 @@ impl Scenario {
         }
         if kind == FlowKind::Web && spec.object_size.is_none() {
             return Err(at(
-                "name",
+                "object_size",
                 "kind = \"web\" needs object_size (packets per object)".into(),
             ));
         }
@@ -224,11 +236,13 @@ impl Scenario {
             ));
         }
         if kind == FlowKind::Onoff {
-            if spec.on.is_none_or(|d| d.is_zero()) || spec.off.is_none_or(|d| d.is_zero()) {
-                return Err(at(
-                    "name",
-                    "kind = \"onoff\" needs positive on and off mean durations".into(),
-                ));
+            for (key, d) in [("on", spec.on), ("off", spec.off)] {
+                if d.is_none_or(|d| d.is_zero()) {
+                    return Err(at(
+                        key,
+                        "kind = \"onoff\" needs positive on and off mean durations".into(),
+                    ));
+                }
             }
             if spec.distribution == Some(Distribution::Pareto)
                 && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
@@ -295,7 +309,7 @@ impl Scenario {
                     match end {
                         None => {
                             return Err(at(
-                                "name",
+                                key,
                                 format!("a flow in a graph needs `{key}` (a node name)"),
                             ))
                         }
