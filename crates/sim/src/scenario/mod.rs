@@ -737,6 +737,34 @@ to = "d"
     }
 
     #[test]
+    fn a_tcp_packet_must_have_room_for_data_after_its_headers() {
+        // 40 bytes is IPv4 + TCP headers alone: no payload, sequence numbers that
+        // never advance (a capture tshark calls inconsistent).
+        let tcp = |size: u32| {
+            EXAMPLE.replace(
+                "packet_size = 1000\nmax",
+                &format!("packet_size = {size}\nmax"),
+            )
+        };
+        let e = err(&tcp(40));
+        assert!(
+            e.contains("packet_size = 40 must be between 41 and 65535 bytes"),
+            "{e}"
+        );
+        assert!(e.contains("headers are 40 bytes"), "{e}");
+        let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+        assert_eq!(tcp(40).lines().nth(line - 1), Some("packet_size = 40"));
+        Scenario::from_toml(&tcp(41), "s.toml").unwrap();
+        // A UDP datagram of 40 bytes still has room (its headers are 28).
+        let udp = EXAMPLE.replace(
+            "count = 1\npacket_size = 1000",
+            "count = 1\npacket_size = 40",
+        );
+        assert_ne!(udp, EXAMPLE);
+        Scenario::from_toml(&udp, "s.toml").unwrap();
+    }
+
+    #[test]
     fn every_syntax_error_says_something() {
         // Found by fuzzing: the toml parser gives a control character in a comment
         // an empty message.

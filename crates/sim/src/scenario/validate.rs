@@ -5,6 +5,9 @@ use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE}
 use crate::udp::Distribution;
 use std::collections::HashSet;
 
+/// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
+const TCP_HEADERS: u32 = 40;
+
 impl Scenario {
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
         let f = &self.file;
@@ -134,10 +137,20 @@ impl Scenario {
             return Err(at("count", "count = 0 must be at least 1".into()));
         }
         if let Some(ps) = spec.packet_size {
-            if !(40..=65_535).contains(&ps) {
+            // A TCP segment of 40 bytes is all headers (IPv4 20 + TCP 20): it would
+            // carry no data, and its sequence numbers (in bytes) would not advance.
+            let (least, why) = if kind.is_tcp() {
+                (
+                    TCP_HEADERS + 1,
+                    " (the TCP/IP headers are 40 bytes; a segment carries at least 1 byte of data)",
+                )
+            } else {
+                (40, "")
+            };
+            if !(least..=65_535).contains(&ps) {
                 return Err(at(
                     "packet_size",
-                    format!("packet_size = {ps} must be between 40 and 65535 bytes"),
+                    format!("packet_size = {ps} must be between {least} and 65535 bytes{why}"),
                 ));
             }
         }
