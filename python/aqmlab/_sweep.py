@@ -383,6 +383,8 @@ def main(ns) -> int:
     the exit status (2 for bad arguments or a bad scenario point)."""
     import sys
 
+    from aqmlab._io import check_folder
+
     try:
         grid: dict[str, list[Any]] = {}
         for text in ns.sets:
@@ -399,6 +401,7 @@ def main(ns) -> int:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
         else:
             seeds = ns.seeds if ns.seeds is not None else 1
+        check_folder(ns.out)
         result = sweep(
             ns.scenario,
             grid,
