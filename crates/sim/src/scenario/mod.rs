@@ -282,13 +282,14 @@ impl Scenario {
         Self::parse(&text, origin, false)
     }
 
-    /// Reads and parses a scenario file.
+    /// Reads and parses a scenario file (a regular file of at most
+    /// [`crate::source::MAX_FILE_BYTES`]).
     pub fn from_path(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = crate::source::read_file(path).map_err(|message| ScenarioError {
             origin: origin.clone(),
             line: None,
-            message: format!("cannot read scenario file: {e}"),
+            message,
         })?;
         Self::from_toml(&text, &origin)
     }
@@ -762,6 +763,37 @@ to = "d"
         );
         assert_ne!(udp, EXAMPLE);
         Scenario::from_toml(&udp, "s.toml").unwrap();
+    }
+
+    #[test]
+    fn names_that_would_escape_a_folder_or_reach_a_terminal_are_refused() {
+        // A node's name becomes a pcap file name under --out; `../x` once wrote
+        // outside it.
+        for (node, rule) in [
+            ("../x", "must not contain / or \\"),
+            ("a\\\\b", "must not contain / or \\"),
+            ("x->y", "must not contain ->"),
+            ("", "must not be empty"),
+            ("a\\u001b[31m", "control character U+001B"),
+        ] {
+            let text = GRAPH.replacen("\"d\"]", &format!("\"d\", \"{node}\"]"), 1);
+            let e = err(&text);
+            assert!(e.contains("topology.nodes[4] = "), "{node}: {e}");
+            assert!(e.contains(rule), "{node}: {e}");
+            assert!(e.starts_with("s.toml:6:"), "{e}");
+        }
+        // A group's or the scenario's name is printed in the text report.
+        let text = DUMBBELL.replace("name = \"udp\"", "name = \"udp\\u001b]0;owned\\u0007\"");
+        let e = err(&text);
+        assert!(e.contains("flows[1].name = \"udp\\u{1b}]0;owned\\u{7}\" contains the control character U+001B"), "{e}");
+        assert!(e.starts_with("s.toml:29:"), "{e}");
+        let e = err(&DUMBBELL.replace("name = \"d\"", "name = \"d\\r\""));
+        assert!(
+            e.starts_with("s.toml:1: name = \"d\\r\" contains the control character U+000D"),
+            "{e}"
+        );
+        // Names that are merely unusual stay allowed.
+        Scenario::from_toml(&GRAPH.replace("\"d\"", "\"d .é\""), "s.toml").unwrap();
     }
 
     #[test]

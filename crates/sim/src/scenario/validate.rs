@@ -38,6 +38,7 @@ impl Scenario {
                 "a scenario needs at least one [[flows]] group".into(),
             ));
         }
+        self.check_name(&KeyPath::top("name"), "name", &f.name, false)?;
         let nodes = self.validate_topology()?;
         let mut names = HashSet::with_capacity(f.flows.len());
         for i in 0..f.flows.len() {
@@ -65,6 +66,10 @@ impl Scenario {
                 None
             }
             Topology::Graph { nodes, links } => {
+                for (j, n) in nodes.iter().enumerate() {
+                    let path = topo.key("nodes").index(j);
+                    self.check_name(&path, &format!("topology.nodes[{j}]"), n, true)?;
+                }
                 let mut set = HashSet::with_capacity(nodes.len());
                 if let Some((j, twice)) = nodes
                     .iter()
@@ -121,6 +126,8 @@ impl Scenario {
                 format!("flows[{i}] needs a non-empty name"),
             ));
         }
+        let name_path = KeyPath::top("flows").index(i).key("name");
+        self.check_name(&name_path, &format!("flows[{i}].name"), &spec.name, false)?;
         if !names.insert(spec.name.as_str()) {
             return Err(at(
                 "name",
@@ -156,6 +163,44 @@ impl Scenario {
         }
         self.validate_flow_keys(i, kind)?;
         self.validate_flow_ends(i, nodes)
+    }
+
+    /// A name the results print (a scenario's, a flow group's) or, for a node
+    /// (`file`), one that also becomes part of a file name (`a-b.pcap`) and of a
+    /// link's name (`a->b`): no control characters, which would reach a terminal
+    /// as escape sequences; for a node also no path separator and no `->`.
+    fn check_name(
+        &self,
+        path: &KeyPath,
+        what: &str,
+        name: &str,
+        file: bool,
+    ) -> Result<(), ScenarioError> {
+        if let Some(c) = name.chars().find(|c| c.is_control()) {
+            return Err(self.error_at(
+                path,
+                format!(
+                    "{what} = {name:?} contains the control character U+{:04X}; names are \
+                     printed in reports",
+                    c as u32
+                ),
+            ));
+        }
+        if file {
+            let bad = if name.is_empty() {
+                Some("must not be empty")
+            } else if name.contains(['/', '\\']) {
+                Some("must not contain / or \\ (node names become file names, as in a-b.pcap)")
+            } else if name.contains("->") {
+                Some("must not contain -> (link directions are named a->b)")
+            } else {
+                None
+            };
+            if let Some(rule) = bad {
+                return Err(self.error_at(path, format!("{what} = {name:?} {rule}")));
+            }
+        }
+        Ok(())
     }
 
     /// An error about `key` of flow group `i`, at its line (the group's when the
