@@ -430,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
         _error(str(e))
         _drop_stdout()
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C in sweep or repro (run ends by the signal itself): the workers
+        # are stopped, and every file was written whole or not at all.
+        _error("interrupted")
+        return 130
     except (RuntimeError, OSError) as e:
         _error(str(e))
         return 1

@@ -408,6 +408,29 @@ impl Scenario {
         }
     }
 
+    /// What a run of this scenario simulates, as JSON: the scenario with its
+    /// defaults filled in, less what changes no packet: the name and description
+    /// (labels), the seed (a sweep gives each run its own), and a `[qdisc]` that no
+    /// link uses (a graph whose links each set their own). Two scenarios with
+    /// equal values simulate the same thing under the same seed, so a sweep axis
+    /// whose values all give one value changes nothing.
+    pub fn simulated(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.file).expect("a scenario serializes");
+        let unused_qdisc = match self.file.topology.get_ref() {
+            Topology::Dumbbell { .. } => false,
+            Topology::Graph { links, .. } => links.iter().all(|l| l.qdisc.is_some()),
+        };
+        if let Some(m) = v.as_object_mut() {
+            for key in ["name", "description", "seed"] {
+                m.remove(key);
+            }
+            if unused_qdisc {
+                m.remove("qdisc");
+            }
+        }
+        v
+    }
+
     /// Sets the seed (the CLI's `--seed`).
     pub fn set_seed(&mut self, seed: u64) {
         self.file.seed = seed;
@@ -794,6 +817,41 @@ to = "d"
         );
         // Names that are merely unusual stay allowed.
         Scenario::from_toml(&GRAPH.replace("\"d\"", "\"d .é\""), "s.toml").unwrap();
+    }
+
+    #[test]
+    fn what_a_run_simulates_leaves_out_labels_the_seed_and_an_unused_qdisc() {
+        let sim = |text: &str| Scenario::from_toml(text, "s.toml").unwrap().simulated();
+        let renamed = DUMBBELL
+            .replace("name = \"d\"", "name = \"e\"\ndescription = \"x\"")
+            .replace("seed = 1", "seed = 7");
+        assert_eq!(sim(DUMBBELL), sim(&renamed));
+        // Defaults are filled in, so writing one out changes nothing.
+        assert_eq!(
+            sim(DUMBBELL),
+            sim(&DUMBBELL.replace("max_th = 200", "max_th = 200\necn = false"))
+        );
+        // A dumbbell's [qdisc] is its bottleneck's.
+        assert_ne!(
+            sim(DUMBBELL),
+            sim(&DUMBBELL.replace("kind = \"red\"", "kind = \"choke\""))
+        );
+        // In a graph, [qdisc] reaches the links without a qdisc of their own...
+        let with = |kind: &str| format!("{GRAPH}\n[qdisc]\nkind = \"{kind}\"\n");
+        assert_ne!(sim(&with("red")), sim(&with("choke")));
+        // ...and none when every link has one.
+        let own = GRAPH
+            .replace(
+                "delay = \"1ms\"\n\n[[topology.links]]\nfrom = \"b\"",
+                "delay = \"1ms\"\nqdisc = { kind = \"blue\" }\n\n[[topology.links]]\nfrom = \"b\"",
+            )
+            .replace(
+                "reverse_qdisc = {",
+                "qdisc = { kind = \"pie\" }\nreverse_qdisc = {",
+            );
+        let with = |kind: &str| format!("{own}\n[qdisc]\nkind = \"{kind}\"\n");
+        assert_eq!(sim(&with("red")), sim(&with("choke")));
+        assert_ne!(sim(&own), sim(&own.replace("\"pie\"", "\"codel\"")));
     }
 
     #[test]
