@@ -446,7 +446,8 @@ def _why_inert(key: str, base: Mapping[str, Any], ran: bool = False) -> str:
         if own:
             return (
                 "[qdisc] is the qdisc of the links without one of their own, and here those do "
-                f"not queue; {', '.join(own)} set their own (set topology.links.N.qdisc instead)"
+                f"not queue; {', '.join(own)} {'sets its' if len(own) == 1 else 'set their'} own "
+                "(set topology.links.N.qdisc instead)"
             )
     if ran:
         return "its values gave identical runs (check that the key reaches what you meant to vary)"
