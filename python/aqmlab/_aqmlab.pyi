@@ -28,10 +28,11 @@ def run_builtin_or_path(
     pcap: tuple[str, str] | None = None,
 ) -> Finished: ...
 
-# Check a scenario (a dict as JSON) as run_json would, without simulating it.
+# Check a scenario (a dict as JSON) as run_json would, without simulating it; returns
+# what the run would simulate, as JSON (no name, description, seed or unused [qdisc]).
 def check_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
-) -> None: ...
+) -> str: ...
 
 # (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG` does.
 def scenario_source(arg: str | None = None) -> tuple[str, str]: ...

@@ -180,8 +180,20 @@ def _format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
 
 
+class OutputError(Exception):
+    """Standard output could not be written: one line on stderr, exit status 1."""
+
+
 def _print(text: str) -> None:
-    sys.stdout.write(text)
+    """Writes ``text`` to stdout and flushes it, so a write that fails (a full disk,
+    a reader that went away) is found here and reported, not lost at exit."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("standard output is closed")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        raise OutputError(f"writing to standard output: {e.strerror or e}") from None
 
 
 # ---- the commands ------------------------------------------------------------------------------
@@ -202,9 +214,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 @command("run", _run_args, rust=True)
 def _run(ns: argparse.Namespace) -> int:
     from aqmlab import _aqmlab
-    from aqmlab._io import write_folder
+    from aqmlab._io import check_folder, write_folder
     from aqmlab.result import Result
 
+    if ns.out is not None:
+        # Found out now, not after the whole simulation.
+        check_folder(ns.out)
     pcap = None
     if ns.pcap is not None:
         pcap = (ns.pcap, str(ns.out if ns.out is not None else Path(".")))
@@ -414,11 +429,48 @@ def main(argv: list[str] | None = None) -> int:
             # see Ctrl-C only after it; let the signal end the process, as it ends
             # the binary.
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-        sys.stdout.flush()
-        return cmd.handle(ns)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        try:
+            status = cmd.handle(ns)
+            _print("")  # flushes what the command printed, so a failed write is seen
+        except BrokenPipeError as e:  # from a plain print() of sweep or repro
+            raise OutputError(f"writing to standard output: {e.strerror or e}") from None
+        return status
     except (UsageError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        _error(str(e))
         return 2
-    except (RuntimeError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except OutputError as e:
+        _error(str(e))
+        _drop_stdout()
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C in sweep or repro (run ends by the signal itself): the workers
+        # are stopped, and every file was written whole or not at all.
+        _error("interrupted")
+        return 130
+    except (RuntimeError, OSError) as e:
+        _error(str(e))
+        return 1
+
+
+def _error(message: str) -> None:
+    """One line on stderr, if there is a stderr to write to."""
+    try:
+        if sys.stderr is not None:
+            print(f"error: {message}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def _drop_stdout() -> None:
+    """Points stdout at the null device, so the interpreter's flush at exit does not
+    fail a second time (and print a traceback) on what could not be written."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if sys.stdout is not None:
+            os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -54,6 +54,26 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
     return path
 
 
+def check_folder(folder: str | os.PathLike[str], flag: str = "--out") -> None:
+    """Raises ``ValueError`` unless ``folder`` can be an output folder: a folder, or
+    a path to create whose nearest existing ancestor is a folder. Called before a
+    run, so a run does not find out only at the end that ``--out`` names a file."""
+    path = Path(folder)
+    for at in (path, *path.parents):
+        here = at if str(at) else Path(".")
+        try:
+            if here.is_dir():
+                return
+            if here.exists():
+                if at == path:
+                    raise ValueError(
+                        f"{flag} {path}: is a file, not a folder (the results are a folder of tables)"
+                    )
+                raise ValueError(f"{flag} {path}: {at} is a file, so the folder cannot be made")
+        except OSError as e:
+            raise ValueError(f"{flag} {path}: {e.strerror or e}") from None
+
+
 def to_arrow(table: TableLike) -> pa.Table:
     import pyarrow as pa
 

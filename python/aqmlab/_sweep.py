@@ -26,6 +26,7 @@ import copy
 import itertools
 import json
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,9 @@ def _label_text(value: Any) -> Any:
 
 # ---- the result -----------------------------------------------------------------------
 
+#: The runs table's own columns, besides the per-group ones.
+_RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
+
 
 @dataclass
 class Sweep:
@@ -181,6 +185,10 @@ class Sweep:
     - ``runs``: one row per run: events, the Jain index over TCP flows and over all
       flows, and per flow group ``<group>_goodput_bps`` and ``<group>_drops``.
     - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
+
+    A key's column is the key itself (``qdisc.kind``), unless a run's table has a
+    column of that name (the links table's ``qdisc``): then it is ``set.<key>``
+    (``set.qdisc``), in every table alike.
     """
 
     #: The tables :meth:`write` writes.
@@ -191,18 +199,31 @@ class Sweep:
     simulated: int = 0
     cached: int = 0
     seconds: float = 0.0
+    #: Keys whose values gave the same results, each with why (see :func:`sweep`).
+    warnings: list[str] = field(default_factory=list)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """{sweep key: the name of its column in the tables}."""
+        taken = {"seed", *_RUN_COLUMNS}
+        if self.runs_done:
+            result = self.runs_done[0][2]
+            for name in ("groups", "flows", "links"):
+                taken.update(result.arrow(name).column_names)
+        return {key: f"set.{key}" if key in taken else key for key in self.keys}
 
     def _labelled(self, name: str, table_of) -> pd.DataFrame:
         frame = self._frames.get(name)
         if frame is None:
             import pandas as pd
 
+            columns = self.columns
             parts = []
             for label, seed, result in self.runs_done:
                 t = table_of(result).copy()
                 for i, key in enumerate(self.keys):
-                    t.insert(i, key, _label_text(label[key]))
+                    t.insert(i, columns[key], _label_text(label[key]))
                 t.insert(len(self.keys), "seed", seed)
                 parts.append(t)
             frame = self._frames[name] = pd.concat(parts, ignore_index=True)
@@ -299,7 +320,11 @@ def sweep(
     stopped and a repeated one costs nothing.
 
     Every point is checked before the first run starts; a bad one raises
-    ``ValueError`` naming the point and what is wrong with it.
+    ``ValueError`` naming the point and what is wrong with it. So does a key whose
+    values would all simulate the same thing (``seed``, ``name``, a ``[qdisc]``
+    that no link of a graph uses). A key whose values then gave identical runs
+    (a qdisc on links that never queue) is named in :attr:`Sweep.warnings` and
+    as a ``RuntimeWarning``.
     """
     from aqmlab import _aqmlab
     from aqmlab._run import _check_duration, _to_json
@@ -321,16 +346,18 @@ def sweep(
     labels = _grid_points(grid or {})
 
     planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
+    simulated: list[str] = []
     for label in labels:
         point = base
         for key, value in label.items():
             point = set_path(point, key, value)
         try:
-            _aqmlab.check_json(_to_json(point))
+            simulated.append(_aqmlab.check_json(_to_json(point)))
         except ValueError as e:
             where = f"sweep point {_describe(label)}: " if label else ""
             raise ValueError(f"{where}{e}") from None
         planned.extend((label, point, seed) for seed in seed_list)
+    _check_every_key_changes_something(grid or {}, labels, simulated, base)
 
     results, stats = run_all(
         [(point, seed) for _, point, seed in planned],
@@ -340,13 +367,91 @@ def sweep(
         on_result=_tables_of,
     )
     done = [(label, seed, results[run_key(point, seed)]) for label, point, seed in planned]
-    return Sweep(
+    result = Sweep(
         keys=list(grid or {}),
         runs_done=done,
         simulated=stats.simulated,
         cached=stats.cached,
         seconds=stats.seconds,
     )
+    result.warnings = _keys_without_effect(result, base)
+    for message in result.warnings:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return result
+
+
+def _check_every_key_changes_something(
+    grid: Mapping[str, Sequence[Any]],
+    labels: list[dict[str, Any]],
+    simulated: list[str],
+    base: Mapping[str, Any],
+) -> None:
+    """Raises ``ValueError`` for a key whose values give the same simulation
+    (``simulated``: what each point's run simulates, from the extension) wherever
+    the other keys stand: its rows would be copies of each other under different
+    labels. A key that matters at some points only (a parameter one of two qdisc
+    kinds reads) is kept."""
+    for key in grid:
+        if len({json.dumps(v, sort_keys=True) for v in (_label_text(x) for x in grid[key])}) < 2:
+            continue  # one value: an assignment, not an axis
+        by_rest: dict[str, set[str]] = {}
+        for label, sim in zip(labels, simulated):
+            rest = json.dumps({k: _label_text(v) for k, v in label.items() if k != key}, sort_keys=True)
+            by_rest.setdefault(rest, set()).add(sim)
+        if all(len(sims) == 1 for sims in by_rest.values()):
+            raise ValueError(f"sweep key {key!r} changes no run: {_why_inert(key, base)}")
+
+
+def _keys_without_effect(result: Sweep, base: Mapping[str, Any]) -> list[str]:
+    """The keys whose values all gave the same runs row (events, fairness, every
+    group's goodput and drops) wherever the other keys stood, seed by seed: a key
+    the check before the runs let through, because it does change the scenario,
+    but where it changes nothing that reaches the traffic (a qdisc on links that
+    never queue)."""
+    if not result.runs_done:
+        return []
+    runs = result.runs
+    columns = result.columns
+    labels = [columns[k] for k in result.keys]
+    values = [c for c in runs.columns if c not in labels and c != "seed"]
+    found = []
+    for key in result.keys:
+        if runs[columns[key]].nunique(dropna=False) < 2:
+            continue
+        rest = [columns[k] for k in result.keys if k != key] + ["seed"]
+        if (runs.groupby(rest, dropna=False)[values].nunique(dropna=False) <= 1).all().all():
+            found.append(f"sweep key {key!r} changed no result: {_why_inert(key, base, ran=True)}")
+    return found
+
+
+def _why_inert(key: str, base: Mapping[str, Any], ran: bool = False) -> str:
+    top = key.split(".")[0]
+    if top == "seed":
+        return "each run's seed is one of the sweep's seeds (use --seeds N or --seed-list S1,S2)"
+    if top in ("name", "description"):
+        return f"the scenario's {top} labels the results and changes no packet"
+    topology = base.get("topology")
+    links = topology.get("links") if isinstance(topology, Mapping) else None
+    if top == "qdisc" and isinstance(links, list):
+        own = [
+            f"topology.links[{i}] ({link.get('from')}->{link.get('to')})"
+            for i, link in enumerate(links)
+            if isinstance(link, Mapping) and "qdisc" in link
+        ]
+        if not ran:
+            return (
+                "every link of this graph sets its own qdisc, so [qdisc] reaches none of them "
+                "(set topology.links.N.qdisc instead)"
+            )
+        if own:
+            return (
+                "[qdisc] is the qdisc of the links without one of their own, and here those do "
+                f"not queue; {', '.join(own)} {'sets its' if len(own) == 1 else 'set their'} own "
+                "(set topology.links.N.qdisc instead)"
+            )
+    if ran:
+        return "its values gave identical runs (check that the key reaches what you meant to vary)"
+    return "every value of it gives the same simulation"
 
 
 def _tables_of(result: Result) -> None:
@@ -363,7 +468,7 @@ def _tables_of(result: Result) -> None:
 
 def _summary_table(result: Sweep) -> str:
     runs = result.runs
-    keys = result.keys
+    keys = [result.columns[k] for k in result.keys]
     goodputs = [c for c in runs.columns if c.endswith("_goodput_bps")]
     # A wide table is unreadable on a terminal; the runs table has every group.
     value_cols = (goodputs if len(goodputs) <= 6 else []) + ["jain_tcp", "jain_all"]
@@ -383,6 +488,8 @@ def main(ns) -> int:
     the exit status (2 for bad arguments or a bad scenario point)."""
     import sys
 
+    from aqmlab._io import check_folder
+
     try:
         grid: dict[str, list[Any]] = {}
         for text in ns.sets:
@@ -399,19 +506,25 @@ def main(ns) -> int:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
         else:
             seeds = ns.seeds if ns.seeds is not None else 1
-        result = sweep(
-            ns.scenario,
-            grid,
-            seeds=seeds,
-            duration=ns.duration,
-            warmup=ns.warmup,
-            jobs=ns.jobs,
-            cache_dir=None if ns.no_cache else ns.out / "cache",
-            progress=not ns.quiet,
-        )
+        check_folder(ns.out)
+        with warnings.catch_warnings():
+            # Printed below as the command's own lines, not as Python warnings.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = sweep(
+                ns.scenario,
+                grid,
+                seeds=seeds,
+                duration=ns.duration,
+                warmup=ns.warmup,
+                jobs=ns.jobs,
+                cache_dir=None if ns.no_cache else ns.out / "cache",
+                progress=not ns.quiet,
+            )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for message in result.warnings:
+        print(f"warning: {message}", file=sys.stderr)
     written = result.write(ns.out, ns.format)
     if ns.json:
         print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import polars as pl
@@ -180,3 +181,53 @@ def test_the_binary_writes_the_same_tables(tmp_path):
     mine = run_cli(*args).stdout
     # The same summary, wall-clock time aside.
     assert text.splitlines()[1:] == mine.splitlines()[1:]
+
+
+def _script() -> str:
+    import sysconfig
+
+    return str(Path(sysconfig.get_path("scripts")) / "aqmlab")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_stdout_that_cannot_be_written_is_an_error_not_a_traceback():
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [_script(), "run", "--duration", "21s", "-q", "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == "error: writing to standard output: No space left on device\n"
+    # Started with stdout closed: once an AttributeError traceback.
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$0" run --duration 21s -q >&-', _script()], capture_output=True, text=True
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == "error: standard output is closed\n"
+    # A reader that went away before the output came.
+    child = subprocess.Popen(
+        [_script(), "run", "--duration", "21s", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child.stdout.close()
+    err = child.stderr.read()
+    assert child.wait(timeout=120) == 1, err
+    assert err == "error: writing to standard output: Broken pipe\n"
+
+
+@pytest.mark.parametrize("command", [["run", "--duration", "100000s"], ["sweep", "--duration", "100000s"]])
+def test_an_out_that_names_a_file_is_refused_before_anything_runs(tmp_path, command):
+    file = tmp_path / "results.txt"
+    file.write_text("keep me")
+    for out, message in [
+        (file, f"--out {file}: is a file, not a folder"),
+        (file / "sub", f"--out {file / 'sub'}: {file} is a file, so the folder cannot be made"),
+    ]:
+        proc = run_cli(*command, "-q", "--out", str(out))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"error: {message}"), proc.stderr
+    assert file.read_text() == "keep me"

@@ -49,3 +49,85 @@ def test_ctrl_c_ends_the_console_script():
         [str(exe), "run", "dumbbell-red", "--duration", "100000s", "-q"], wait_for_line=False, after=2.0
     )
     assert done.returncode == -signal.SIGINT
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not: it has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_gone(pids: list[int], seconds: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.2)
+    return [p for p in pids if _alive(p)]
+
+
+LONG_SWEEP = """
+import multiprocessing, sys, threading, time
+import aqmlab
+
+def report():
+    while len(multiprocessing.active_children()) < 2:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the workers have their runs
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+
+threading.Thread(target=report, daemon=True).start()
+aqmlab.sweep("dumbbell-red", {"qdisc.limit": [100, 200]}, duration="100000s", jobs=2)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_end_with_a_killed_parent(sig):
+    # Once, the workers of a killed sweep waited for work forever (4 of 4 tries).
+    proc = subprocess.Popen([sys.executable, "-c", LONG_SWEEP], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert len(workers) == 2
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert _wait_gone(workers) == []
+    finally:
+        proc.kill()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_ctrl_c_ends_a_sweep_with_130_no_traceback_and_no_half_output(tmp_path):
+    exe = Path(sysconfig.get_path("scripts")) / "aqmlab"
+    out = tmp_path / "o"
+    # Ctrl-C at a terminal reaches the whole process group: the parent and workers.
+    args = ["sweep", "dumbbell-red", "--set", "qdisc.limit=100,200", "--duration", "100000s", "-j2", "-q"]
+    proc = subprocess.Popen(
+        [str(exe), *args, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                workers = [int(p) for p in f.read().split()]
+        time.sleep(1.0)  # well inside the runs, which would take hours
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr == "error: interrupted\n"
+    assert _wait_gone(workers) == []
+    left = [p.name for p in out.rglob("*")] if out.exists() else []
+    assert "summary.json" not in left
+    assert not [n for n in left if ".partial-" in n]

@@ -216,3 +216,87 @@ def test_cli_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o" / "runs.parquet").exists()
+
+
+# ---- keys that name a column, or change nothing ------------------------------------------
+
+
+def test_a_key_that_names_a_column_gets_a_column_of_its_own(short_fig3):
+    # `qdisc` is also the links table's column (each link's kind): once a
+    # "cannot insert qdisc, already exists" after every run had finished.
+    tables = [{"kind": "droptail", "limit": 300}, {"kind": "sfb"}]
+    sw = aqmlab.sweep(short_fig3, {"qdisc": tables}, jobs=1)
+    assert sw.columns == {"qdisc": "set.qdisc"}
+    links = sw.links
+    assert list(links.columns[:2]) == ["set.qdisc", "seed"]
+    assert set(links["qdisc"]) == {"droptail", "sfb"}  # the table's own column, intact
+    assert sorted(set(sw.runs["set.qdisc"])) == sorted(json.dumps(t, sort_keys=True) for t in tables)
+    assert len(sw.flows) == 2 * 33 and len(sw.groups) == 4
+
+
+def test_the_help_texts_whole_table_example_runs(tmp_path):
+    proc = run_cli(
+        "sweep",
+        str(CHOKE_FIG3),
+        "--duration",
+        "12s",
+        "--warmup",
+        "4s",
+        "--set",
+        'qdisc={kind="droptail", limit=300},{kind="sfb"}',
+        "--out",
+        str(tmp_path / "o"),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "o" / "links.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "seed=1,2"], "sweep key 'seed' changes no run: each run's seed is one of the sweep's"),
+        (["--set", "name=a,b"], "sweep key 'name' changes no run: the scenario's name labels the results"),
+        (
+            ["--set", "description=a,b", "--set", "qdisc.max_p=0.1,0.2"],
+            "sweep key 'description' changes no run",
+        ),
+    ],
+)
+def test_a_key_that_changes_no_run_is_refused_before_any_run(args, message, tmp_path):
+    out = str(tmp_path / "o")
+    proc = run_cli("sweep", str(CHOKE_FIG3), "--duration", "100000s", "--out", out, "-q", *args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"error: {message}"), proc.stderr
+    assert not (tmp_path / "o" / "cache").exists()
+
+
+def test_a_qdisc_no_link_uses_is_refused_and_one_on_idle_links_is_warned_about():
+    graph = {
+        "name": "g",
+        "duration": "4s",
+        "warmup": "1s",
+        "topology": {
+            "kind": "graph",
+            "nodes": ["a", "b", "c"],
+            "links": [
+                {"from": "a", "to": "b", "rate": "100Mbps", "delay": "1ms"},
+                {"from": "b", "to": "c", "rate": "1Mbps", "delay": "1ms", "qdisc": {"kind": "sfb"}},
+            ],
+        },
+        "qdisc": {"kind": "droptail"},
+        "flows": [{"name": "t", "kind": "tcp", "from": "a", "to": "c", "count": 2}],
+    }
+    # [qdisc] reaches a -> b only, which never queues (100 Mbit/s into 1): the
+    # rows come out identical, as in sfb-fig2b.
+    warned = r"sweep key 'qdisc.kind' changed no result: .*links\[1\] \(b->c\)"
+    with pytest.warns(RuntimeWarning, match=warned):
+        sw = aqmlab.sweep(graph, {"qdisc.kind": ["red", "choke"]}, jobs=1)
+    assert len(sw.warnings) == 1
+    # With a qdisc on every link, [qdisc] reaches none: refused before running.
+    graph["topology"]["links"][0]["qdisc"] = {"kind": "droptail"}
+    with pytest.raises(ValueError, match=r"sweep key 'qdisc\.kind' changes no run: every link of this graph"):
+        aqmlab.sweep(graph, {"qdisc.kind": ["red", "choke"]}, jobs=1)
+    # An axis that does change the runs is not warned about.
+    sw = aqmlab.sweep(graph, {"topology.links.1.qdisc.kind": ["sfb", "droptail"]}, jobs=1)
+    assert sw.warnings == []

@@ -140,9 +140,21 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
-/// Writes to stdout; a closed pipe (`aqmlab run | head`) is not worth a panic.
-fn print(text: &str) {
-    let _ = std::io::stdout().write_all(text.as_bytes());
+/// Writes to stdout and flushes. A write that fails (a full disk, a pipe closed
+/// by `head`) is an error: the output the user asked for did not arrive, so the
+/// exit status must not say it did.
+fn print(text: &str) -> anyhow::Result<()> {
+    // (A closed descriptor, `>&-`, is not seen here: the runtime opens /dev/null
+    // in its place before main.)
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to standard output")
+}
+
+/// Writes one line to stderr, ignoring a failure (there is nowhere left to say it).
+fn report(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 /// A subcommand of the Python package, reached from the bare binary: one line
@@ -163,6 +175,10 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     .apply(&mut s)
     .map_err(|e| usage(e.to_string()))?;
+    if let Some(dir) = &a.out {
+        // Found out now, not after the whole simulation.
+        output::check_out_dir(dir).map_err(usage)?;
+    }
     let mut simulation = Simulation::new(&s).map_err(|e| usage(e.to_string()))?;
     if let Some(link) = &a.pcap {
         let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -208,8 +224,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         serde_json::to_string(&result.summary())? + "\n"
     } else {
         sim::text::summary(&result)
-    });
-    Ok(())
+    })
 }
 
 /// Runs the command line `args` (program name first) and returns the exit status.
@@ -222,7 +237,10 @@ where
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
+            if let Err(why) = e.print() {
+                report(&format!("error: writing the help: {why}"));
+                return 1;
+            }
             return code;
         }
     };
@@ -231,29 +249,20 @@ where
         Command::Sweep(_) => python_only("sweep"),
         Command::Repro(_) => python_only("repro"),
         Command::Plot(_) => python_only("plot"),
-        Command::Scenarios => {
-            print(&builtin::listing());
-            Ok(())
-        }
-        Command::Qdiscs => {
-            print(&face::qdiscs());
-            Ok(())
-        }
+        Command::Scenarios => print(&builtin::listing()),
+        Command::Qdiscs => print(&face::qdiscs()),
         Command::Model { model } => model_cmd::run(model),
         Command::QueueLab(a) => queue_lab_cmd::run(a),
-        Command::Completions { shell } => {
-            print(&face::completion(&shell));
-            Ok(())
-        }
+        Command::Completions { shell } => print(&face::completion(&shell)),
     };
     match result {
         Ok(()) => 0,
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
-            eprintln!("error: {e}");
+            report(&format!("error: {e}"));
             2
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            report(&format!("error: {e:#}"));
             1
         }
     }

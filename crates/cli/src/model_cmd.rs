@@ -84,6 +84,5 @@ pub(crate) fn run(cmd: ModelCommand) -> anyhow::Result<()> {
             json,
         } => report::choke_back(memory, &rates, mu, json),
     };
-    crate::print(&text.map_err(model_error)?);
-    Ok(())
+    crate::print(&text.map_err(model_error)?)
 }

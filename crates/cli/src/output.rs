@@ -70,6 +70,47 @@ pub fn write_atomic(
     result
 }
 
+/// Checks, before a run, that `dir` can be its output folder: a folder, or a path
+/// to create whose nearest existing ancestor is a folder. A run that would only
+/// find out after simulating that `--out` names a file is a wasted run.
+pub fn check_out_dir(dir: &Path) -> Result<(), String> {
+    let mut at = Some(dir);
+    while let Some(p) = at {
+        // The empty parent of a relative path ("out") is the current folder.
+        let here = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        match std::fs::metadata(here) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if p == dir => {
+                return Err(format!(
+                    "--out {}: is a file, not a folder (the results are a folder of tables)",
+                    dir.display()
+                ))
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "--out {}: {} is a file, so the folder cannot be made",
+                    dir.display(),
+                    p.display()
+                ))
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                at = p.parent()
+            }
+            Err(e) => return Err(format!("--out {}: {e}", dir.display())),
+        }
+    }
+    Ok(())
+}
+
 /// Writes one table to `file` in `format`.
 pub fn write_table(
     file: &mut std::fs::File,

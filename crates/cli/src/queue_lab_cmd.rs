@@ -65,6 +65,5 @@ pub(crate) fn run(a: QueueLabArgs) -> anyhow::Result<()> {
         queue_lab::to_json(&r)
     } else {
         queue_lab::to_text(&r)
-    });
-    Ok(())
+    })
 }

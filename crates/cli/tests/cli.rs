@@ -340,3 +340,66 @@ fn scenarios_lists_the_builtins() {
         assert!(text.lines().any(|l| l == k), "{k}");
     }
 }
+
+#[test]
+fn a_stdout_that_cannot_be_written_is_an_error_not_a_silent_success() {
+    // A full disk: `aqmlab run --json > file` must not exit 0 with an empty file.
+    if Path::new("/dev/full").exists() {
+        for args in [
+            &["run", "--duration", "21s", "--quiet", "--json"][..],
+            &["scenarios"][..],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_aqmlab"))
+                .args(args)
+                .stdout(std::fs::File::create("/dev/full").unwrap())
+                .output()
+                .unwrap();
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(
+                err.trim_end(),
+                "error: writing to standard output: No space left on device (os error 28)"
+            );
+        }
+    }
+    // A reader that went away (`| head -c1` once it has its byte): the pipe's
+    // read end is closed before the run prints.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aqmlab"))
+        .args(["run", "--duration", "21s", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error: writing to standard output: Broken pipe"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_out_that_names_a_file_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.txt");
+    std::fs::write(&file, "keep me").unwrap();
+    let f = file.to_str().unwrap();
+    // A duration that would take minutes: the refusal must come first.
+    for (out_arg, needle) in [
+        (f.to_string(), "is a file, not a folder".to_string()),
+        (
+            format!("{f}/sub"),
+            format!("{f} is a file, so the folder cannot be made"),
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let out = aqmlab(&["run", "--duration", "100000s", "--quiet", "--out", &out_arg]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&needle), "{err}");
+        assert!(started.elapsed().as_secs() < 60, "it ran first");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+}

@@ -149,6 +149,8 @@ fn run_json(
 /// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
 /// build the network) without simulating it: a sweep checks every point before it
 /// starts one, so a typo in the last point does not cost the runs before it.
+/// Returns what the run would simulate as JSON ([`Scenario::simulated`]), for a
+/// sweep to find an axis that changes nothing.
 #[pyfunction]
 #[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
 fn check_json(
@@ -157,12 +159,12 @@ fn check_json(
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
-) -> PyResult<()> {
+) -> PyResult<String> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
     let s = configure(s, seed, duration, warmup)?;
     py.detach(|| Simulation::new(&s).map(drop))
         .map_err(Error::from)?;
-    Ok(())
+    Ok(s.simulated().to_string())
 }
 
 /// Runs a scenario file, or a built-in scenario by name (the default when `None`),

@@ -54,10 +54,10 @@ pub fn resolve(arg: Option<&str>) -> Result<Source, SourceError> {
     let name = arg.unwrap_or(builtin::DEFAULT);
     let path = Path::new(name);
     if path.exists() || arg.is_some_and(|a| a.ends_with(".toml") || a.contains('/')) {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = read_file(path).map_err(|message| ScenarioError {
             origin: name.to_string(),
             line: None,
-            message: format!("cannot read scenario file: {e}"),
+            message,
         })?;
         return Ok(Source {
             text,
@@ -71,6 +71,60 @@ pub fn resolve(arg: Option<&str>) -> Result<Source, SourceError> {
         }),
         None => Err(SourceError::Unknown(name.to_string())),
     }
+}
+
+/// The most bytes a scenario file may have. The largest scenarios written so far
+/// (40,000 flow groups) are a few MB; the bound is what keeps `/dev/zero` or a
+/// runaway generator from filling memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of the scenario file at `path`, which must be a regular file of at
+/// most [`MAX_FILE_BYTES`]: a FIFO would block the read until something writes to
+/// it, and a device such as `/dev/zero` never ends. The error is the message.
+pub fn read_file(path: &Path) -> Result<String, String> {
+    let cannot = |e: std::io::Error| format!("cannot read scenario file: {e}");
+    // Asked before opening: opening a FIFO blocks until it has a writer.
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    let what = |m: &std::fs::Metadata| {
+        if m.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file (a pipe, socket or device)"
+        }
+    };
+    if !meta.is_file() {
+        return Err(format!("cannot read scenario file: it is {}", what(&meta)));
+    }
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(format!("cannot read scenario file: it is {}", what(&meta)));
+    }
+    let too_big = |n: u64| {
+        format!(
+            "scenario file is {n} bytes; at most {MAX_FILE_BYTES} ({} MiB) are read",
+            MAX_FILE_BYTES >> 20
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    // The file may grow while it is read: read one byte past the bound at most.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "cannot read scenario file: it is not UTF-8 text (byte {} is not)",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// ARG resolved and parsed.
@@ -102,6 +156,59 @@ mod tests {
             (file, builtin::builtin("choke-fig3").unwrap())
         );
         assert_eq!(load(Some(file)).unwrap().file.name, "choke-fig3");
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        // /dev/zero never ends (it grew to 4 GB); a FIFO blocks the open until a
+        // writer comes. Both are refused without reading.
+        if Path::new("/dev/zero").exists() {
+            let e = resolve(Some("/dev/zero")).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "/dev/zero: cannot read scenario file: it is not a regular file (a pipe, socket or device)"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = resolve(Some(fifo.to_str().unwrap()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.ends_with("it is not a regular file (a pipe, socket or device)"),
+                "{e}"
+            );
+        }
+        let e = resolve(Some(dir.path().to_str().unwrap()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("cannot read scenario file: it is a folder"),
+            "{e}"
+        );
+        // A sparse file one byte past the bound: refused by its size, unread.
+        let big = dir.path().join("big.toml");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES + 1)
+            .unwrap();
+        let e = resolve(Some(big.to_str().unwrap()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("scenario file is 67108865 bytes; at most 67108864 (64 MiB)"),
+            "{e}"
+        );
+        let e = Scenario::from_path(&big).unwrap_err().to_string();
+        assert!(e.contains("at most 67108864"), "{e}");
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, b"name = \"\xff\"").unwrap();
+        let e = resolve(Some(bad.to_str().unwrap()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("it is not UTF-8 text (byte 8 is not)"), "{e}");
     }
 
     #[test]

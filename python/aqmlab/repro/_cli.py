@@ -10,6 +10,7 @@ import sys
 def main(ns) -> int:
     """Runs ``aqmlab repro`` with its parsed arguments; returns the exit status."""
     from aqmlab import repro as R
+    from aqmlab._io import check_folder
     from aqmlab.repro._core import format_table, parse_nanos
 
     if ns.list:
@@ -25,6 +26,7 @@ def main(ns) -> int:
         print("error: name an experiment (see `aqmlab repro --list`) or `all`", file=sys.stderr)
         return 2
     try:
+        check_folder(ns.out)
         chosen = R.resolve(ns.ids)
         if ns.duration is not None:
             parse_nanos(ns.duration)

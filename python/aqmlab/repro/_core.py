@@ -553,19 +553,58 @@ def run_all(
         for key, (scenario, seed) in todo.items():
             done(key, _simulate(scenario, seed))
     elif todo:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+        try:
             pending = {pool.submit(_simulate, s, seed): key for key, (s, seed) in todo.items()}
-            try:
-                while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        done(pending.pop(fut), fut.result())
-            except BaseException:
-                for fut in pending:
-                    fut.cancel()
-                raise
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    done(pending.pop(fut), fut.result())
+        except BaseException:
+            # Ctrl-C or a failed run: stop the runs still going now, rather than
+            # wait for them (what leaving a `with` block would do).
+            _stop(pool)
+            raise
+        pool.shutdown()
     stats.seconds = time.monotonic() - started
     return results, stats
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancels what has not started and ends the worker processes at once."""
+    # The executor has no public way to end a running task; its processes are
+    # in `_processes` ({pid: Process}) in every CPython since 3.2.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.join(timeout=5)
+
+
+#: How often a worker looks whether the process that started it is still there.
+_PARENT_POLL_SECONDS = 0.5
+
+
+def _worker_init() -> None:
+    """Runs first in every worker process. Ctrl-C reaches the whole process group;
+    the parent alone handles it (it stops the workers), so a worker ignores it
+    instead of printing a traceback of its own. And a worker must not outlive its
+    parent: killed with SIGKILL or SIGTERM, the parent cannot stop it, and it would
+    wait for work forever; so a thread ends the worker when its parent is gone
+    (the worker is then re-parented, and its parent's pid changes)."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="aqmlab-parent-watch", daemon=True).start()
 
 
 # ---- one experiment end to end ----------------------------------------------------

@@ -5,7 +5,7 @@ use super::routes::{Graph, Routes};
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
 use crate::link::Link;
-use crate::scenario::{FileSpan, Scenario, ScenarioError, Topology};
+use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
 use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::collections::HashMap;
 
@@ -40,8 +40,8 @@ pub struct Network {
 struct Deferred {
     link: u32,
     spec: QdiscSpec,
-    span: FileSpan,
-    table: String,
+    /// Where the scenario gives the qdisc, for errors.
+    path: KeyPath,
 }
 
 /// Builds link directions, each with its own random stream.
@@ -52,28 +52,26 @@ struct LinkFactory<'a> {
 }
 
 impl LinkFactory<'_> {
-    /// Adds the link direction `from -> to` with the qdisc `spec`, whose errors are
-    /// reported at `span` under the name `table`.
+    /// Adds the link direction `from -> to` with the qdisc `spec`, which the
+    /// scenario gives at `path` (errors name it).
     fn add(
         &mut self,
         (from, to): (u32, u32),
         rate: Rate,
         delay: Dur,
         spec: &QdiscSpec,
-        (span, table): (FileSpan, &str),
+        path: &KeyPath,
     ) -> Result<u32, ScenarioError> {
         let i = self.links.len();
         let seed = self.s.file.seed;
-        let qdisc = spec.build(&link_info(seed, i, rate)).map_err(|e| {
-            self.s
-                .error_in(span.clone(), Some(e.key), format!("{table}.{e}"))
-        })?;
+        let qdisc = spec
+            .build(&link_info(seed, i, rate))
+            .map_err(|e| self.s.error_at(&path.key(e.key), format!("{path}.{e}")))?;
         if spec.uses_flow_table() {
             self.deferred.push(Deferred {
                 link: i as u32,
                 spec: spec.clone(),
-                span,
-                table: table.to_string(),
+                path: path.clone(),
             });
         }
         let stream = rng::stream(seed, STREAM_LINK + i as u64);
@@ -136,7 +134,7 @@ impl Network {
             link.qdisc = d
                 .spec
                 .build(&info)
-                .map_err(|e| s.error_in(d.span, Some(e.key), format!("{}.{e}", d.table)))?;
+                .map_err(|e| s.error_at(&d.path.key(e.key), format!("{}.{e}", d.path)))?;
         }
         Ok(())
     }
@@ -154,26 +152,18 @@ impl Network {
             unreachable!("called for a dumbbell")
         };
         let droptail = QdiscSpec::default();
-        let topo_span = Some(f.topology.span());
         let mut make = LinkFactory {
             s,
             links: Vec::new(),
             deferred: Vec::new(),
         };
-        let (fwd_spec, fwd_span) = match &f.qdisc {
-            Some(q) => (q.get_ref(), Some(q.span())),
-            None => (&droptail, None),
-        };
+        let fwd_spec = f.qdisc.as_ref().map_or(&droptail, |q| q.get_ref());
         let (rate, delay) = (bottleneck.rate, bottleneck.delay);
-        let lr = make.add((0, 1), rate, delay, fwd_spec, (fwd_span, "qdisc"))?;
+        let lr = make.add((0, 1), rate, delay, fwd_spec, &KeyPath::top("qdisc"))?;
         let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
-        let rl = make.add(
-            (1, 0),
-            rate,
-            delay,
-            rev_spec,
-            (topo_span, "topology.reverse_qdisc"),
-        )?;
+        let rev_path = KeyPath::top("topology").key("reverse_qdisc");
+        let rl = make.add((1, 0), rate, delay, rev_spec, &rev_path)?;
+        let access_path = KeyPath::top("topology").key("access");
         let mut nodes: Vec<String> = vec!["left".into(), "right".into()];
         // Four access link directions and two nodes per flow, reserved up front:
         // growing by doubling would hold twice the memory at the end.
@@ -192,11 +182,11 @@ impl Network {
                 let (sn, rn) = (nodes.len() as u32, nodes.len() as u32 + 1);
                 nodes.push(format!("s{i}"));
                 nodes.push(format!("r{i}"));
-                let access = || (None, "access");
-                let s_l = make.add((sn, 0), rate, delay, &droptail, access())?;
-                let l_s = make.add((0, sn), rate, delay, &droptail, access())?;
-                let r_r = make.add((1, rn), rate, delay, &droptail, access())?;
-                let r_rr = make.add((rn, 1), rate, delay, &droptail, access())?;
+                let access = &access_path;
+                let s_l = make.add((sn, 0), rate, delay, &droptail, access)?;
+                let l_s = make.add((0, sn), rate, delay, &droptail, access)?;
+                let r_r = make.add((1, rn), rate, delay, &droptail, access)?;
+                let r_rr = make.add((rn, 1), rate, delay, &droptail, access)?;
                 let fwd = routes.push(&[s_l, lr, r_r]);
                 let rev = routes.push(&[r_rr, rl, l_s]);
                 flow_routes.push((fwd, rev));
@@ -226,7 +216,6 @@ impl Network {
             unreachable!("called for a graph")
         };
         let droptail = QdiscSpec::default();
-        let topo_span = Some(f.topology.span());
         let index: HashMap<&str, u32> = nodes
             .iter()
             .enumerate()
@@ -241,21 +230,20 @@ impl Network {
         let mut monitored = Vec::new();
         for (k, l) in specs.iter().enumerate() {
             let (a, b) = (index[l.from.as_str()], index[l.to.as_str()]);
-            let table = format!("topology.links[{k}].qdisc");
-            let (spec, span, table) = match (&l.qdisc, &f.qdisc) {
-                (Some(q), _) => (q, topo_span.clone(), table.as_str()),
-                (None, Some(q)) => (q.get_ref(), Some(q.span()), "qdisc"),
-                (None, None) => (&droptail, None, "qdisc"),
+            let link = KeyPath::top("topology").key("links").index(k);
+            let (spec, path) = match (&l.qdisc, &f.qdisc) {
+                (Some(q), _) => (q, link.key("qdisc")),
+                (None, Some(q)) => (q.get_ref(), KeyPath::top("qdisc")),
+                (None, None) => (&droptail, KeyPath::top("qdisc")),
             };
-            let ab = make.add((a, b), l.rate, l.delay, spec, (span, table))?;
-            let rev_table = format!("topology.links[{k}].reverse_qdisc");
+            let ab = make.add((a, b), l.rate, l.delay, spec, &path)?;
             let rev_spec = l.reverse_qdisc.as_ref().unwrap_or(&droptail);
             let ba = make.add(
                 (b, a),
                 l.rate,
                 l.delay,
                 rev_spec,
-                (topo_span.clone(), &rev_table),
+                &link.key("reverse_qdisc"),
             )?;
             graph.add(a, b, ab);
             graph.add(b, a, ba);
@@ -267,17 +255,17 @@ impl Network {
         let mut routes = Routes::default();
         let mut flow_routes = Vec::with_capacity(total_flows);
         let mut flow_nodes = Vec::with_capacity(total_flows);
-        for g in &f.flows {
+        for (i, g) in f.flows.iter().enumerate() {
             let spec = g.get_ref();
             let end = |n: &Option<String>| index[n.as_deref().expect("validated")];
             let (a, b) = (end(&spec.from), end(&spec.to));
             let no_route = || {
-                s.error_in(
-                    Some(g.span()),
-                    Some("to"),
+                s.flow_error(
+                    i,
+                    "to",
                     format!(
-                        "flows ({}): no route from \"{}\" to \"{}\"",
-                        spec.name, nodes[a as usize], nodes[b as usize]
+                        "no route from \"{}\" to \"{}\"",
+                        nodes[a as usize], nodes[b as usize]
                     ),
                 )
             };

@@ -1,15 +1,15 @@
 //! Scenario files: TOML in, a validated [`Scenario`] out.
 //!
-//! Every error names where it is: a TOML syntax error or an unknown key carries the
-//! line and column the parser saw; a bad value found later (`min_th > max_th`, a
-//! flow to a node that does not exist) names the table, the key and its line. The
-//! example in the README is the contract for key names.
+//! Every error names where it is: the key path (`topology.links[1].qdisc.limit`)
+//! and, in a file, the line of that key (`place.rs` finds it), whether the parser
+//! found it (a syntax error, a wrong type or unit, an unknown key) or a check made
+//! later (`min_th > max_th`, a flow to a node that does not exist). The example in
+//! the README is the contract for key names.
 
 use crate::tcp::{Counting, Variant};
 use crate::udp::Distribution;
 use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
-use std::ops::Range;
 use toml::Spanned;
 
 mod monitor;
@@ -18,15 +18,12 @@ mod validate;
 
 pub use monitor::Monitor;
 
-use place::place;
-pub use place::ScenarioError;
+use place::{blame_qdisc_key, is_qdisc, line_at, value_at, Spans};
+pub use place::{KeyPath, ScenarioError, Step};
 
 /// A flow without an `aggregate` is an aggregate of its own: `OWN_AGGREGATE + id`,
 /// apart from every id a scenario may give.
 pub const OWN_AGGREGATE: u32 = 1 << 31;
-
-/// Where in a scenario's text a table is, for error lines.
-pub type FileSpan = Option<Range<usize>>;
 
 fn one() -> u64 {
     1
@@ -69,7 +66,12 @@ pub struct LinkSpec {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    try_from = "RawTopology"
+)]
 pub enum Topology {
     /// Each flow gets its own sender and receiver, on access links to two routers
     /// (`left`, `right`) joined by the bottleneck.
@@ -85,6 +87,72 @@ pub enum Topology {
         nodes: Vec<String>,
         links: Vec<GraphLink>,
     },
+}
+
+/// `[topology]` as written: every key of every kind, read as a plain struct.
+/// serde reads an internally tagged enum by buffering the table first, which loses
+/// where in the text each value was; read this way, a bad `access.rate` or
+/// `links[2].delay` keeps its own line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: TopologyKind,
+    access: Option<LinkSpec>,
+    bottleneck: Option<LinkSpec>,
+    reverse_qdisc: Option<QdiscSpec>,
+    nodes: Option<Vec<String>>,
+    links: Option<Vec<GraphLink>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TopologyKind {
+    Dumbbell,
+    Graph,
+}
+
+impl TryFrom<RawTopology> for Topology {
+    type Error = String;
+
+    fn try_from(raw: RawTopology) -> Result<Topology, String> {
+        // Worded as serde words them, so the error finder puts them at the key.
+        let not_here = |key: &str, kind: &str, keys: &str| {
+            format!("unknown field `{key}` for kind = \"{kind}\" (it takes {keys})")
+        };
+        let missing = |key: &str| format!("missing field `{key}`");
+        match raw.kind {
+            TopologyKind::Dumbbell => {
+                let keys = "access, bottleneck, reverse_qdisc";
+                if raw.nodes.is_some() {
+                    return Err(not_here("nodes", "dumbbell", keys));
+                }
+                if raw.links.is_some() {
+                    return Err(not_here("links", "dumbbell", keys));
+                }
+                Ok(Topology::Dumbbell {
+                    access: raw.access.ok_or_else(|| missing("access"))?,
+                    bottleneck: raw.bottleneck.ok_or_else(|| missing("bottleneck"))?,
+                    reverse_qdisc: raw.reverse_qdisc,
+                })
+            }
+            TopologyKind::Graph => {
+                let keys = "nodes, links";
+                for (key, set) in [
+                    ("access", raw.access.is_some()),
+                    ("bottleneck", raw.bottleneck.is_some()),
+                    ("reverse_qdisc", raw.reverse_qdisc.is_some()),
+                ] {
+                    if set {
+                        return Err(not_here(key, "graph", keys));
+                    }
+                }
+                Ok(Topology::Graph {
+                    nodes: raw.nodes.ok_or_else(|| missing("nodes"))?,
+                    links: raw.links.ok_or_else(|| missing("links"))?,
+                })
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -214,13 +282,14 @@ impl Scenario {
         Self::parse(&text, origin, false)
     }
 
-    /// Reads and parses a scenario file.
+    /// Reads and parses a scenario file (a regular file of at most
+    /// [`crate::source::MAX_FILE_BYTES`]).
     pub fn from_path(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = crate::source::read_file(path).map_err(|message| ScenarioError {
             origin: origin.clone(),
             line: None,
-            message: format!("cannot read scenario file: {e}"),
+            message,
         })?;
         Self::from_toml(&text, &origin)
     }
@@ -235,13 +304,10 @@ impl Scenario {
                     .to_string(),
                 m => m.to_string(),
             };
-            // serde reports an unknown key inside a tagged table at the table; point
-            // at the key itself.
-            let key = message
-                .strip_prefix("unknown field `")
-                .and_then(|r| r.split('`').next())
-                .map(str::to_string);
-            let (line, message) = place(text, e.span(), key.as_deref(), lines_known, message);
+            let (line, message) = match e.span() {
+                Some(span) => Self::place_parse_error(text, span, message, lines_known),
+                None => (None, message),
+            };
             ScenarioError {
                 origin: origin.to_string(),
                 line,
@@ -258,15 +324,74 @@ impl Scenario {
         Ok(s)
     }
 
-    /// An error at the line of `key` inside the table at `span` (or the table's own
-    /// line when the key is not written there).
-    pub fn error_in(
-        &self,
-        span: Option<Range<usize>>,
-        key: Option<&str>,
+    /// The line and the message of an error the parser reported at `span`: the
+    /// key it is about, found in the document, named in the message and, in a
+    /// file, by its line.
+    fn place_parse_error(
+        text: &str,
+        span: std::ops::Range<usize>,
         message: String,
-    ) -> ScenarioError {
-        let (line, message) = place(&self.source, span, key, self.lines_known, message);
+        lines_known: bool,
+    ) -> (Option<usize>, String) {
+        let spans = Spans::new(text);
+        let mut path = spans.path_of(&span);
+        if path.is_empty() {
+            // A syntax error (the document does not parse) or a top-level key:
+            // the parser's own place.
+            let line = lines_known.then(|| line_at(text, span.start));
+            return (line, message);
+        }
+        // The key the error is about, under the table `path` names.
+        let mut table = path.clone();
+        let named = message
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+            .map(str::to_string);
+        if let Some(key) = named {
+            if path.0.last() == Some(&Step::Key(key.clone())) {
+                table.0.pop();
+            } else {
+                path = path.key(&key);
+            }
+        } else if is_qdisc(&path) {
+            // serde read the qdisc table whole (its `kind` picks the type): find
+            // the key by reading each alone.
+            let key = toml::from_str::<toml::Table>(text).ok().and_then(|root| {
+                match value_at(&root, &path) {
+                    Some(toml::Value::Table(t)) => blame_qdisc_key(t, &message),
+                    _ => None,
+                }
+            });
+            if let Some(key) = key {
+                path = path.key(&key);
+                table = path.clone();
+            }
+        }
+        let line = if lines_known {
+            spans.locate(&path).map(|s| line_at(text, s.start))
+        } else {
+            None
+        };
+        let line = line.or_else(|| lines_known.then(|| line_at(text, span.start)));
+        let message = if table.is_empty() {
+            message
+        } else {
+            format!("{table}: {message}")
+        };
+        (line, message)
+    }
+
+    /// An error about the key at `path`, at its line in a file (or the line of
+    /// the deepest table of `path` that is written, when the key is not). The
+    /// message names the key itself.
+    pub fn error_at(&self, path: &KeyPath, message: String) -> ScenarioError {
+        let line = if self.lines_known {
+            Spans::new(&self.source)
+                .locate(path)
+                .map(|s| line_at(&self.source, s.start))
+        } else {
+            None
+        };
         ScenarioError {
             origin: self.origin.clone(),
             line,
@@ -274,12 +399,36 @@ impl Scenario {
         }
     }
 
+    /// An error about the scenario as a whole (no one key).
     pub fn error(&self, message: String) -> ScenarioError {
         ScenarioError {
             origin: self.origin.clone(),
             line: None,
             message,
         }
+    }
+
+    /// What a run of this scenario simulates, as JSON: the scenario with its
+    /// defaults filled in, less what changes no packet: the name and description
+    /// (labels), the seed (a sweep gives each run its own), and a `[qdisc]` that no
+    /// link uses (a graph whose links each set their own). Two scenarios with
+    /// equal values simulate the same thing under the same seed, so a sweep axis
+    /// whose values all give one value changes nothing.
+    pub fn simulated(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.file).expect("a scenario serializes");
+        let unused_qdisc = match self.file.topology.get_ref() {
+            Topology::Dumbbell { .. } => false,
+            Topology::Graph { links, .. } => links.iter().all(|l| l.qdisc.is_some()),
+        };
+        if let Some(m) = v.as_object_mut() {
+            for key in ["name", "description", "seed"] {
+                m.remove(key);
+            }
+            if unused_qdisc {
+                m.remove("qdisc");
+            }
+        }
+        v
     }
 
     /// Sets the seed (the CLI's `--seed`).
@@ -320,7 +469,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dicts_errors_name_the_table_instead_of_a_line() {
+    fn a_dicts_errors_name_the_key_path_instead_of_a_line() {
         let json = |qdisc: &str, rate_key: &str| {
             format!(
                 r#"{{"name": "d", "duration": "10s", "warmup": "1s",
@@ -334,15 +483,245 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("<dict>: in qdisc: unknown field `candidates`"),
+            e.starts_with("<dict>: qdisc: unknown field `candidates`"),
             "{e}"
         );
         let e = Scenario::from_json(&json(r#"{"kind": "red"}"#, "rat"))
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("<dict>: in flows[1]: unknown field `rat`"),
+            e.starts_with("<dict>: flows[1]: unknown field `rat`"),
             "{e}"
+        );
+        let e = Scenario::from_json(&json(r#"{"kind": "red", "limit": -5}"#, "rate"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "<dict>: qdisc.limit: invalid value: integer `-5`, expected u32"
+        );
+    }
+
+    /// A dumbbell and a graph written with every kind of table TOML has: standard,
+    /// inline, arrays of tables, a table inside an array of tables, inline arrays.
+    const DUMBBELL: &str = r#"name = "d"
+duration = "10s"
+warmup = "1s"
+seed = 1
+
+[topology]
+kind = "dumbbell"
+access = { rate = "10Mbps", delay = "1ms" }
+bottleneck = { rate = "1Mbps", delay = "1ms" }
+reverse_qdisc = { kind = "red", limit = 100 }
+
+[qdisc]
+kind = "red"
+limit = 300
+min_th = 100
+max_th = 200
+
+[monitor]
+delays = true
+links = ["bottleneck"]
+
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 2
+packet_size = 1000
+
+[[flows]]
+name = "udp"
+kind = "cbr"
+rate = "2Mbps"
+schedule = [{ at = "1s", rate = "1Mbps" }, { at = "2s", rate = "3Mbps" }]
+"#;
+
+    const GRAPH: &str = r#"name = "g"
+duration = "10s"
+
+[topology]
+kind = "graph"
+nodes = ["a", "b", "c", "d"]
+
+[[topology.links]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+delay = "1ms"
+
+[[topology.links]]
+from = "b"
+to = "c"
+rate = "1Mbps"
+delay = "1ms"
+
+[topology.links.qdisc]
+kind = "sfb"
+bins = 16
+
+[[topology.links]]
+from = "c"
+to = "d"
+rate = "1Mbps"
+delay = "1ms"
+reverse_qdisc = { kind = "choke", limit = 100, min_th = 10, max_th = 50 }
+
+[[flows]]
+name = "x"
+kind = "tcp"
+from = "a"
+to = "d"
+"#;
+
+    /// `base` with the first line that starts with `old` replaced by `new`; the
+    /// error must name `key` and the line of `new` (its last, when it has several).
+    #[track_caller]
+    fn names_key_and_line(base: &str, old: &str, new: &str, key: &str) {
+        let mut found = false;
+        let text: String = base
+            .lines()
+            .map(|l| {
+                if !found && l.starts_with(old) {
+                    found = true;
+                    format!("{new}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        assert!(found, "no line starts with {old:?}");
+        // Some checks are made when the network is built (a qdisc's parameters).
+        let e = match Scenario::from_toml(&text, "s.toml") {
+            Err(e) => e.to_string(),
+            Ok(s) => match crate::Simulation::new(&s) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{new}: no error"),
+            },
+        };
+        let line: usize = e
+            .strip_prefix("s.toml:")
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{new}: no line in {e}"));
+        assert_eq!(text.lines().nth(line - 1), new.lines().last(), "{e}");
+        assert!(e.contains(key), "{new}: {e} does not name {key}");
+    }
+
+    #[test]
+    fn every_error_names_its_key_and_its_line() {
+        let d = DUMBBELL;
+        // Types and units the parser refuses, in every kind of table.
+        names_key_and_line(d, "seed", "seed = -1", "seed");
+        names_key_and_line(d, "duration", "duration = \"10parsecs\"", "duration");
+        names_key_and_line(d, "limit = 300", "limit = -5", "qdisc.limit");
+        names_key_and_line(d, "max_th", "max_th = \"lots\"", "qdisc.max_th");
+        names_key_and_line(d, "kind = \"red\"", "kind = \"reed\"", "qdisc.kind");
+        names_key_and_line(
+            d,
+            "limit = 300",
+            "limit = 300\nmax_thresh = 3",
+            "max_thresh",
+        );
+        names_key_and_line(
+            d,
+            "access",
+            "access = { rate = \"-10Mbps\", delay = \"1ms\" }",
+            "topology.access.rate",
+        );
+        names_key_and_line(
+            d,
+            "access",
+            "access = { rate = \"10Mbps\" }",
+            "topology.access",
+        );
+        names_key_and_line(
+            d,
+            "reverse_qdisc",
+            "reverse_qdisc = { kind = \"red\", limit = 1.5 }",
+            "topology.reverse_qdisc.limit",
+        );
+        names_key_and_line(
+            d,
+            "kind = \"dumbbell\"",
+            "kind = \"dumbbell\"\nnodes = []",
+            "nodes",
+        );
+        names_key_and_line(d, "delays", "delays = 3", "monitor.delays");
+        names_key_and_line(d, "count", "count = \"two\"", "flows[0].count");
+        names_key_and_line(
+            d,
+            "schedule",
+            "schedule = [{ at = \"1s\", rate = \"1Mbps\" }, { at = \"2s\", rate = 3 }]",
+            "flows[1].schedule[1].rate",
+        );
+        // Checks made after parsing, including those across keys.
+        names_key_and_line(d, "duration", "duration = \"0s\"", "duration");
+        names_key_and_line(d, "warmup", "warmup = \"20s\"", "warmup");
+        names_key_and_line(d, "min_th", "min_th = 250", "qdisc.min_th");
+        names_key_and_line(
+            d,
+            "reverse_qdisc",
+            "reverse_qdisc = { kind = \"red\", limit = 100, min_th = 90, max_th = 10 }",
+            "topology.reverse_qdisc.min_th",
+        );
+        names_key_and_line(
+            d,
+            "bottleneck",
+            "bottleneck = { rate = \"0Mbps\", delay = \"1ms\" }",
+            "topology.bottleneck.rate",
+        );
+        names_key_and_line(d, "links", "links = [\"nowhere\"]", "monitor.links");
+        names_key_and_line(d, "packet_size", "packet_size = 20", "packet_size");
+        names_key_and_line(d, "count", "count = 0", "count");
+        names_key_and_line(
+            d,
+            "schedule",
+            "schedule = [{ at = \"2s\", rate = \"1Mbps\" }, { at = \"1s\", rate = \"3Mbps\" }]",
+            "schedule",
+        );
+
+        let g = GRAPH;
+        names_key_and_line(
+            g,
+            "rate = \"1Mbps\"",
+            "rate = \"-1Mbps\"",
+            "topology.links[1].rate",
+        );
+        names_key_and_line(
+            g,
+            "rate = \"1Mbps\"",
+            "rate = \"0Mbps\"",
+            "topology.links[1].rate",
+        );
+        names_key_and_line(g, "to = \"c\"", "to = \"e\"", "topology.links[1].to");
+        names_key_and_line(g, "bins", "bins = -16", "topology.links[1].qdisc.bins");
+        names_key_and_line(g, "bins", "bins = 0", "topology.links[1].qdisc.bins");
+        names_key_and_line(
+            g,
+            "reverse_qdisc",
+            "reverse_qdisc = { kind = \"choke\", limit = 100, min_th = 10, max_th = \"x\" }",
+            "topology.links[2].reverse_qdisc.max_th",
+        );
+        names_key_and_line(
+            g,
+            "reverse_qdisc",
+            "reverse_qdisc = { kind = \"choke\", limit = 100, min_th = 60, max_th = 50 }",
+            "topology.links[2].reverse_qdisc.min_th",
+        );
+        names_key_and_line(
+            g,
+            "nodes",
+            "nodes = [\"a\", \"b\", \"c\", \"a\"]",
+            "topology.nodes",
+        );
+        names_key_and_line(g, "to = \"d\"", "to = \"z\"", "to = \"z\"");
+        names_key_and_line(
+            g,
+            "kind = \"graph\"",
+            "kind = \"graph\"\naccess = 1",
+            "access",
         );
     }
 
@@ -379,6 +758,100 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_tcp_packet_must_have_room_for_data_after_its_headers() {
+        // 40 bytes is IPv4 + TCP headers alone: no payload, sequence numbers that
+        // never advance (a capture tshark calls inconsistent).
+        let tcp = |size: u32| {
+            EXAMPLE.replace(
+                "packet_size = 1000\nmax",
+                &format!("packet_size = {size}\nmax"),
+            )
+        };
+        let e = err(&tcp(40));
+        assert!(
+            e.contains("packet_size = 40 must be between 41 and 65535 bytes"),
+            "{e}"
+        );
+        assert!(e.contains("headers are 40 bytes"), "{e}");
+        let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+        assert_eq!(tcp(40).lines().nth(line - 1), Some("packet_size = 40"));
+        Scenario::from_toml(&tcp(41), "s.toml").unwrap();
+        // A UDP datagram of 40 bytes still has room (its headers are 28).
+        let udp = EXAMPLE.replace(
+            "count = 1\npacket_size = 1000",
+            "count = 1\npacket_size = 40",
+        );
+        assert_ne!(udp, EXAMPLE);
+        Scenario::from_toml(&udp, "s.toml").unwrap();
+    }
+
+    #[test]
+    fn names_that_would_escape_a_folder_or_reach_a_terminal_are_refused() {
+        // A node's name becomes a pcap file name under --out; `../x` once wrote
+        // outside it.
+        for (node, rule) in [
+            ("../x", "must not contain / or \\"),
+            ("a\\\\b", "must not contain / or \\"),
+            ("x->y", "must not contain ->"),
+            ("", "must not be empty"),
+            ("a\\u001b[31m", "control character U+001B"),
+        ] {
+            let text = GRAPH.replacen("\"d\"]", &format!("\"d\", \"{node}\"]"), 1);
+            let e = err(&text);
+            assert!(e.contains("topology.nodes[4] = "), "{node}: {e}");
+            assert!(e.contains(rule), "{node}: {e}");
+            assert!(e.starts_with("s.toml:6:"), "{e}");
+        }
+        // A group's or the scenario's name is printed in the text report.
+        let text = DUMBBELL.replace("name = \"udp\"", "name = \"udp\\u001b]0;owned\\u0007\"");
+        let e = err(&text);
+        assert!(e.contains("flows[1].name = \"udp\\u{1b}]0;owned\\u{7}\" contains the control character U+001B"), "{e}");
+        assert!(e.starts_with("s.toml:29:"), "{e}");
+        let e = err(&DUMBBELL.replace("name = \"d\"", "name = \"d\\r\""));
+        assert!(
+            e.starts_with("s.toml:1: name = \"d\\r\" contains the control character U+000D"),
+            "{e}"
+        );
+        // Names that are merely unusual stay allowed.
+        Scenario::from_toml(&GRAPH.replace("\"d\"", "\"d .é\""), "s.toml").unwrap();
+    }
+
+    #[test]
+    fn what_a_run_simulates_leaves_out_labels_the_seed_and_an_unused_qdisc() {
+        let sim = |text: &str| Scenario::from_toml(text, "s.toml").unwrap().simulated();
+        let renamed = DUMBBELL
+            .replace("name = \"d\"", "name = \"e\"\ndescription = \"x\"")
+            .replace("seed = 1", "seed = 7");
+        assert_eq!(sim(DUMBBELL), sim(&renamed));
+        // Defaults are filled in, so writing one out changes nothing.
+        assert_eq!(
+            sim(DUMBBELL),
+            sim(&DUMBBELL.replace("max_th = 200", "max_th = 200\necn = false"))
+        );
+        // A dumbbell's [qdisc] is its bottleneck's.
+        assert_ne!(
+            sim(DUMBBELL),
+            sim(&DUMBBELL.replace("kind = \"red\"", "kind = \"choke\""))
+        );
+        // In a graph, [qdisc] reaches the links without a qdisc of their own...
+        let with = |kind: &str| format!("{GRAPH}\n[qdisc]\nkind = \"{kind}\"\n");
+        assert_ne!(sim(&with("red")), sim(&with("choke")));
+        // ...and none when every link has one.
+        let own = GRAPH
+            .replace(
+                "delay = \"1ms\"\n\n[[topology.links]]\nfrom = \"b\"",
+                "delay = \"1ms\"\nqdisc = { kind = \"blue\" }\n\n[[topology.links]]\nfrom = \"b\"",
+            )
+            .replace(
+                "reverse_qdisc = {",
+                "qdisc = { kind = \"pie\" }\nreverse_qdisc = {",
+            );
+        let with = |kind: &str| format!("{own}\n[qdisc]\nkind = \"{kind}\"\n");
+        assert_eq!(sim(&with("red")), sim(&with("choke")));
+        assert_ne!(sim(&own), sim(&own.replace("\"pie\"", "\"codel\"")));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! queue-length samples is off unless asked for, and each is bounded: a period so
 //! short that its rows would not fit in memory is an error naming the key.
 
-use super::{Scenario, ScenarioError};
+use super::{KeyPath, Scenario, ScenarioError};
 use crate::build::Network;
 use aqm::Dur;
 use serde::{Deserialize, Serialize};
@@ -61,9 +61,13 @@ impl Scenario {
             .map_or(&DEFAULT_MONITOR, |m| m.get_ref())
     }
 
-    fn monitor_error(&self, key: &str, message: String) -> ScenarioError {
-        let span = self.file.monitor.as_ref().map(|m| m.span());
-        self.error_in(span, Some(key), format!("monitor.{message}"))
+    /// An error about `monitor.KEY` (element `index` of it, for a list).
+    fn monitor_error(&self, key: &str, index: Option<usize>, message: String) -> ScenarioError {
+        let mut path = KeyPath::top("monitor").key(key);
+        if let Some(i) = index {
+            path = path.index(i);
+        }
+        self.error_at(&path, format!("monitor.{message}"))
     }
 
     /// Checks the periods against the run's duration.
@@ -81,12 +85,13 @@ impl Scenario {
         for (key, period) in periods {
             let Some(p) = period else { continue };
             if p.is_zero() {
-                return Err(self.monitor_error(key, format!("{key} = 0s must be positive")));
+                return Err(self.monitor_error(key, None, format!("{key} = 0s must be positive")));
             }
             let ticks = duration.as_nanos() / p.as_nanos();
             if ticks > MAX_TICKS {
                 return Err(self.monitor_error(
                     key,
+                    None,
                     format!(
                         "{key} = {p} gives {ticks} samples over duration = {duration}; at most \
                          {MAX_TICKS} fit (use a period of at least {})",
@@ -96,9 +101,11 @@ impl Scenario {
             }
         }
         if m.events && m.max_events == 0 {
-            return Err(
-                self.monitor_error("max_events", "max_events = 0 must be at least 1".into())
-            );
+            return Err(self.monitor_error(
+                "max_events",
+                None,
+                "max_events = 0 must be at least 1".into(),
+            ));
         }
         Ok(())
     }
@@ -126,7 +133,8 @@ impl Monitor {
             net.monitored.iter().map(|&l| (l, name_of(l))).collect();
         names
             .iter()
-            .map(|name| {
+            .enumerate()
+            .map(|(j, name)| {
                 let wanted = if name == "bottleneck" {
                     "left->right"
                 } else {
@@ -140,6 +148,7 @@ impl Monitor {
                         let known: Vec<&str> = monitored.iter().map(|(_, n)| n.as_str()).collect();
                         s.monitor_error(
                             "links",
+                            Some(j),
                             format!(
                                 "links names \"{name}\", which is not a monitored link direction \
                                  (monitored: {})",

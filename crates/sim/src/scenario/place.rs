@@ -1,9 +1,24 @@
-//! Where a scenario error is: the line of a key in a file, or for a scenario given
-//! as a dict (whose lines mean nothing to its author) the table's name.
+//! Where a scenario error is: a key path (`topology.links[1].qdisc.limit`) and,
+//! for a file, the line that key is written on.
+//!
+//! The serde deserializer reports a bad value at the span of the value it was
+//! reading, and for a table read through an internally tagged enum (a `[qdisc]`,
+//! whose `kind` picks the parameter type) that is the whole table: serde buffers
+//! the table before it knows the type, and the span of the key is lost. So the
+//! span of every error goes through one finder over the document ([`Spans`], a
+//! second parse that keeps every key's span, done only when there is an error):
+//! span -> key path -> the key's own line. A `[qdisc]` error at the table is
+//! narrowed to its key by reading each key of the table alone ([`blame_qdisc_key`]).
+//! Checks made after parsing name the key path themselves ([`KeyPath`]).
+//!
+//! A scenario given as a dict (Python) has no lines its author wrote; its errors
+//! name the key path only.
 
-use std::collections::HashMap;
+use aqm::QdiscSpec;
+use serde::Deserialize;
 use std::fmt;
 use std::ops::Range;
+use toml_edit::{ImDocument, Item, Value};
 
 /// A scenario problem, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,77 +41,266 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// One step of a key path: a table's key, or an element of an array (of tables).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A key's place in a scenario, as its author would write it:
+/// `topology.links[1].rate`. The empty path is the document itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyPath(pub Vec<Step>);
+
+impl KeyPath {
+    /// The path of a top-level key.
+    pub fn top(key: &str) -> KeyPath {
+        KeyPath(vec![Step::Key(key.to_string())])
+    }
+    /// This path, then `key`.
+    pub fn key(&self, key: &str) -> KeyPath {
+        let mut p = self.clone();
+        p.0.push(Step::Key(key.to_string()));
+        p
+    }
+    /// This path, then element `i`.
+    pub fn index(&self, i: usize) -> KeyPath {
+        let mut p = self.clone();
+        p.0.push(Step::Index(i));
+        p
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The last step's key, if it is a key.
+    fn last_key(&self) -> Option<&str> {
+        match self.0.last() {
+            Some(Step::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Key(k) if i == 0 => f.write_str(k)?,
+                Step::Key(k) => write!(f, ".{k}")?,
+                Step::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// 1-based line of byte offset `at` in `src`.
 pub(crate) fn line_at(src: &str, at: usize) -> usize {
-    src[..at.min(src.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
+    src.as_bytes()[..at.min(src.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
         .count()
         + 1
 }
 
-/// The line of `key = ...` inside `span` of `src`, or the span's first line.
-fn key_line(src: &str, span: Range<usize>, key: Option<&str>) -> usize {
-    let start = span.start.min(src.len());
-    let end = span.end.min(src.len());
-    let mut offset = start;
-    if let Some(key) = key {
-        let mut pos = start;
-        for l in src[start..end].split_inclusive('\n') {
-            let t = l.trim_start();
-            if t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') {
-                offset = pos;
+/// A node of the document, seen the same way whether the text wrote it as a
+/// standard table, an inline table, an array of tables or an inline array.
+#[derive(Clone)]
+enum Node<'a> {
+    Table(&'a toml_edit::Table),
+    Tables(&'a toml_edit::ArrayOfTables),
+    Inline(&'a toml_edit::InlineTable),
+    Array(&'a toml_edit::Array),
+    Leaf(Option<Range<usize>>),
+}
+
+/// A child of a node: its step, the span that names it (a key, or an element),
+/// and the node.
+type Child<'a> = (Step, Option<Range<usize>>, Node<'a>);
+
+impl<'a> Node<'a> {
+    fn of_item(item: &'a Item) -> Node<'a> {
+        match item {
+            Item::Table(t) => Node::Table(t),
+            Item::ArrayOfTables(a) => Node::Tables(a),
+            Item::Value(v) => Node::of_value(v),
+            Item::None => Node::Leaf(None),
+        }
+    }
+
+    fn of_value(v: &'a Value) -> Node<'a> {
+        match v {
+            Value::InlineTable(t) => Node::Inline(t),
+            Value::Array(a) => Node::Array(a),
+            other => Node::Leaf(other.span()),
+        }
+    }
+
+    /// The node's own span (a standard table's is its `[header]`).
+    fn span(&self) -> Option<Range<usize>> {
+        match self {
+            Node::Table(t) => t.span(),
+            Node::Tables(a) => a.span(),
+            Node::Inline(t) => t.span(),
+            Node::Array(a) => a.span(),
+            Node::Leaf(s) => s.clone(),
+        }
+    }
+
+    fn children(&self) -> Vec<Child<'a>> {
+        let key = |k: &toml_edit::Key, item: &'a Item| {
+            (
+                Step::Key(k.get().to_string()),
+                k.span(),
+                Node::of_item(item),
+            )
+        };
+        match self {
+            Node::Table(t) => t
+                .iter()
+                .filter_map(|(k, _)| t.get_key_value(k))
+                .map(|(k, i)| key(k, i))
+                .collect(),
+            Node::Inline(t) => t
+                .iter()
+                .filter_map(|(k, _)| t.get_key_value(k))
+                .map(|(k, i)| key(k, i))
+                .collect(),
+            Node::Tables(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (Step::Index(i), t.span(), Node::Table(t)))
+                .collect(),
+            Node::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Step::Index(i), v.span(), Node::of_value(v)))
+                .collect(),
+            Node::Leaf(_) => Vec::new(),
+        }
+    }
+
+    fn child(&self, step: &Step) -> Option<Child<'a>> {
+        match (self, step) {
+            (Node::Table(t), Step::Key(k)) => t
+                .get_key_value(k)
+                .map(|(key, i)| (step.clone(), key.span(), Node::of_item(i))),
+            (Node::Inline(t), Step::Key(k)) => t
+                .get_key_value(k)
+                .map(|(key, i)| (step.clone(), key.span(), Node::of_item(i))),
+            (Node::Tables(a), Step::Index(i)) => {
+                a.get(*i).map(|t| (step.clone(), t.span(), Node::Table(t)))
+            }
+            (Node::Array(a), Step::Index(i)) => a
+                .get(*i)
+                .map(|v| (step.clone(), v.span(), Node::of_value(v))),
+            _ => None,
+        }
+    }
+}
+
+/// The span of every key and table of a TOML text.
+pub(crate) struct Spans {
+    doc: Option<ImDocument<String>>,
+}
+
+impl Spans {
+    pub(crate) fn new(src: &str) -> Spans {
+        Spans {
+            doc: ImDocument::parse(src.to_string()).ok(),
+        }
+    }
+
+    /// The span of the deepest step of `path` that is written in the text: a
+    /// key's own span, an array element's span (an array of tables' element: its
+    /// `[[header]]`). `None` when not even the first step is written.
+    pub(crate) fn locate(&self, path: &KeyPath) -> Option<Range<usize>> {
+        let doc = self.doc.as_ref()?;
+        let mut node = Node::Table(doc.as_table());
+        let mut best = None;
+        for step in &path.0 {
+            let Some((_, span, child)) = node.child(step) else {
                 break;
-            }
-            pos += l.len();
+            };
+            best = span.or_else(|| child.span()).or(best);
+            node = child;
         }
+        best
     }
-    line_at(src, offset)
+
+    /// The key path of the value at `span` (a deserializer error's span): the
+    /// deepest node whose own span or whose key's span is `span`, else the
+    /// deepest value that contains it; the empty path if none does.
+    pub(crate) fn path_of(&self, span: &Range<usize>) -> KeyPath {
+        let Some(doc) = self.doc.as_ref() else {
+            return KeyPath::default();
+        };
+        let mut exact: Option<KeyPath> = None;
+        let mut inside: Option<KeyPath> = None;
+        let deeper = |best: &Option<KeyPath>, p: &KeyPath| {
+            best.as_ref().is_none_or(|b| p.0.len() > b.0.len())
+        };
+        let mut stack = vec![(KeyPath::default(), Node::Table(doc.as_table()))];
+        while let Some((path, node)) = stack.pop() {
+            for (step, key_span, child) in node.children() {
+                let mut p = path.clone();
+                p.0.push(step);
+                let own = child.span();
+                if own.as_ref() == Some(span) || key_span.as_ref() == Some(span) {
+                    if deeper(&exact, &p) {
+                        exact = Some(p.clone());
+                    }
+                } else if own
+                    .as_ref()
+                    .is_some_and(|o| o.start <= span.start && span.end <= o.end)
+                    && deeper(&inside, &p)
+                {
+                    inside = Some(p.clone());
+                }
+                stack.push((p, child));
+            }
+        }
+        exact.or(inside).unwrap_or_default()
+    }
 }
 
-/// Where `offset` falls in TOML text written by `toml::to_string` (a dict's
-/// scenario): the table around it as a Python user would name it, `qdisc`,
-/// `topology.access` or `flows[1]`; `None` at the top level.
-fn table_path(src: &str, offset: usize) -> Option<String> {
-    let mut current: Option<String> = None;
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut pos = 0;
-    for l in src.split_inclusive('\n') {
-        if pos > offset {
-            break;
-        }
-        let t = l.trim();
-        if let Some(name) = t.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
-            let n = seen.entry(name.to_string()).or_insert(0);
-            current = Some(format!("{name}[{n}]"));
-            *n += 1;
-        } else if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            current = Some(name.to_string());
-        }
-        pos += l.len();
-    }
-    current
+/// The key of a `[qdisc]` table (as plain TOML) whose value alone gives the error
+/// `message`: each key is read with the table's `kind` and nothing else (every
+/// qdisc parameter has a default). `None` when no single key does.
+pub(crate) fn blame_qdisc_key(table: &toml::Table, message: &str) -> Option<String> {
+    let kind = table.get("kind")?;
+    table
+        .iter()
+        .filter(|(k, _)| k.as_str() != "kind")
+        .find(|(k, v)| {
+            let mut alone = toml::Table::new();
+            alone.insert("kind".into(), kind.clone());
+            alone.insert((*k).clone(), (*v).clone());
+            QdiscSpec::deserialize(toml::Value::Table(alone))
+                .is_err_and(|e| e.message().trim() == message)
+        })
+        .map(|(k, _)| k.clone())
 }
 
-/// An error's place: the line of `key` (or of its table) in a file, or for a
-/// dict, whose lines mean nothing to its author, the table's name in the message.
-pub(crate) fn place(
-    src: &str,
-    span: Option<Range<usize>>,
-    key: Option<&str>,
-    lines_known: bool,
-    message: String,
-) -> (Option<usize>, String) {
-    match span {
-        Some(span) if lines_known => (Some(key_line(src, span, key)), message),
-        Some(span) => match table_path(src, span.start.min(src.len())) {
-            // Checks of a table's values already name it ("qdisc.min_th = ...").
-            Some(table) if message.starts_with(table.split('[').next().unwrap_or("")) => {
-                (None, message)
-            }
-            Some(table) => (None, format!("in {table}: {message}")),
-            None => (None, message),
-        },
-        None => (None, message),
+/// The value at `path` in a plain TOML table.
+pub(crate) fn value_at<'a>(root: &'a toml::Table, path: &KeyPath) -> Option<&'a toml::Value> {
+    let mut steps = path.0.iter();
+    let Some(Step::Key(first)) = steps.next() else {
+        return None;
+    };
+    let mut v = root.get(first)?;
+    for step in steps {
+        v = match (v, step) {
+            (toml::Value::Table(t), Step::Key(k)) => t.get(k)?,
+            (toml::Value::Array(a), Step::Index(i)) => a.get(*i)?,
+            _ => return None,
+        };
     }
+    Some(v)
+}
+
+/// Whether `path` names a qdisc table (the ones serde reads through `kind`).
+pub(crate) fn is_qdisc(path: &KeyPath) -> bool {
+    matches!(path.last_key(), Some("qdisc" | "reverse_qdisc"))
 }

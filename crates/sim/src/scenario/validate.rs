@@ -1,25 +1,44 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{FlowKind, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
 use crate::udp::Distribution;
 use std::collections::HashSet;
+
+/// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
+const TCP_HEADERS: u32 = 40;
 
 impl Scenario {
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
         let f = &self.file;
         if f.duration.is_zero() {
-            return Err(self.error("duration must be positive".into()));
+            return Err(self.error_at(
+                &KeyPath::top("duration"),
+                "duration must be positive".into(),
+            ));
         }
         if f.warmup >= f.duration {
-            return Err(self.error(format!(
-                "warmup = {} must be shorter than duration = {}",
-                f.warmup, f.duration
-            )));
+            // At the warm-up's line; at the duration's when the warm-up is the default.
+            let at = if f.warmup.is_zero() {
+                "duration"
+            } else {
+                "warmup"
+            };
+            return Err(self.error_at(
+                &KeyPath::top(at),
+                format!(
+                    "warmup = {} must be shorter than duration = {}",
+                    f.warmup, f.duration
+                ),
+            ));
         }
         if f.flows.is_empty() {
-            return Err(self.error("a scenario needs at least one [[flows]] group".into()));
+            return Err(self.error_at(
+                &KeyPath::top("flows"),
+                "a scenario needs at least one [[flows]] group".into(),
+            ));
         }
+        self.check_name(&KeyPath::top("name"), "name", &f.name, false)?;
         let nodes = self.validate_topology()?;
         let mut names = HashSet::with_capacity(f.flows.len());
         for i in 0..f.flows.len() {
@@ -31,16 +50,15 @@ impl Scenario {
     /// The topology's own checks; for a graph, its node names.
     fn validate_topology(&self) -> Result<Option<HashSet<&str>>, ScenarioError> {
         let f = &self.file;
-        let topo_span = f.topology.span();
+        let topo = KeyPath::top("topology");
         let nodes = match f.topology.get_ref() {
             Topology::Dumbbell {
                 access, bottleneck, ..
             } => {
                 for (k, l) in [("access", access), ("bottleneck", bottleneck)] {
                     if l.rate.bps() == 0 {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some(k),
+                        return Err(self.error_at(
+                            &topo.key(k).key("rate"),
                             format!("topology.{k}.rate must be positive"),
                         ));
                     }
@@ -48,35 +66,40 @@ impl Scenario {
                 None
             }
             Topology::Graph { nodes, links } => {
+                for (j, n) in nodes.iter().enumerate() {
+                    let path = topo.key("nodes").index(j);
+                    self.check_name(&path, &format!("topology.nodes[{j}]"), n, true)?;
+                }
                 let mut set = HashSet::with_capacity(nodes.len());
-                if let Some(twice) = nodes.iter().find(|n| !set.insert(n.as_str())) {
-                    return Err(self.error_in(
-                        Some(topo_span.clone()),
-                        Some("nodes"),
+                if let Some((j, twice)) = nodes
+                    .iter()
+                    .enumerate()
+                    .find(|(_, n)| !set.insert(n.as_str()))
+                {
+                    return Err(self.error_at(
+                        &topo.key("nodes").index(j),
                         format!("topology.nodes names \"{twice}\" twice"),
                     ));
                 }
                 for (i, l) in links.iter().enumerate() {
-                    for end in [&l.from, &l.to] {
+                    let link = topo.key("links").index(i);
+                    for (key, end) in [("from", &l.from), ("to", &l.to)] {
                         if !set.contains(end.as_str()) {
-                            return Err(self.error_in(
-                                Some(topo_span.clone()),
-                                Some("links"),
-                                format!("topology.links[{i}] joins node \"{end}\", which is not in topology.nodes"),
+                            return Err(self.error_at(
+                                &link.key(key),
+                                format!("topology.links[{i}].{key} = \"{end}\" is not in topology.nodes"),
                             ));
                         }
                     }
                     if l.from == l.to {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some("links"),
+                        return Err(self.error_at(
+                            &link.key("to"),
                             format!("topology.links[{i}] joins \"{}\" to itself", l.from),
                         ));
                     }
                     if l.rate.bps() == 0 {
-                        return Err(self.error_in(
-                            Some(topo_span.clone()),
-                            Some("links"),
+                        return Err(self.error_at(
+                            &link.key("rate"),
                             format!("topology.links[{i}].rate must be positive"),
                         ));
                     }
@@ -95,17 +118,16 @@ impl Scenario {
         nodes: Option<&HashSet<&str>>,
         names: &mut HashSet<&'a str>,
     ) -> Result<(), ScenarioError> {
-        let g = &self.file.flows[i];
-        let span = g.span();
-        let spec = g.get_ref();
+        let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
         if spec.name.is_empty() {
-            return Err(self.error_in(
-                Some(span.clone()),
-                Some("name"),
+            return Err(self.error_at(
+                &KeyPath::top("flows").index(i).key("name"),
                 format!("flows[{i}] needs a non-empty name"),
             ));
         }
+        let name_path = KeyPath::top("flows").index(i).key("name");
+        self.check_name(&name_path, &format!("flows[{i}].name"), &spec.name, false)?;
         if !names.insert(spec.name.as_str()) {
             return Err(at(
                 "name",
@@ -114,7 +136,7 @@ impl Scenario {
         }
         let Some(kind) = spec.kind else {
             return Err(at(
-                "name",
+                "kind",
                 "needs kind = \"tcp\", \"web\", \"cbr\", \"poisson\" or \"onoff\"".into(),
             ));
         };
@@ -122,10 +144,20 @@ impl Scenario {
             return Err(at("count", "count = 0 must be at least 1".into()));
         }
         if let Some(ps) = spec.packet_size {
-            if !(40..=65_535).contains(&ps) {
+            // A TCP segment of 40 bytes is all headers (IPv4 20 + TCP 20): it would
+            // carry no data, and its sequence numbers (in bytes) would not advance.
+            let (least, why) = if kind.is_tcp() {
+                (
+                    TCP_HEADERS + 1,
+                    " (the TCP/IP headers are 40 bytes; a segment carries at least 1 byte of data)",
+                )
+            } else {
+                (40, "")
+            };
+            if !(least..=65_535).contains(&ps) {
                 return Err(at(
                     "packet_size",
-                    format!("packet_size = {ps} must be between 40 and 65535 bytes"),
+                    format!("packet_size = {ps} must be between {least} and 65535 bytes{why}"),
                 ));
             }
         }
@@ -133,12 +165,50 @@ impl Scenario {
         self.validate_flow_ends(i, nodes)
     }
 
-    fn flow_error(&self, i: usize, key: &str, msg: String) -> ScenarioError {
-        let g = &self.file.flows[i];
-        let name = &g.get_ref().name;
-        self.error_in(
-            Some(g.span()),
-            Some(key),
+    /// A name the results print (a scenario's, a flow group's) or, for a node
+    /// (`file`), one that also becomes part of a file name (`a-b.pcap`) and of a
+    /// link's name (`a->b`): no control characters, which would reach a terminal
+    /// as escape sequences; for a node also no path separator and no `->`.
+    fn check_name(
+        &self,
+        path: &KeyPath,
+        what: &str,
+        name: &str,
+        file: bool,
+    ) -> Result<(), ScenarioError> {
+        if let Some(c) = name.chars().find(|c| c.is_control()) {
+            return Err(self.error_at(
+                path,
+                format!(
+                    "{what} = {name:?} contains the control character U+{:04X}; names are \
+                     printed in reports",
+                    c as u32
+                ),
+            ));
+        }
+        if file {
+            let bad = if name.is_empty() {
+                Some("must not be empty")
+            } else if name.contains(['/', '\\']) {
+                Some("must not contain / or \\ (node names become file names, as in a-b.pcap)")
+            } else if name.contains("->") {
+                Some("must not contain -> (link directions are named a->b)")
+            } else {
+                None
+            };
+            if let Some(rule) = bad {
+                return Err(self.error_at(path, format!("{what} = {name:?} {rule}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// An error about `key` of flow group `i`, at its line (the group's when the
+    /// key is not written).
+    pub(crate) fn flow_error(&self, i: usize, key: &str, msg: String) -> ScenarioError {
+        let name = &self.file.flows[i].get_ref().name;
+        self.error_at(
+            &KeyPath::top("flows").index(i).key(key),
             format!("flows[{i}] ({name}): {msg}"),
         )
     }
@@ -195,7 +265,7 @@ impl Scenario {
             match spec.rate {
                 None => {
                     return Err(at(
-                        "name",
+                        "rate",
                         format!("kind = \"{}\" needs a rate", kind.name()),
                     ))
                 }
@@ -212,7 +282,7 @@ impl Scenario {
         }
         if kind == FlowKind::Web && spec.object_size.is_none() {
             return Err(at(
-                "name",
+                "object_size",
                 "kind = \"web\" needs object_size (packets per object)".into(),
             ));
         }
@@ -232,11 +302,13 @@ impl Scenario {
             ));
         }
         if kind == FlowKind::Onoff {
-            if spec.on.is_none_or(|d| d.is_zero()) || spec.off.is_none_or(|d| d.is_zero()) {
-                return Err(at(
-                    "name",
-                    "kind = \"onoff\" needs positive on and off mean durations".into(),
-                ));
+            for (key, d) in [("on", spec.on), ("off", spec.off)] {
+                if d.is_none_or(|d| d.is_zero()) {
+                    return Err(at(
+                        key,
+                        "kind = \"onoff\" needs positive on and off mean durations".into(),
+                    ));
+                }
             }
             if spec.distribution == Some(Distribution::Pareto)
                 && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
@@ -303,7 +375,7 @@ impl Scenario {
                     match end {
                         None => {
                             return Err(at(
-                                "name",
+                                key,
                                 format!("a flow in a graph needs `{key}` (a node name)"),
                             ))
                         }
