@@ -156,6 +156,9 @@ registry! {
     FqCodel = "fq_codel": Box<crate::fq_codel::FqCodel>, crate::fq_codel::FqCodelParams;
     /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
     Pie = "pie": Box<crate::pie::Pie>, crate::pie::PieParams;
+    /// REM (Athuraliya, Li, Low & Yin 2001): a price integrating rate and backlog
+    /// mismatch, marking with probability 1 - phi^-price.
+    Rem = "rem": Box<crate::rem::Rem>, crate::rem::RemParams;
     /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
     Fred = "fred": Box<crate::fred::Fred>, crate::fred::FredParams;
     /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,

@@ -66,6 +66,7 @@ pub mod parts;
 pub mod pie;
 pub mod qdisc;
 pub mod red;
+pub mod rem;
 pub mod rng;
 pub mod sfb;
 pub mod sfq;
