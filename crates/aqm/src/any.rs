@@ -146,6 +146,9 @@ registry! {
     Breathe = "breathe": Box<crate::breathe::Breathe>, crate::breathe::BreatheParams;
     /// Scalable Fair RED over a Most-Recently-Used List of flows.
     Mrul = "mrul": Box<crate::mrul::Mrul>, crate::mrul::MrulParams;
+    /// LRU-RED (Smitha & Reddy 2001): RED plus an LRU cache of flows whose
+    /// frequent visitors see a higher drop probability.
+    LruRed = "lru_red": Box<crate::lru_red::LruRed>, crate::lru_red::LruRedParams;
     /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
     Nlred = "nlred": Box<crate::nlred::Nlred>, crate::nlred::NlredParams;
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.

@@ -58,6 +58,7 @@ pub mod drr;
 pub mod fq;
 pub mod fq_codel;
 pub mod fred;
+pub mod lru_red;
 pub mod monitored;
 pub mod mrul;
 pub mod nlred;
