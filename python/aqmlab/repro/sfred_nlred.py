@@ -97,7 +97,7 @@ def _fig12(
     flow["count"] = n
     flow["packet_size"] = size
     # A receiver window above the bandwidth-delay product at every size (200 KB).
-    flow["max_window"] = int(math.ceil(200_000 / size))
+    flow["max_window"] = math.ceil(200_000 / size)
     if short:
         s["duration"], s["warmup"] = GRID_DURATION, GRID_WARMUP
     if queue_interval is not None:
@@ -336,7 +336,7 @@ def _fig17_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]
     q = result.queue
     q = q[q["link"] == BOTTLENECK]
     # The instantaneous queue, thinned to one point per SERIES_STEP for the figure.
-    step = max(1, int(round(SERIES_STEP / float(q["t_s"].diff().median() or SERIES_STEP))))
+    step = max(1, round(SERIES_STEP / float(q["t_s"].diff().median() or SERIES_STEP)))
     for t, v in zip(q["t_s"].values[::step], q["packets"].values[::step]):
         out[f"q_{t:.1f}"] = float(v)
     return out
@@ -714,7 +714,8 @@ def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
             src,
             "with much less margin between the two curves, SFRED is fairer",
             gap["mrul"] < gap["red"],
-            note=f"gap {gap['mrul']:.0f} vs {gap['red']:.0f} kbit/s; Jain {jain['mrul']:.3f} vs {jain['red']:.3f}",
+            note=f"gap {gap['mrul']:.0f} vs {gap['red']:.0f} kbit/s; "
+            f"Jain {jain['mrul']:.3f} vs {jain['red']:.3f}",
         ),
         trend(
             "(beyond the paper) LRU-RED: smaller gap than RED",
@@ -888,7 +889,8 @@ def _fig7_checks(runs: pd.DataFrame) -> list[Check]:
             f"{CITE}, section 2.1",
             "LRU-RED cannot identify an unresponsive flow",
             m["lru_red"]["udp_kbps"] > m["mrul"]["udp_kbps"],
-            note=f"UDP {m['lru_red']['udp_kbps']:.0f} (LRU-RED) vs {m['mrul']['udp_kbps']:.0f} (SFRED) kbit/s",
+            note=f"UDP {m['lru_red']['udp_kbps']:.0f} (LRU-RED) vs "
+            f"{m['mrul']['udp_kbps']:.0f} (SFRED) kbit/s",
         ),
     ]
 
