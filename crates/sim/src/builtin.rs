@@ -31,6 +31,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aggfq-fig3.toml"),
     ),
     (
+        "sfred-nlred-fig1",
+        include_str!("../../../scenarios/sfred-nlred-fig1.toml"),
+    ),
+    (
+        "sfred-nlred-fig12",
+        include_str!("../../../scenarios/sfred-nlred-fig12.toml"),
+    ),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),
