@@ -149,6 +149,9 @@ registry! {
     Breathe = "breathe": Box<crate::breathe::Breathe>, crate::breathe::BreatheParams;
     /// Scalable Fair RED over a Most-Recently-Used List of flows.
     Mrul = "mrul": Box<crate::mrul::Mrul>, crate::mrul::MrulParams;
+    /// LRU-RED (Smitha & Reddy 2001): RED plus an LRU cache of flows whose
+    /// frequent visitors see a higher drop probability.
+    LruRed = "lru_red": Box<crate::lru_red::LruRed>, crate::lru_red::LruRedParams;
     /// Nonlinear RED: a quadratic drop curve with 1.5 max_p.
     Nlred = "nlred": Box<crate::nlred::Nlred>, crate::nlred::NlredParams;
     /// Stochastic Fair Queueing: hashed per-bin queues served by DRR, optional RED per bin.
@@ -159,6 +162,9 @@ registry! {
     FqCodel = "fq_codel": Box<crate::fq_codel::FqCodel>, crate::fq_codel::FqCodelParams;
     /// PIE (RFC 8033): a PI controller of the drop probability on queueing delay.
     Pie = "pie": Box<crate::pie::Pie>, crate::pie::PieParams;
+    /// REM (Athuraliya, Li, Low & Yin 2001): a price integrating rate and backlog
+    /// mismatch, marking with probability 1 - phi^-price.
+    Rem = "rem": Box<crate::rem::Rem>, crate::rem::RemParams;
     /// FRED (Lin & Morris 1997): RED with per-active-flow counts and strikes.
     Fred = "fred": Box<crate::fred::Fred>, crate::fred::FredParams;
     /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,

@@ -15,11 +15,11 @@
 //!   at 1), its early drops reported as `HeavyHitter` ("judged a fast flow");
 //! - otherwise plain RED (`Early`; `Forced` above max_th).
 //!
-//! Every drop of the arrival, overflow included, counts in D_i and D. The list is a
-//! slab linked in recency order plus a `flow -> entry` `HashMap` that is only
-//! looked up: lookup, move-to-front and eviction are O(1). Aging: every
-//! `aging_period` all counters halve (DESIGN.md), lazily: R and D halve when a
-//! period ends, an entry by the periods it missed when next touched.
+//! Every drop of the arrival, overflow included, counts in D_i and D. The list and
+//! its counters are a part shared with LRU-RED, [`crate::parts::recency_list`]:
+//! lookup, move-to-front and eviction are O(1). Aging: every `aging_period` all
+//! counters halve (DESIGN.md), lazily: R and D halve when a period ends, an entry
+//! by the periods it missed when next touched.
 //!
 //! Readings where the paper is silent or ambiguous:
 //! - N_a is the number of listed entries and R, D the sums of their counters (an
@@ -38,12 +38,12 @@
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};
-use crate::parts::flow_hash::FlowMap;
+use crate::parts::recency_list::{check_period, check_size, FlowCounters, RecencyList};
 use crate::parts::red::{Curve, RedAction};
 use crate::parts::red_params::{red_params, RedBlock};
 use crate::parts::red_queue::{apply_and_admit, red_queue_methods, RedQueue};
 use crate::qdisc::{check, Ctx, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
-use crate::time::{Dur, Time};
+use crate::time::Dur;
 
 red_params! {
     /// SFRED over MRUL parameters. Thresholds are in packets; `max_p` is scaled
@@ -66,9 +66,6 @@ red_params! {
     }
 }
 
-/// The most entries a list may have: each costs memory once its flow is seen.
-pub const MAX_LIST_SIZE: u32 = 1 << 22;
-
 impl MrulParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
@@ -76,22 +73,8 @@ impl MrulParams {
         check::at_least("alpha", self.alpha, 0.0)?;
         check::finite("beta", self.beta)?;
         check::at_least("beta", self.beta, 0.0)?;
-        check::at_least("list_size", self.list_size, 1)?;
-        if self.list_size > MAX_LIST_SIZE {
-            return Err(ParamError::new(
-                "list_size",
-                self.list_size,
-                format!("must be at most {MAX_LIST_SIZE}"),
-            ));
-        }
-        if self.aging_period.is_zero() {
-            return Err(ParamError::new(
-                "aging_period",
-                self.aging_period,
-                "must be positive",
-            ));
-        }
-        Ok(())
+        check_size("list_size", self.list_size)?;
+        check_period("aging_period", self.aging_period)
     }
 }
 
@@ -133,139 +116,11 @@ pub enum FlowClass {
     Normal,
 }
 
-const NIL: u32 = u32::MAX;
-
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    flow: FlowId,
-    received: u64,
-    dropped: u64,
-    /// Aging period the counters were last brought up to date in.
-    epoch: u64,
-    prev: u32,
-    next: u32,
-}
-
-/// The Most-Recently-Used List: at most N entries in recency order, O(1) lookup,
-/// move-to-front and eviction of the least recent.
-#[derive(Debug, Clone)]
-pub struct MruList {
-    cap: usize,
-    entries: Vec<Entry>,
-    index: FlowMap<u32>,
-    head: u32,
-    tail: u32,
-}
-
-impl MruList {
-    pub fn new(cap: usize) -> Self {
-        MruList {
-            cap,
-            entries: Vec::new(),
-            index: FlowMap::default(),
-            head: NIL,
-            tail: NIL,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The entry of `flow`, if listed.
-    fn get(&self, flow: FlowId) -> Option<u32> {
-        self.index.get(&flow).copied()
-    }
-
-    /// Moves `flow` to the front, creating its entry (zeroed, stamped `epoch`) if
-    /// needed. Returns the entry and the entry it evicted to make room, if any.
-    fn touch(&mut self, flow: FlowId, epoch: u64) -> (u32, Option<Entry>) {
-        if let Some(e) = self.get(flow) {
-            self.unlink(e);
-            self.push_front(e);
-            return (e, None);
-        }
-        let fresh = Entry {
-            flow,
-            received: 0,
-            dropped: 0,
-            epoch,
-            prev: NIL,
-            next: NIL,
-        };
-        let (e, evicted) = if self.entries.len() < self.cap {
-            self.entries.push(fresh);
-            ((self.entries.len() - 1) as u32, None)
-        } else {
-            let e = self.tail;
-            let old = self.entries[e as usize];
-            self.unlink(e);
-            self.index.remove(&old.flow);
-            self.entries[e as usize] = fresh;
-            (e, Some(old))
-        };
-        self.index.insert(flow, e);
-        self.push_front(e);
-        (e, evicted)
-    }
-
-    fn unlink(&mut self, e: u32) {
-        let Entry { prev, next, .. } = self.entries[e as usize];
-        if prev != NIL {
-            self.entries[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.entries[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
-    }
-
-    fn push_front(&mut self, e: u32) {
-        let old = self.head;
-        self.entries[e as usize].prev = NIL;
-        self.entries[e as usize].next = old;
-        if old != NIL {
-            self.entries[old as usize].prev = e;
-        } else {
-            self.tail = e;
-        }
-        self.head = e;
-    }
-
-    /// Flows from most to least recently seen: O(N), for tests.
-    pub fn recency_order(&self) -> Vec<FlowId> {
-        let mut out = Vec::with_capacity(self.len());
-        let mut e = self.head;
-        while e != NIL {
-            out.push(self.entries[e as usize].flow);
-            e = self.entries[e as usize].next;
-        }
-        out
-    }
-}
-
-/// Halves `x` once per period missed.
-#[inline]
-fn aged(x: u64, periods: u64) -> u64 {
-    x.checked_shr(periods.min(64) as u32).unwrap_or(0)
-}
-
 #[derive(Debug, Clone)]
 pub struct Mrul {
     params: MrulParams,
-    list: MruList,
-    /// R and D over the listed flows.
-    received: u64,
-    dropped: u64,
-    /// The current aging period, `now / aging_period`.
-    epoch: u64,
+    /// The MRU list with R_i, D_i, R and D (aged).
+    flows: FlowCounters,
     queue: RedQueue,
 }
 
@@ -273,10 +128,7 @@ impl Mrul {
     pub fn new(params: MrulParams, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
         Ok(Mrul {
-            list: MruList::new(params.list_size as usize),
-            received: 0,
-            dropped: 0,
-            epoch: 0,
+            flows: FlowCounters::new(params.list_size as usize, params.aging_period),
             queue: RedQueue::new(&params.red(), link),
             params,
         })
@@ -288,78 +140,39 @@ impl Mrul {
     }
 
     /// The list (for tests and the queue lab).
-    pub fn list(&self) -> &MruList {
-        &self.list
+    pub fn list(&self) -> &RecencyList {
+        self.flows.list()
     }
 
     /// R and D, the aggregate received and dropped over the listed flows.
     pub fn totals(&self) -> (u64, u64) {
-        (self.received, self.dropped)
+        self.flows.totals()
     }
 
     /// `flow`'s (R_i, D_i) as of its last packet, if listed.
     pub fn flow_stats(&self, flow: FlowId) -> Option<(u64, u64)> {
-        let e = &self.list.entries[self.list.get(flow)? as usize];
-        Some((e.received, e.dropped))
+        self.flows.flow_stats(flow)
     }
 
     /// How `flow` is classified with its current counters, if listed.
     pub fn flow_class(&self, flow: FlowId) -> Option<FlowClass> {
-        let e = self.list.get(flow)?;
+        let e = self.flows.list().get(flow)?;
         Some(self.classify(e))
-    }
-
-    /// Brings the global counters to the period of `now` (halving per period).
-    #[inline]
-    fn age_totals(&mut self, now: Time) {
-        let epoch = now.as_nanos() / self.params.aging_period.as_nanos();
-        if epoch > self.epoch {
-            let missed = epoch - self.epoch;
-            self.received = aged(self.received, missed);
-            self.dropped = aged(self.dropped, missed);
-            self.epoch = epoch;
-        }
-    }
-
-    /// Brings an entry's counters to the current period.
-    #[inline]
-    fn age_entry(&mut self, e: u32) {
-        let epoch = self.epoch;
-        let entry = &mut self.list.entries[e as usize];
-        if entry.epoch < epoch {
-            let missed = epoch - entry.epoch;
-            entry.received = aged(entry.received, missed);
-            entry.dropped = aged(entry.dropped, missed);
-            entry.epoch = epoch;
-        }
-    }
-
-    /// Lists the arrival's flow at the front and counts the packet in R_i and R.
-    fn record_arrival(&mut self, flow: FlowId) -> u32 {
-        let (e, evicted) = self.list.touch(flow, self.epoch);
-        if let Some(old) = evicted {
-            let missed = self.epoch.saturating_sub(old.epoch);
-            self.received = self.received.saturating_sub(aged(old.received, missed));
-            self.dropped = self.dropped.saturating_sub(aged(old.dropped, missed));
-        }
-        self.age_entry(e);
-        self.list.entries[e as usize].received += 1;
-        self.received += 1;
-        e
     }
 
     fn classify(&self, e: u32) -> FlowClass {
         let p = &self.params;
-        let entry = &self.list.entries[e as usize];
+        let entry = self.flows.entry(e);
         let (r_i, d_i) = (entry.received as f64, entry.dropped as f64);
+        let (received, dropped) = self.flows.totals();
         if entry.received < p.d_w as u64 && entry.dropped == 0 {
             return FlowClass::Slow;
         }
-        let n_a = self.list.len().max(1) as f64;
-        let fair = self.received as f64 / n_a;
+        let n_a = self.flows.len().max(1) as f64;
+        let fair = received as f64 / n_a;
         if fair > 0.0 && r_i > (1.0 + p.alpha) * fair {
-            let avg_loss = if self.received > 0 {
-                self.dropped as f64 / self.received as f64
+            let avg_loss = if received > 0 {
+                dropped as f64 / received as f64
             } else {
                 0.0
             };
@@ -390,11 +203,6 @@ impl Mrul {
         let region = Curve::Linear.region(avg, p.min_th + shift, p.max_th + shift, max_p);
         Decision::Red(self.queue.count.decide(region, p.wait, ctx), reason)
     }
-
-    fn record_drop(&mut self, e: u32) {
-        self.list.entries[e as usize].dropped += 1;
-        self.dropped += 1;
-    }
 }
 
 /// What [`Mrul::decide`] concluded for an arrival.
@@ -409,8 +217,8 @@ impl Qdisc for Mrul {
     red_queue_methods!(queue);
 
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        self.age_totals(ctx.now);
-        let e = self.record_arrival(pkt.flow);
+        self.flows.age(ctx.now);
+        let e = self.flows.arrival(pkt.flow);
         let avg = self.queue.average_now(ctx.now);
         let class = self.classify(e);
         let verdict = match self.decide(class, avg, ctx) {
@@ -425,7 +233,7 @@ impl Qdisc for Mrul {
         };
         if verdict == Verdict::Dropped {
             // Every drop of the arrival, overflow included, counts in D_i and D.
-            self.record_drop(e);
+            self.flows.dropped(e);
         }
         verdict
     }
@@ -530,28 +338,6 @@ mod tests {
         assert_eq!(h.q.qdisc().flow_stats(FlowId(1)), Some((2, 0)));
         // R and D follow the listed flows only: 2 (flow 1) + 1 + 1.
         assert_eq!(h.q.qdisc().totals(), (4, 0));
-    }
-
-    #[test]
-    fn list_operations_are_constant_time() {
-        // 400k touches on a list of 100k entries, most of them misses that evict
-        // the tail and hits deep in the list: quadratic work would take minutes.
-        let mut list = MruList::new(100_000);
-        let mut x = 1u64;
-        for i in 0..400_000u32 {
-            x = crate::rng::mix64(x);
-            let flow = if i % 2 == 0 { (x % 150_000) as u32 } else { i };
-            list.touch(FlowId(flow), 0);
-        }
-        assert_eq!(list.len(), 100_000);
-        let order = list.recency_order();
-        assert_eq!(order.len(), 100_000);
-        assert_eq!(order[0], FlowId(399_999));
-        for f in &order {
-            let e = list.get(*f).expect("listed flows are indexed");
-            assert_eq!(list.entries[e as usize].flow, *f);
-        }
-        assert_eq!(list.index.len(), 100_000);
     }
 
     #[test]

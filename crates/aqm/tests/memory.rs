@@ -120,6 +120,11 @@ fn limits_and_tables_that_cannot_fit_are_errors_that_name_the_key() {
             "list_size = 4294967295",
             "list_size = 4294967295 must be at most",
         ),
+        (
+            "lru_red",
+            "list_size = 4294967295",
+            "list_size = 4294967295 must be at most",
+        ),
     ];
     for (kind, line, want) in cases {
         let spec: QdiscSpec = toml::from_str(&format!("kind = \"{kind}\"\n{line}")).unwrap();

@@ -35,6 +35,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/breathe-fig2.toml"),
     ),
     (
+        "sfred-nlred-fig1",
+        include_str!("../../../scenarios/sfred-nlred-fig1.toml"),
+    ),
+    (
+        "sfred-nlred-fig12",
+        include_str!("../../../scenarios/sfred-nlred-fig12.toml"),
+    ),
+    (
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),

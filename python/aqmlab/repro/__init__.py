@@ -29,6 +29,7 @@ from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experimen
 # After the CHOKe and SFB papers: `repro --list` shows the papers in the order they were reproduced.
 from aqmlab.repro import aggfq as _aggfq  # noqa: F401  (registers the aggregate FQ experiments)
 from aqmlab.repro import breathe as _breathe  # noqa: F401  (registers the BREATHe experiments)
+from aqmlab.repro import sfred_nlred as _sfred_nlred  # noqa: F401  (the SFRED / NLRED paper)
 from aqmlab.repro._core import (
     REGISTRY,
     Check,

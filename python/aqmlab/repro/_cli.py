@@ -17,10 +17,14 @@ def main(ns) -> int:
         if ns.ids:
             print("error: --list takes no experiment ids", file=sys.stderr)
             return 2
+        # Columns as wide as their longest entry, so that every title lines up.
+        ids = [e.id for e in R.EXPERIMENTS.values()] + [p + "-*" for p in R.NOT_YET]
+        w_id = max([14, *map(len, ids)])
+        w_src = max([28, *(len(e.source) for e in R.EXPERIMENTS.values())])
         for e in R.EXPERIMENTS.values():
-            print(f"{e.id:<14} {e.source:<28} {e.title}")
+            print(f"{e.id:<{w_id}} {e.source:<{w_src}} {e.title}")
         for paper, what in R.NOT_YET.items():
-            print(f"{paper + '-*':<14} {'(not yet reproduced)':<28} {what}")
+            print(f"{paper + '-*':<{w_id}} {'(not yet reproduced)':<{w_src}} {what}")
         return 0
     if not ns.ids:
         print("error: name an experiment (see `aqmlab repro --list`) or `all`", file=sys.stderr)

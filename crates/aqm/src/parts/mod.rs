@@ -17,6 +17,8 @@
 //! - [`blue_probability`]: BLUE's probability step (BLUE, SFB's bins).
 //! - [`token_bucket`]: SFB's rate limiter.
 //! - [`heavy_hitters`]: the O(1) frequent-elements set (BREATHe).
+//! - [`recency_list`]: a bounded list of recently seen flows with aged per-flow
+//!   counters (MRUL's list, LRU-RED's cache).
 //! - [`codel`]: CoDel's control law (Linux's integer Newton step) and dequeue
 //!   state machine (CoDel, FQ-CoDel).
 
@@ -26,6 +28,7 @@ pub mod fifo;
 pub mod flow_hash;
 pub mod heavy_hitters;
 pub mod params;
+pub mod recency_list;
 pub mod red;
 pub mod red_params;
 pub mod red_queue;
