@@ -214,10 +214,11 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
     match kind {
         "tcp" | "web" => {
             if u.arbitrary()? {
-                f.insert(
-                    "variant".into(),
-                    (*u.choose(&["reno", "newreno", "sack"])?).into(),
-                );
+                let variant = *u.choose(&["reno", "newreno", "sack", "cubic"])?;
+                f.insert("variant".into(), variant.into());
+                if variant == "cubic" && u.arbitrary()? {
+                    f.insert("hystart".into(), Value::Boolean(u.arbitrary()?));
+                }
             }
             if u.arbitrary()? {
                 f.insert("max_window".into(), Value::Integer(u.int_in_range(1..=64)?));

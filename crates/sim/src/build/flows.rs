@@ -80,6 +80,7 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         delayed_ack: spec.delayed_ack.unwrap_or(false),
         ecn: spec.ecn.unwrap_or(false),
         counting: spec.counting.unwrap_or_default(),
+        hystart: spec.hystart.unwrap_or(false),
         object_size: spec.object_size,
         think: spec.think.unwrap_or(Dur::ZERO),
         ..defaults

@@ -172,6 +172,8 @@ pub struct FlowSpec {
     /// ignores marks (an unresponsive flow a marking queue cannot slow down).
     pub ecn: Option<bool>,
     pub counting: Option<Counting>,
+    /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
+    pub hystart: Option<bool>,
     pub object_size: Option<u32>,
     pub think: Option<Dur>,
     pub rate: Option<Rate>,

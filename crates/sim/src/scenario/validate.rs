@@ -2,6 +2,7 @@
 //! key and its line.
 
 use super::{FlowKind, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use crate::tcp::Variant;
 use crate::udp::Distribution;
 use std::collections::HashSet;
 
@@ -155,6 +156,7 @@ impl Scenario {
             ("min_rto", spec.min_rto.is_some()),
             ("delayed_ack", spec.delayed_ack.is_some()),
             ("counting", spec.counting.is_some()),
+            ("hystart", spec.hystart.is_some()),
         ];
         let web_keys = [
             ("object_size", spec.object_size.is_some()),
@@ -214,6 +216,12 @@ impl Scenario {
             return Err(at(
                 "name",
                 "kind = \"web\" needs object_size (packets per object)".into(),
+            ));
+        }
+        if spec.hystart.is_some() && spec.variant != Some(Variant::Cubic) {
+            return Err(at(
+                "hystart",
+                "hystart applies to variant = \"cubic\" only".into(),
             ));
         }
         if spec.object_size == Some(0) {

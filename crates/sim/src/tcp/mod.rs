@@ -6,7 +6,9 @@
 //!   and hole retransmission; a hole below the highest SACKed packet is lost, which
 //!   is exact on the engine's FIFO paths where packets never reorder).
 //! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
-//!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2).
+//!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2); Reno's window
+//!   arithmetic, or CUBIC's (RFC 9438, with HyStart++ as an option) in
+//!   [`congestion`].
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off; `min_rto` defaults to ns-2's 0.2 s.
 //! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
@@ -41,7 +43,7 @@ mod tests;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-/// Loss-recovery flavour.
+/// The TCP flavour: loss recovery and congestion control together.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
@@ -49,6 +51,26 @@ pub enum Variant {
     #[default]
     NewReno,
     Sack,
+    /// CUBIC congestion control (RFC 9438) with SACK recovery, as Linux runs it.
+    Cubic,
+}
+
+/// How a sender repairs losses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    Reno,
+    NewReno,
+    Sack,
+}
+
+impl Variant {
+    pub fn recovery(self) -> Recovery {
+        match self {
+            Variant::Reno => Recovery::Reno,
+            Variant::NewReno => Recovery::NewReno,
+            Variant::Sack | Variant::Cubic => Recovery::Sack,
+        }
+    }
 }
 
 /// How the congestion window grows per ACK.
@@ -82,6 +104,8 @@ pub struct TcpConfig {
     pub delack_timeout: Dur,
     pub ecn: bool,
     pub counting: Counting,
+    /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
+    pub hystart: bool,
     pub dupthresh: u32,
     /// Web-like flows: packets per object; `None` for bulk transfer.
     pub object_size: Option<u32>,
@@ -106,6 +130,7 @@ impl Default for TcpConfig {
             delack_timeout: Dur::from_millis(100),
             ecn: false,
             counting: Counting::Packet,
+            hystart: false,
             dupthresh: 3,
             object_size: None,
             think: Dur::ZERO,
