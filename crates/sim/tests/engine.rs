@@ -489,3 +489,55 @@ fn hystart_belongs_to_cubic() {
     );
     assert!(e.starts_with("t.toml:17:"), "{e}");
 }
+
+#[test]
+fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
+    // Packet 1 is lost when the window is 2: one duplicate ACK only, so without
+    // limited transmit only the retransmission timer repairs it. With it, each
+    // duplicate ACK releases a new packet whose ACK is the next duplicate.
+    let mut seen = Vec::new();
+    for lt in [false, true] {
+        let text = single_flow(100, "newreno").replace(
+            "start_spread = \"0s\"",
+            &format!("start_spread = \"0s\"\nlimited_transmit = {lt}"),
+        );
+        let mut sim = Simulation::new(&scenario(&text)).unwrap();
+        sim.inject_loss(0, 1);
+        sim.run_until(aqm::Time::from_secs(3), &mut |_| {});
+        let st = sim.tcp_sender(0).unwrap().stats;
+        seen.push((st.timeouts, st.fast_recoveries));
+    }
+    assert_eq!(seen, vec![(1, 0), (0, 1)]);
+}
+
+#[test]
+fn delack_timeout_needs_delayed_acks_and_stays_under_half_a_second() {
+    let with = |keys: &str| {
+        single_flow(10, "newreno").replace(
+            "start_spread = \"0s\"",
+            &format!("start_spread = \"0s\"\n{keys}"),
+        )
+    };
+    let e = |keys: &str| {
+        Scenario::from_toml(&with(keys), "t.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(e("delack_timeout = \"40ms\"").contains("delack_timeout needs delayed_ack = true"));
+    let msg = e("delayed_ack = true\ndelack_timeout = \"500ms\"");
+    assert!(msg.contains("must be above 0 and below 500ms"), "{msg}");
+    assert!(msg.starts_with("t.toml:18:"), "{msg}");
+    // A 40 ms (Linux) timeout acknowledges a lone packet sooner than ns-2's 100 ms:
+    // a one-packet-at-a-time flow sees the difference in every RTT sample.
+    let mut rtt = Vec::new();
+    for d in ["40ms", "100ms"] {
+        let text = with(&format!(
+            "delayed_ack = true\ndelack_timeout = \"{d}\"\nmax_window = 1"
+        ));
+        let r = run(&text);
+        rtt.push(r.flows[0].rtt_mean_s.unwrap());
+    }
+    // RTT 20 ms + 1 ms of transmission, plus the timeout.
+    assert!((rtt[0] - 0.061).abs() < 0.002, "{rtt:?}");
+    assert!((rtt[1] - 0.121).abs() < 0.002, "{rtt:?}");
+}

@@ -168,6 +168,10 @@ pub struct FlowSpec {
     pub initial_window: Option<u32>,
     pub min_rto: Option<Dur>,
     pub delayed_ack: Option<bool>,
+    /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
+    pub delack_timeout: Option<Dur>,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: Option<bool>,
     /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
     /// ignores marks (an unresponsive flow a marking queue cannot slow down).
     pub ecn: Option<bool>,

@@ -23,8 +23,13 @@
 //!   of 0) and keeping its timer armed while `cwnd_ < 1` (`newtimer`); ns-2 also
 //!   backs the timer off on a second such ECE in a row, which the RFC does not ask
 //!   and we do not do. Linux instead keeps cwnd at its ssthresh floor of 2 on ECE.
-//! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`;
-//!   out-of-order and hole-filling packets are acknowledged at once.
+//! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`
+//!   (100 ms by default, ns-2's `delay_ack_` interval); out-of-order and
+//!   hole-filling packets are acknowledged at once.
+//! - Optional limited transmit (RFC 3042): each of the first two duplicate ACKs
+//!   (below `dupthresh`) sends one new packet, if the receiver's window and the
+//!   data allow, without changing cwnd, so a small window still gathers the
+//!   duplicate ACKs fast retransmit needs instead of waiting for a timeout.
 //!
 //! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
 //! [`Actions`] buffer the engine applies, so they can be unit-tested alone.
@@ -101,7 +106,11 @@ pub struct TcpConfig {
     pub initial_rto: Dur,
     pub granularity: Dur,
     pub delayed_ack: bool,
+    /// How long a delayed ACK waits for a second packet (ns-2's 100 ms default;
+    /// ns-3 200 ms, Linux 40 ms at least).
     pub delack_timeout: Dur,
+    /// RFC 3042: the first two duplicate ACKs each release one new packet.
+    pub limited_transmit: bool,
     pub ecn: bool,
     pub counting: Counting,
     /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
@@ -128,6 +137,7 @@ impl Default for TcpConfig {
             granularity: Dur::from_millis(1),
             delayed_ack: false,
             delack_timeout: Dur::from_millis(100),
+            limited_transmit: false,
             ecn: false,
             counting: Counting::Packet,
             hystart: false,

@@ -435,6 +435,8 @@ impl TcpSender {
                     && (recovery == Recovery::Reno || ack >= self.recover)
                 {
                     self.enter_recovery(now, cfg, act);
+                } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
+                    self.limited_transmit(now, cfg, act);
                 }
             } else if recovery != Recovery::Sack {
                 self.cwnd += 1.0; // window inflation: one packet left the network
@@ -444,6 +446,23 @@ impl TcpSender {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
         self.send_allowed(now, cfg, act);
+    }
+
+    /// RFC 3042: a duplicate ACK (the first or second) says a packet left the
+    /// network, so one new packet may follow it: at most cwnd + 2 outstanding,
+    /// never beyond the receiver's window, never a retransmission, cwnd unchanged.
+    fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let allowance = self.cwnd.floor() as u32 + self.dupacks;
+        if self.ecn_hold
+            || self.snd_nxt != self.snd_max
+            || !self.has_new_data()
+            || self.outstanding() >= allowance.min(cfg.max_window)
+        {
+            return;
+        }
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        self.emit(seq, now, cfg, act);
     }
 
     /// An ACK `ack` carried ECN-Echo.
