@@ -307,7 +307,9 @@ fn bad(option: &str, value: &str, rule: &str) -> TcError {
 /// A duration as the scenario files write it.
 fn dur(d: Dur) -> Value {
     let ns = d.as_nanos();
-    Value::String(if ns.is_multiple_of(1_000_000) {
+    Value::String(if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
     } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
@@ -1031,8 +1033,8 @@ mod tests {
     fn sfb_lines_of_tc_testing() {
         // 3294: "rehash 600s db 60s" by default.
         let k = keys(&format!("{DEV} sfb"));
-        assert_eq!(k["rehash_period"], s("600000ms"));
-        assert_eq!(k["warmup"], s("60000ms"));
+        assert_eq!(k["rehash_period"], s("600s"));
+        assert_eq!(k["warmup"], s("60s"));
         assert_eq!(k["hash"], s("double_buffered"));
         assert_eq!(
             (&k["levels"], &k["bins"]),
@@ -1179,7 +1181,7 @@ mod tests {
         );
         assert_eq!(
             keys(&format!("{DEV} codel interval 1s"))["interval"],
-            s("1000ms")
+            s("1s")
         );
         let k = keys(&format!("{DEV} pie"));
         assert_eq!((&k["target"], &k["tupdate"]), (&s("15ms"), &s("15ms")));
@@ -1207,7 +1209,7 @@ mod tests {
         let k = keys(&format!("{DEV} sfq perturb 10 quantum 3k headdrop"));
         assert_eq!(
             (&k["perturb_period"], &k["quantum"], &k["headdrop"]),
-            (&s("10000ms"), &Value::Integer(3072), &Value::Boolean(true))
+            (&s("10s"), &Value::Integer(3072), &Value::Boolean(true))
         );
         assert!(err(&format!("{DEV} sfq limit 1")).contains("at least 2"));
         let k = keys(&format!(

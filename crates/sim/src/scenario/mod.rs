@@ -14,6 +14,7 @@ use toml::Spanned;
 
 mod monitor;
 mod place;
+mod qdisc_table;
 mod validate;
 
 pub use monitor::Monitor;
@@ -52,7 +53,7 @@ pub struct ScenarioFile {
     pub topology: Spanned<Topology>,
     /// The bottleneck's forward direction (dumbbell), or the default for every
     /// link's forward direction (graph).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::spanned")]
     pub qdisc: Option<Spanned<QdiscSpec>>,
     /// What to record besides the totals.
     #[serde(default)]
@@ -77,7 +78,7 @@ pub enum Topology {
         access: LinkSpec,
         bottleneck: LinkSpec,
         /// The bottleneck's reverse direction (ACKs); DropTail by default.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "qdisc_table::plain")]
         reverse_qdisc: Option<QdiscSpec>,
     },
     /// Explicit nodes and links; flows name their end nodes.
@@ -95,10 +96,10 @@ pub struct GraphLink {
     pub rate: Rate,
     pub delay: Dur,
     /// Direction from -> to; defaults to the scenario's `[qdisc]`, else DropTail.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::plain")]
     pub qdisc: Option<QdiscSpec>,
     /// Direction to -> from; DropTail by default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::plain")]
     pub reverse_qdisc: Option<QdiscSpec>,
     /// Report this link's queues and per-flow throughput.
     #[serde(default = "yes")]
@@ -393,6 +394,26 @@ mod tests {
         // an empty message.
         let e = err("# a\u{e}\n");
         assert!(e.starts_with("s.toml:1: invalid TOML"), "{e}");
+    }
+
+    #[test]
+    fn a_qdisc_table_may_be_a_tc_line() {
+        let red = "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n";
+        assert!(EXAMPLE.contains(red));
+        let line = "tc qdisc add dev eth0 root fq_codel limit 1000 target 2ms noecn";
+        let text = EXAMPLE.replace(red, &format!("tc = \"{line}\"\n"));
+        let s = Scenario::from_toml(&text, "s.toml").unwrap();
+        let got = s.file.qdisc.unwrap().into_inner();
+        assert_eq!(got, crate::tc::parse(line).unwrap().spec().unwrap());
+        assert_eq!(got.kind(), "fq_codel");
+        // The line's errors, and keys beside it, are errors at their line.
+        let text = EXAMPLE.replace(red, "tc = \"tc qdisc add dev eth0 root codel fast\"\n");
+        let e = err(&text);
+        assert!(e.contains("codel has no option `fast`"), "{e}");
+        assert!(e.starts_with("s.toml:"), "{e}");
+        let text = EXAMPLE.replace(red, "tc = \"codel\"\nlimit = 5\n");
+        let e = err(&text);
+        assert!(e.contains("`limit` cannot stand beside it"), "{e}");
     }
 
     #[test]
