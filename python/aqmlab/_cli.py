@@ -292,7 +292,7 @@ def _qdiscs(ns: argparse.Namespace) -> int:
 
 
 def _tc_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("line")
+    p.add_argument("line", metavar="LINE")
 
 
 @command("tc", _tc_args)
