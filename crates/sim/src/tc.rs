@@ -108,7 +108,7 @@ impl TcQdisc {
 
     /// The `[qdisc]` table as TOML, the line and the notes as comments above it.
     pub fn to_toml(&self) -> String {
-        let mut out = format!("# {}\n", self.line.trim());
+        let mut out = format!("# {}\n", self.line);
         for n in &self.notes {
             out.push_str(&format!("# note: {n}\n"));
         }
@@ -129,7 +129,23 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
         args: options,
         at: 0,
         out: TcQdisc {
-            line: line.trim().to_string(),
+            // The words only, so the echo stays one comment line; a control
+            // character (no TOML comment may hold one) is written escaped.
+            line: tokens
+                .iter()
+                .map(|w| {
+                    w.chars()
+                        .map(|c| {
+                            if c.is_control() {
+                                c.escape_unicode().to_string()
+                            } else {
+                                c.to_string()
+                            }
+                        })
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
             keys: Vec::new(),
             notes: Vec::new(),
         },
@@ -251,9 +267,12 @@ impl<'a> Parser<'a> {
         self.out.notes.push(n);
     }
 
+    /// tc's `get_unsigned`/`get_u32`: a 32-bit unsigned number.
     fn uint(&mut self, option: &str) -> Result<u64, TcError> {
         let v = self.value(option)?;
-        parse_uint(v).ok_or_else(|| bad(option, v, "must be a whole number"))
+        parse_uint(v)
+            .filter(|&n| n <= u32::MAX as u64)
+            .ok_or_else(|| bad(option, v, "must be a whole number below 2^32"))
     }
     fn size(&mut self, option: &str) -> Result<u64, TcError> {
         let v = self.value(option)?;
@@ -708,7 +727,17 @@ fn sfq(p: &mut Parser) -> Result<(), TcError> {
         }
         match o {
             "quantum" => quantum = p.size(o)?,
-            "perturb" => perturb = p.uint(o)?,
+            "perturb" => {
+                // tc's get_integer: a signed 32-bit number of seconds.
+                perturb = p.uint(o)?;
+                if perturb > i32::MAX as u64 {
+                    return Err(bad(
+                        "perturb",
+                        &perturb.to_string(),
+                        "must be below 2^31 seconds",
+                    ));
+                }
+            }
             "limit" => {
                 limit = p.uint(o)?;
                 if limit < 2 {
@@ -1212,6 +1241,10 @@ mod tests {
             (&s("10s"), &Value::Integer(3072), &Value::Boolean(true))
         );
         assert!(err(&format!("{DEV} sfq limit 1")).contains("at least 2"));
+        // Found by fuzzing: a perturb period past Dur's range overflowed.
+        assert!(err(&format!("{DEV} sfq perturb 114444444444444")).contains("below 2^32"));
+        assert!(err(&format!("{DEV} sfq perturb 4000000000")).contains("below 2^31 seconds"));
+        assert!(err(&format!("{DEV} sfb rehash 99999999999")).contains("below 2^32"));
         let k = keys(&format!(
             "{DEV} sfq limit 300 redflowlimit 100000 min 8000 max 60000 probability 0.2 ecn"
         ));
@@ -1280,6 +1313,9 @@ mod tests {
     #[test]
     fn every_line_prints_a_table_that_parses_back_to_the_same_spec() {
         for line in [
+            // Found by fuzzing: a NUL in the device name broke the echoed comment.
+            "tc qdisc add dev eth0_\0\0\0 root sfb limit 1000",
+            "tc  qdisc add\tdev eth0 root\n codel",
             "tc qdisc add dev eth0 root sfb limit 1000 max 25 target 20",
             "tc qdisc add dev eth0 root red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10Mbit ecn",
             "tc qdisc add dev eth0 root fq_codel",
@@ -1291,7 +1327,7 @@ mod tests {
             let table: toml::Table = toml::from_str(&text).unwrap();
             let back = QdiscSpec::deserialize(table["qdisc"].clone()).unwrap();
             assert_eq!(back, q.spec().unwrap(), "{text}");
-            assert!(text.starts_with(&format!("# {line}\n")), "{text}");
+            assert!(text.starts_with("# tc qdisc add dev eth0"), "{text}");
         }
     }
 }
