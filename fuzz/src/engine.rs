@@ -214,10 +214,11 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
     match kind {
         "tcp" | "web" => {
             if u.arbitrary()? {
-                f.insert(
-                    "variant".into(),
-                    (*u.choose(&["reno", "newreno", "sack"])?).into(),
-                );
+                let variant = *u.choose(&["reno", "newreno", "sack", "cubic"])?;
+                f.insert("variant".into(), variant.into());
+                if variant == "cubic" && u.arbitrary()? {
+                    f.insert("hystart".into(), Value::Boolean(u.arbitrary()?));
+                }
             }
             if u.arbitrary()? {
                 f.insert("max_window".into(), Value::Integer(u.int_in_range(1..=64)?));
@@ -232,7 +233,14 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                 f.insert("min_rto".into(), ms(u.int_in_range(10..=1000)?));
             }
             if u.ratio(1u8, 4)? {
-                f.insert("delayed_ack".into(), Value::Boolean(u.arbitrary()?));
+                let on: bool = u.arbitrary()?;
+                f.insert("delayed_ack".into(), Value::Boolean(on));
+                if on && u.arbitrary()? {
+                    f.insert("delack_timeout".into(), ms(u.int_in_range(1..=499)?));
+                }
+            }
+            if u.ratio(1u8, 4)? {
+                f.insert("limited_transmit".into(), Value::Boolean(u.arbitrary()?));
             }
             if u.ratio(1u8, 4)? {
                 f.insert("counting".into(), (*u.choose(&["packet", "byte"])?).into());

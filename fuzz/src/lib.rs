@@ -13,6 +13,8 @@
 //!   conservation of packets and bytes, the limit, packet identity, no panic.
 //! - [`engine`]: small random valid scenarios, generated structurally: no panic,
 //!   per-link conservation, determinism across two runs.
+//! - [`tc`]: any bytes as a tc command line: an error, or a table that reads back
+//!   as the same spec and builds.
 //! - [`gen`]: the parameter generator the `qdisc` and `engine` targets share.
 //!
 //! `docs/testing.md` says how to run them and records the runs.
@@ -24,6 +26,7 @@ pub mod engine;
 pub mod gen;
 pub mod qdisc;
 pub mod scenario;
+pub mod tc;
 
 static SKIP_KNOWN: AtomicBool = AtomicBool::new(false);
 
@@ -53,4 +56,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("scenario", scenario::run),
     ("qdisc", qdisc::run),
     ("engine", engine::run),
+    ("tc", tc::run),
 ];

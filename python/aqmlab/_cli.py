@@ -307,6 +307,18 @@ def _qdiscs(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _tc_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("line", metavar="LINE")
+
+
+@command("tc", _tc_args)
+def _tc(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+
+    _print(_aqmlab.tc_table(ns.line))
+    return 0
+
+
 def _sfb_misclass_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--levels", type=_unsigned, required=True)
     p.add_argument("--bins", type=_unsigned, required=True)

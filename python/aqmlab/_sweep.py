@@ -15,9 +15,11 @@ Keys are dotted paths into the scenario, as its TOML spells them::
 A path step into a list (``flows``) names an element by its ``name`` (or its
 index). A missing key is added, so a path can set a parameter the file leaves at
 its default; an unknown key is the scenario's error, reported with the point it
-came from before any run starts. Setting ``qdisc.kind`` keeps the table's other
-keys: to compare qdiscs that take different parameters, give whole tables
-(``{"qdisc": [{"kind": "red", ...}, {"kind": "sfb", ...}]}``).
+came from before any run starts. Setting ``qdisc.kind`` to another kind keeps the
+table's keys that kind takes and drops the others, so ``qdisc.kind=red,fq_codel``
+over a RED scenario runs FQ-CoDel with the scenario's ``limit`` and its own
+defaults (RED's ``min_th`` and ``max_th`` go); to set each kind's parameters, give
+whole tables (``{"qdisc": [{"kind": "red", ...}, {"kind": "sfb", ...}]}``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import copy
 import itertools
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -121,6 +124,31 @@ def set_path(scenario: Mapping[str, Any], key: str, value: Any) -> dict[str, Any
         else:
             raise ValueError(f"sweep key {key!r}: {where} is {node!r}, not a table")
     return out
+
+
+def _keep_what_the_kind_takes(
+    point: dict[str, Any], base: Mapping[str, Any], label: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``point`` without the keys of its ``[qdisc]`` that its (new) kind does not
+    take. The scenario parser names them one at a time (``unknown field `x```); a
+    key the sweep itself set is never dropped, so its error stands."""
+    from aqmlab import _aqmlab
+    from aqmlab._run import _to_json
+
+    base_qdisc = base.get("qdisc")
+    if not isinstance(base_qdisc, dict) or point["qdisc"].get("kind") == base_qdisc.get("kind"):
+        return point
+    point = copy.deepcopy(point)
+    inherited = set(base_qdisc) - {"kind"} - {k.removeprefix("qdisc.") for k in label}
+    while True:
+        try:
+            _aqmlab.check_json(_to_json(point))
+            return point
+        except ValueError as e:
+            m = re.search(r"in qdisc: unknown field `([^`]+)`", str(e))
+            if m is None or m.group(1) not in inherited or m.group(1) not in point["qdisc"]:
+                return point
+            del point["qdisc"][m.group(1)]
 
 
 def _list_index(items: list[Any], step: str, key: str, where: str) -> int:
@@ -351,6 +379,8 @@ def sweep(
         point = base
         for key, value in label.items():
             point = set_path(point, key, value)
+        if "qdisc.kind" in label:
+            point = _keep_what_the_kind_takes(point, base, label)
         try:
             simulated.append(_aqmlab.check_json(_to_json(point)))
         except ValueError as e:

@@ -34,6 +34,19 @@ def test_qdiscs_lists_the_kinds():
     assert proc.stdout.split() == aqmlab.qdisc_kinds()
 
 
+def test_tc_prints_the_table_the_binary_prints():
+    line = "tc qdisc add dev eth0 root sfb limit 1000 max 25 target 20 penalty_rate 10"
+    proc = run_cli("tc", line, script=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == _aqmlab.tc_table(line)
+    assert 'kind = "sfb"' in proc.stdout and "bins = 16" in proc.stdout
+    if BINARY.exists():
+        assert subprocess.run([BINARY, "tc", line], capture_output=True, text=True).stdout == proc.stdout
+    proc = run_cli("tc", "tc qdisc add dev eth0 root codel fast", script=True)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: tc line: codel has no option `fast`\n"
+
+
 def test_run_prints_a_summary():
     proc = run_cli("run", "--duration", "21s", script=True)
     assert proc.returncode == 0, proc.stderr

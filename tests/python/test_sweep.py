@@ -107,6 +107,21 @@ def test_a_bad_point_is_reported_before_any_run(short_fig3, tmp_path):
     assert not cache.exists() or not any(cache.iterdir())
 
 
+def test_switching_the_kind_drops_the_keys_the_new_kind_does_not_take(short_fig3):
+    # choke-fig3's RED table has limit, min_th and max_th; FQ-CoDel takes only limit.
+    sw = aqmlab.sweep(short_fig3, {"qdisc.kind": ["red", "fq_codel"]})
+    fq = next(r for label, _, r in sw.runs_done if label["qdisc.kind"] == "fq_codel")
+    assert fq.summary["links"][0]["qdisc"] == "fq_codel"
+    table = {**short_fig3["qdisc"], "kind": "fq_codel"}
+    del table["min_th"], table["max_th"]
+    assert fq.summary == aqmlab.run({**short_fig3, "qdisc": table}).summary | {
+        "wall_seconds": fq.summary["wall_seconds"]
+    }
+    # A key the sweep sets itself is never dropped: its error stands.
+    with pytest.raises(ValueError, match=r"unknown field `min_th`"):
+        aqmlab.sweep(short_fig3, {"qdisc.kind": ["fq_codel"], "qdisc.min_th": [5]})
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -74,6 +74,17 @@ enum Command {
     Scenarios,
     /// List the queueing disciplines a scenario's `[qdisc] kind` may name.
     Qdiscs,
+    /// Print the `[qdisc]` table a Linux `tc qdisc add ...` line configures.
+    ///
+    /// Reads pfifo, bfifo, red, sfb, choke, sfq, codel, fq_codel and pie with tc's
+    /// options, units (kbit, mbit, kbps = kilobytes per second, ms, us) and
+    /// defaults. Comments above the table say where aqmlab's model of the qdisc
+    /// differs from Linux. Paste the table into a scenario, or write `[qdisc] tc =
+    /// "..."` there.
+    Tc {
+        /// The command line, quoted: "tc qdisc add dev eth0 root fq_codel".
+        line: String,
+    },
     /// Evaluate an analytical model from the papers (SFB eq. 1, front and back CHOKe).
     Model {
         #[command(subcommand)]
@@ -251,6 +262,10 @@ where
         Command::Plot(_) => python_only("plot"),
         Command::Scenarios => print(&builtin::listing()),
         Command::Qdiscs => print(&face::qdiscs()),
+        Command::Tc { line } => match sim::tc::parse(&line) {
+            Ok(q) => print(&q.to_toml()),
+            Err(e) => Err(usage(e.to_string())),
+        },
         Command::Model { model } => model_cmd::run(model),
         Command::QueueLab(a) => queue_lab_cmd::run(a),
         Command::Completions { shell } => print(&face::completion(&shell)),

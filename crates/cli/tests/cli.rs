@@ -403,3 +403,36 @@ fn an_out_that_names_a_file_is_refused_before_the_run() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
 }
+
+#[test]
+fn tc_prints_a_qdisc_table_a_scenario_runs_and_refuses_unknown_options() {
+    let line = "tc qdisc add dev eth0 root fq_codel limit 1000 target 2ms noecn";
+    let out = aqmlab(&["tc", line]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.starts_with(&format!("# {line}\n")), "{table}");
+    assert!(table.contains("[qdisc]\nkind = \"fq_codel\"\n"), "{table}");
+    assert!(table.contains("target = \"2ms\"\n") && table.contains("ecn = false\n"));
+    // The printed table, pasted into a scenario in place of its [qdisc], runs.
+    let start = EXAMPLE.find("[qdisc]").unwrap();
+    let end = start + EXAMPLE[start..].find("\n\n").unwrap();
+    let text = format!("{}{}{}", &EXAMPLE[..start], table, &EXAMPLE[end..])
+        .replace("duration = \"100s\"", "duration = \"3s\"")
+        .replace("warmup = \"20s\"", "warmup = \"1s\"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario_file(dir.path(), &text);
+    let out = aqmlab(&["run", &path, "--json", "-q"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8(out.stdout).unwrap().contains("fq_codel"));
+    // Unknown options: one line, exit 2.
+    let out = aqmlab(&["tc", "tc qdisc add dev eth0 root pie quick"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("pie has no option `quick`"), "{err}");
+}

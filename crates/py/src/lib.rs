@@ -313,6 +313,12 @@ fn qdisc_kinds() -> Vec<&'static str> {
     aqm::QdiscSpec::KINDS.to_vec()
 }
 
+/// `aqmlab tc`'s output: the `[qdisc]` table a tc command line configures.
+#[pyfunction]
+fn tc_table(line: &str) -> PyResult<String> {
+    Ok(sim::tc::parse(line).map_err(Error::usage)?.to_toml())
+}
+
 /// The name of the scenario `aqmlab run` runs when given none.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -342,6 +348,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_listing, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_text, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(tc_table, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     Ok(())
 }

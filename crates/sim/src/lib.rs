@@ -21,6 +21,7 @@
 //! - [`wire`]: the packets propagating on every wire, in one slab.
 //! - [`flow`]: a flow's routes, endpoints, timers and counters.
 //! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
+//! - [`tc`]: a Linux `tc qdisc add ...` line read into the `[qdisc]` table it means.
 //! - [`header`]: transport headers kept beside packets.
 //! - [`results`], [`report`], [`fair_share`]: what a run produces.
 //! - [`tables`]: the results as named Arrow tables, the one schema of every output.
@@ -70,6 +71,7 @@ pub mod results;
 pub mod scenario;
 pub mod source;
 pub mod tables;
+pub mod tc;
 pub mod tcp;
 pub mod text;
 pub mod udp;

@@ -78,8 +78,11 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         initial_window: spec.initial_window.unwrap_or(defaults.initial_window),
         min_rto: spec.min_rto.unwrap_or(defaults.min_rto),
         delayed_ack: spec.delayed_ack.unwrap_or(false),
+        delack_timeout: spec.delack_timeout.unwrap_or(defaults.delack_timeout),
+        limited_transmit: spec.limited_transmit.unwrap_or(false),
         ecn: spec.ecn.unwrap_or(false),
         counting: spec.counting.unwrap_or_default(),
+        hystart: spec.hystart.unwrap_or(false),
         object_size: spec.object_size,
         think: spec.think.unwrap_or(Dur::ZERO),
         ..defaults

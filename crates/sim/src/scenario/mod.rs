@@ -14,6 +14,7 @@ use toml::Spanned;
 
 mod monitor;
 mod place;
+mod qdisc_table;
 mod validate;
 
 pub use monitor::Monitor;
@@ -49,7 +50,7 @@ pub struct ScenarioFile {
     pub topology: Spanned<Topology>,
     /// The bottleneck's forward direction (dumbbell), or the default for every
     /// link's forward direction (graph).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::spanned")]
     pub qdisc: Option<Spanned<QdiscSpec>>,
     /// What to record besides the totals.
     #[serde(default)]
@@ -79,7 +80,7 @@ pub enum Topology {
         access: LinkSpec,
         bottleneck: LinkSpec,
         /// The bottleneck's reverse direction (ACKs); DropTail by default.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "qdisc_table::plain")]
         reverse_qdisc: Option<QdiscSpec>,
     },
     /// Explicit nodes and links; flows name their end nodes.
@@ -163,10 +164,10 @@ pub struct GraphLink {
     pub rate: Rate,
     pub delay: Dur,
     /// Direction from -> to; defaults to the scenario's `[qdisc]`, else DropTail.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::plain")]
     pub qdisc: Option<QdiscSpec>,
     /// Direction to -> from; DropTail by default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "qdisc_table::plain")]
     pub reverse_qdisc: Option<QdiscSpec>,
     /// Report this link's queues and per-flow throughput.
     #[serde(default = "yes")]
@@ -236,10 +237,16 @@ pub struct FlowSpec {
     pub initial_window: Option<u32>,
     pub min_rto: Option<Dur>,
     pub delayed_ack: Option<bool>,
+    /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
+    pub delack_timeout: Option<Dur>,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: Option<bool>,
     /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
     /// ignores marks (an unresponsive flow a marking queue cannot slow down).
     pub ecn: Option<bool>,
     pub counting: Option<Counting>,
+    /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
+    pub hystart: Option<bool>,
     pub object_size: Option<u32>,
     pub think: Option<Dur>,
     pub rate: Option<Rate>,
@@ -860,6 +867,26 @@ to = "d"
         // an empty message.
         let e = err("# a\u{e}\n");
         assert!(e.starts_with("s.toml:1: invalid TOML"), "{e}");
+    }
+
+    #[test]
+    fn a_qdisc_table_may_be_a_tc_line() {
+        let red = "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n";
+        assert!(EXAMPLE.contains(red));
+        let line = "tc qdisc add dev eth0 root fq_codel limit 1000 target 2ms noecn";
+        let text = EXAMPLE.replace(red, &format!("tc = \"{line}\"\n"));
+        let s = Scenario::from_toml(&text, "s.toml").unwrap();
+        let got = s.file.qdisc.unwrap().into_inner();
+        assert_eq!(got, crate::tc::parse(line).unwrap().spec().unwrap());
+        assert_eq!(got.kind(), "fq_codel");
+        // The line's errors, and keys beside it, are errors at their line.
+        let text = EXAMPLE.replace(red, "tc = \"tc qdisc add dev eth0 root codel fast\"\n");
+        let e = err(&text);
+        assert!(e.contains("codel has no option `fast`"), "{e}");
+        assert!(e.starts_with("s.toml:"), "{e}");
+        let text = EXAMPLE.replace(red, "tc = \"codel\"\nlimit = 5\n");
+        let e = err(&text);
+        assert!(e.contains("`limit` cannot stand beside it"), "{e}");
     }
 
     #[test]

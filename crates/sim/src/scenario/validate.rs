@@ -2,7 +2,9 @@
 //! key and its line.
 
 use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use crate::tcp::Variant;
 use crate::udp::Distribution;
+use aqm::Dur;
 use std::collections::HashSet;
 
 /// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
@@ -224,7 +226,10 @@ impl Scenario {
             ("initial_window", spec.initial_window.is_some()),
             ("min_rto", spec.min_rto.is_some()),
             ("delayed_ack", spec.delayed_ack.is_some()),
+            ("delack_timeout", spec.delack_timeout.is_some()),
+            ("limited_transmit", spec.limited_transmit.is_some()),
             ("counting", spec.counting.is_some()),
+            ("hystart", spec.hystart.is_some()),
         ];
         let web_keys = [
             ("object_size", spec.object_size.is_some()),
@@ -285,6 +290,27 @@ impl Scenario {
                 "object_size",
                 "kind = \"web\" needs object_size (packets per object)".into(),
             ));
+        }
+        if spec.hystart.is_some() && spec.variant != Some(Variant::Cubic) {
+            return Err(at(
+                "hystart",
+                "hystart applies to variant = \"cubic\" only".into(),
+            ));
+        }
+        if let Some(d) = spec.delack_timeout {
+            if spec.delayed_ack != Some(true) {
+                return Err(at(
+                    "delack_timeout",
+                    "delack_timeout needs delayed_ack = true".into(),
+                ));
+            }
+            // RFC 1122 (4.2.3.2) and RFC 5681 (4.2): under half a second.
+            if d.is_zero() || d >= Dur::from_millis(500) {
+                return Err(at(
+                    "delack_timeout",
+                    format!("delack_timeout = {d} must be above 0 and below 500ms"),
+                ));
+            }
         }
         if spec.object_size == Some(0) {
             return Err(at(

@@ -6,7 +6,9 @@
 //!   and hole retransmission; a hole below the highest SACKed packet is lost, which
 //!   is exact on the engine's FIFO paths where packets never reorder).
 //! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
-//!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2).
+//!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2); Reno's window
+//!   arithmetic, or CUBIC's (RFC 9438, with HyStart++ as an option) in
+//!   [`congestion`].
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off; `min_rto` defaults to ns-2's 0.2 s.
 //! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
@@ -21,8 +23,13 @@
 //!   of 0) and keeping its timer armed while `cwnd_ < 1` (`newtimer`); ns-2 also
 //!   backs the timer off on a second such ECE in a row, which the RFC does not ask
 //!   and we do not do. Linux instead keeps cwnd at its ssthresh floor of 2 on ECE.
-//! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`;
-//!   out-of-order and hole-filling packets are acknowledged at once.
+//! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`
+//!   (100 ms by default, ns-2's `delay_ack_` interval); out-of-order and
+//!   hole-filling packets are acknowledged at once.
+//! - Optional limited transmit (RFC 3042): each of the first two duplicate ACKs
+//!   (below `dupthresh`) sends one new packet, if the receiver's window and the
+//!   data allow, without changing cwnd, so a small window still gathers the
+//!   duplicate ACKs fast retransmit needs instead of waiting for a timeout.
 //!
 //! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
 //! [`Actions`] buffer the engine applies, so they can be unit-tested alone.
@@ -41,7 +48,7 @@ mod tests;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-/// Loss-recovery flavour.
+/// The TCP flavour: loss recovery and congestion control together.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
@@ -49,6 +56,26 @@ pub enum Variant {
     #[default]
     NewReno,
     Sack,
+    /// CUBIC congestion control (RFC 9438) with SACK recovery, as Linux runs it.
+    Cubic,
+}
+
+/// How a sender repairs losses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    Reno,
+    NewReno,
+    Sack,
+}
+
+impl Variant {
+    pub fn recovery(self) -> Recovery {
+        match self {
+            Variant::Reno => Recovery::Reno,
+            Variant::NewReno => Recovery::NewReno,
+            Variant::Sack | Variant::Cubic => Recovery::Sack,
+        }
+    }
 }
 
 /// How the congestion window grows per ACK.
@@ -79,9 +106,15 @@ pub struct TcpConfig {
     pub initial_rto: Dur,
     pub granularity: Dur,
     pub delayed_ack: bool,
+    /// How long a delayed ACK waits for a second packet (ns-2's 100 ms default;
+    /// ns-3 200 ms, Linux 40 ms at least).
     pub delack_timeout: Dur,
+    /// RFC 3042: the first two duplicate ACKs each release one new packet.
+    pub limited_transmit: bool,
     pub ecn: bool,
     pub counting: Counting,
+    /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
+    pub hystart: bool,
     pub dupthresh: u32,
     /// Web-like flows: packets per object; `None` for bulk transfer.
     pub object_size: Option<u32>,
@@ -104,8 +137,10 @@ impl Default for TcpConfig {
             granularity: Dur::from_millis(1),
             delayed_ack: false,
             delack_timeout: Dur::from_millis(100),
+            limited_transmit: false,
             ecn: false,
             counting: Counting::Packet,
+            hystart: false,
             dupthresh: 3,
             object_size: None,
             think: Dur::ZERO,

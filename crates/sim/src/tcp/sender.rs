@@ -1,7 +1,7 @@
 //! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
 
-use super::congestion::Congestion;
-use super::{Actions, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd, Variant};
+use super::congestion::{AckInfo, Congestion, Signal};
+use super::{Actions, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd};
 use crate::event::TimerKind;
 use crate::observe::tcp_trace::TcpSample;
 use aqm::{Dur, Time};
@@ -52,6 +52,10 @@ pub struct TcpSender {
     thinking: bool,
     stopped: bool,
     cc: Congestion,
+    /// Send times of packets `sent_base..snd_max`, kept only while the congestion
+    /// control wants an RTT sample per ACK (HyStart++ in the first slow start).
+    sent_at: VecDeque<Time>,
+    sent_base: u32,
     pub stats: TcpStats,
     /// Window reductions, when `trace` is on.
     pub trace: Option<Vec<Reduction>>,
@@ -88,6 +92,8 @@ impl TcpSender {
             thinking: false,
             stopped: false,
             cc: Congestion::new(cfg),
+            sent_at: VecDeque::new(),
+            sent_base: 0,
             stats: TcpStats::default(),
             trace: None,
         }
@@ -154,6 +160,12 @@ impl TcpSender {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
+            if self.cc.wants_rtt_samples() {
+                if self.sent_at.is_empty() {
+                    self.sent_base = seq;
+                }
+                self.sent_at.push_back(now);
+            }
             // Karn: time one packet per window, never during recovery, where a
             // cumulative ACK waits for the holes below it and would inflate the sample.
             if self.timed.is_none() && !self.in_recovery {
@@ -214,7 +226,7 @@ impl TcpSender {
         if self.ecn_hold {
             return;
         }
-        if cfg.variant == Variant::Sack && self.in_recovery {
+        if cfg.variant.recovery() == Recovery::Sack && self.in_recovery {
             while (self.pipe() as f64) < self.cwnd.floor() {
                 if let Some(hole) = self.next_hole() {
                     self.retransmit(hole, now, cfg, act);
@@ -249,6 +261,25 @@ impl TcpSender {
             });
         }
         self.cwnd = cwnd;
+    }
+
+    /// The RTT sample of a new cumulative ACK `ack` (of the packet just below it,
+    /// if it was sent once), and forgets the send times it covers.
+    fn ack_rtt(&mut self, ack: u32, now: Time) -> Option<f64> {
+        if !self.cc.wants_rtt_samples() {
+            self.sent_at.clear();
+            return None;
+        }
+        let last = ack - 1;
+        let sample = (last >= self.sent_base)
+            .then(|| self.sent_at.get((last - self.sent_base) as usize))
+            .flatten()
+            .filter(|_| self.scoreboard[(last - self.snd_una) as usize] & RETX == 0)
+            .map(|&t| now.saturating_since(t).as_secs_f64());
+        let covered = (ack.saturating_sub(self.sent_base) as usize).min(self.sent_at.len());
+        self.sent_at.drain(..covered);
+        self.sent_base += covered as u32;
+        sample
     }
 
     fn rtt_sample(&mut self, r: f64, cfg: &TcpConfig) {
@@ -289,12 +320,12 @@ impl TcpSender {
 
     /// ssthresh after a congestion signal: the algorithm's reduced window, at
     /// least two packets (RFC 5681).
-    fn reduced_ssthresh(&mut self, cfg: &TcpConfig) -> f64 {
-        self.cc.on_signal(self.cwnd, cfg).max(2.0)
+    fn reduced_ssthresh(&mut self, signal: Signal, cfg: &TcpConfig) -> f64 {
+        self.cc.on_signal(self.cwnd, signal, cfg).max(2.0)
     }
 
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.ssthresh = self.reduced_ssthresh(cfg);
+        self.ssthresh = self.reduced_ssthresh(Signal::Loss, cfg);
         self.recover = self.snd_max;
         // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
         self.ecn_recover = self.snd_max;
@@ -302,9 +333,9 @@ impl TcpSender {
         self.in_recovery = true;
         self.timed = None;
         self.stats.fast_recoveries += 1;
-        let cwnd = match cfg.variant {
-            Variant::Sack => self.ssthresh,
-            Variant::Reno | Variant::NewReno => self.ssthresh + cfg.dupthresh as f64,
+        let cwnd = match cfg.variant.recovery() {
+            Recovery::Sack => self.ssthresh,
+            Recovery::Reno | Recovery::NewReno => self.ssthresh + cfg.dupthresh as f64,
         };
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
         let una = self.snd_una;
@@ -323,7 +354,8 @@ impl TcpSender {
         act: &mut Actions,
     ) {
         let ack = ack.min(self.snd_max);
-        if cfg.variant == Variant::Sack {
+        let recovery = cfg.variant.recovery();
+        if recovery == Recovery::Sack {
             self.mark_sacked(blocks);
         }
         let mut object_ended = false;
@@ -335,6 +367,7 @@ impl TcpSender {
                     self.timed = None;
                 }
             }
+            let rtt = self.ack_rtt(ack, now);
             for _ in 0..newly {
                 let f = self
                     .scoreboard
@@ -355,19 +388,19 @@ impl TcpSender {
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh;
                 } else {
-                    match cfg.variant {
-                        Variant::Reno => {
+                    match recovery {
+                        Recovery::Reno => {
                             self.in_recovery = false;
                             self.dupacks = 0;
                             self.cwnd = self.ssthresh;
                         }
-                        Variant::NewReno => {
+                        Recovery::NewReno => {
                             // Partial ACK: the next hole is lost too.
                             self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
                             let una = self.snd_una;
                             self.retransmit(una, now, cfg, act);
                         }
-                        Variant::Sack => {}
+                        Recovery::Sack => {}
                     }
                 }
             } else if cfg.ecn && ece {
@@ -375,7 +408,16 @@ impl TcpSender {
                 self.dupacks = 0;
             } else {
                 self.dupacks = 0;
-                self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, newly, cfg);
+                let info = AckInfo {
+                    now,
+                    acked: newly,
+                    ack,
+                    snd_max: self.snd_max,
+                    srtt: self.srtt,
+                    rtt,
+                };
+                self.cc
+                    .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
             }
             if self.snd_una < self.snd_max {
                 self.restart_rto(now, cfg, act);
@@ -390,11 +432,13 @@ impl TcpSender {
             self.dupacks += 1;
             if !self.in_recovery {
                 if self.dupacks == cfg.dupthresh
-                    && (cfg.variant == Variant::Reno || ack >= self.recover)
+                    && (recovery == Recovery::Reno || ack >= self.recover)
                 {
                     self.enter_recovery(now, cfg, act);
+                } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
+                    self.limited_transmit(now, cfg, act);
                 }
-            } else if cfg.variant != Variant::Sack {
+            } else if recovery != Recovery::Sack {
                 self.cwnd += 1.0; // window inflation: one packet left the network
             }
         }
@@ -402,6 +446,23 @@ impl TcpSender {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
         self.send_allowed(now, cfg, act);
+    }
+
+    /// RFC 3042: a duplicate ACK (the first or second) says a packet left the
+    /// network, so one new packet may follow it: at most cwnd + 2 outstanding,
+    /// never beyond the receiver's window, never a retransmission, cwnd unchanged.
+    fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let allowance = self.cwnd.floor() as u32 + self.dupacks;
+        if self.ecn_hold
+            || self.snd_nxt != self.snd_max
+            || !self.has_new_data()
+            || self.outstanding() >= allowance.min(cfg.max_window)
+        {
+            return;
+        }
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        self.emit(seq, now, cfg, act);
     }
 
     /// An ACK `ack` carried ECN-Echo.
@@ -422,7 +483,7 @@ impl TcpSender {
             && !object_ended
             && (self.snd_una < self.snd_max || self.has_new_data())
         {
-            let target = self.cc.on_signal(self.cwnd, cfg);
+            let target = self.cc.on_signal(self.cwnd, Signal::Ecn, cfg);
             self.ssthresh = target.max(2.0);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
@@ -444,6 +505,8 @@ impl TcpSender {
         act.object_done = Some((self.object_start, size));
         self.object_start = now;
         // The next object starts over in slow start, as a new connection would.
+        self.cc.reset(cfg);
+        self.sent_at.clear();
         self.cwnd = cfg.initial_window as f64;
         self.ssthresh = cfg.initial_ssthresh;
         if cfg.think.is_zero() {
@@ -477,7 +540,7 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.reduced_ssthresh(cfg);
+        self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;

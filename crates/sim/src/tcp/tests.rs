@@ -70,9 +70,21 @@ fn delayed_ack_acks_every_second_packet_or_on_timeout() {
     let mut act = Actions::default();
     r.on_data(Time::ZERO, 0, false, false, &cfg, &mut act);
     assert!(act.segs.is_empty());
+    // ns-2's 100 ms unless the flow sets delack_timeout.
     assert_eq!(
         act.timers[TimerKind::DelAck as usize],
         Some(TimerCmd::Arm(Time::from_nanos(100_000_000)))
+    );
+    let linux = TcpConfig {
+        delack_timeout: Dur::from_millis(40),
+        ..cfg.clone()
+    };
+    let mut other = TcpReceiver::default();
+    let mut a = Actions::default();
+    other.on_data(Time::from_secs(1), 0, false, false, &linux, &mut a);
+    assert_eq!(
+        a.timers[TimerKind::DelAck as usize],
+        Some(TimerCmd::Arm(Time::from_secs(1) + Dur::from_millis(40)))
     );
     r.on_data(Time::ZERO, 1, false, false, &cfg, &mut act);
     assert_eq!(act.segs.len(), 1);
@@ -334,4 +346,82 @@ fn new_data_in_sack_recovery_does_not_postpone_the_retransmission_timer() {
     s.on_rto(Time::from_secs(2), &cfg, &mut act);
     assert_eq!(datas(&act), vec![0], "the timeout resends the lost packet");
     assert_eq!(s.stats.timeouts, 1);
+}
+
+/// A sender with `window` packets in flight (0..window), waiting for ACKs.
+fn full_window(window: u32, limited_transmit: bool) -> (TcpSender, TcpConfig) {
+    let cfg = TcpConfig {
+        initial_window: window,
+        initial_ssthresh: window as f64,
+        limited_transmit,
+        ..Default::default()
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    assert_eq!(datas(&act), (0..window).collect::<Vec<u32>>());
+    (s, cfg)
+}
+
+#[test]
+fn limited_transmit_sends_one_new_packet_on_each_of_the_first_two_dupacks() {
+    // Packet 0 is lost; 1, 2 and 3 arrive, and each ACKs 0 again.
+    let (mut s, cfg) = full_window(4, true);
+    let mut act = Actions::default();
+    let mut sent = Vec::new();
+    for k in 1..=2 {
+        act.clear();
+        s.on_ack(
+            Time::ZERO + Dur::from_millis(k),
+            0,
+            &[],
+            false,
+            &cfg,
+            &mut act,
+        );
+        sent.push(datas(&act));
+        assert_eq!(s.cwnd(), 4.0, "cwnd is unchanged");
+        assert!(!s.in_recovery());
+        assert_eq!(
+            s.outstanding(),
+            4 + k as u32,
+            "at most cwnd + 2 outstanding"
+        );
+    }
+    assert_eq!(
+        sent,
+        vec![vec![4], vec![5]],
+        "new data, one packet per dupack"
+    );
+    act.clear();
+    s.on_ack(
+        Time::ZERO + Dur::from_millis(3),
+        0,
+        &[],
+        false,
+        &cfg,
+        &mut act,
+    );
+    assert!(s.in_recovery(), "the third dupack is a fast retransmit");
+    assert_eq!(datas(&act)[0], 0);
+    assert_eq!(s.stats.retransmits, 1);
+}
+
+#[test]
+fn limited_transmit_is_off_by_default_and_respects_the_receiver_window() {
+    let (mut s, cfg) = full_window(4, false);
+    let mut act = Actions::default();
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    assert!(datas(&act).is_empty());
+    // A window already at the receiver's limit sends nothing more.
+    let (mut s, cfg) = full_window(4, true);
+    let cfg = TcpConfig {
+        max_window: 4,
+        ..cfg
+    };
+    let mut act = Actions::default();
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
+    assert!(datas(&act).is_empty());
 }
