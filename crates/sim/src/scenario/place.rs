@@ -270,6 +270,14 @@ impl Spans {
 /// qdisc parameter has a default). `None` when no single key does.
 pub(crate) fn blame_qdisc_key(table: &toml::Table, message: &str) -> Option<String> {
     let kind = table.get("kind")?;
+    let fails_alone = |alone: toml::Table| {
+        QdiscSpec::deserialize(toml::Value::Table(alone))
+            .is_err_and(|e| e.message().trim() == message)
+    };
+    // An unknown kind fails whatever keys stand beside it: blame the kind.
+    if fails_alone(toml::Table::from_iter([("kind".to_string(), kind.clone())])) {
+        return Some("kind".into());
+    }
     table
         .iter()
         .filter(|(k, _)| k.as_str() != "kind")
