@@ -290,3 +290,35 @@ impl Network {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::link_info;
+    use aqm::Rate;
+    use std::collections::HashSet;
+
+    /// The hash seed a link's qdisc gets is a function of the run's seed and the
+    /// link (issue #16: every run hashed alike): another run seed moves every
+    /// link's, links of one run differ, and the same run gives the same.
+    #[test]
+    fn every_link_hashes_by_the_runs_seed() {
+        let rate = Rate::from_mbps(10);
+        let seeds = |run: u64| {
+            (0..64)
+                .map(|l| link_info(run, l, rate).seed)
+                .collect::<Vec<_>>()
+        };
+        let one = seeds(1);
+        assert_eq!(one, seeds(1));
+        assert_eq!(
+            one.iter().collect::<HashSet<_>>().len(),
+            64,
+            "two links alike"
+        );
+        let two = seeds(2);
+        assert!(
+            one.iter().zip(&two).all(|(a, b)| a != b),
+            "seeds 1 and 2 alike"
+        );
+    }
+}
