@@ -145,7 +145,7 @@ def _keep_what_the_kind_takes(
             _aqmlab.check_json(_to_json(point))
             return point
         except ValueError as e:
-            m = re.search(r"in qdisc: unknown field `([^`]+)`", str(e))
+            m = re.search(r"\bqdisc: unknown field `([^`]+)`", str(e))
             if m is None or m.group(1) not in inherited or m.group(1) not in point["qdisc"]:
                 return point
             del point["qdisc"][m.group(1)]

@@ -5,6 +5,7 @@ meets it (the results, a RuntimeWarning, the command's stderr)."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_breathe_says_when_nothing_is_evicted_in_results_warnings_and_stderr(tmp
     # The command: one warning line on stderr, the summary on stdout untouched.
     choke = _core.load_scenario("choke-fig3")
     path = tmp_path / "few.toml"
-    text = (_core.scenario_dir() / "choke-fig3.toml").read_text()
+    text = (Path(__file__).parents[2] / "scenarios" / "choke-fig3.toml").read_text()
     red = 'kind = "red"\nlimit = 300\nmin_th = 100\nmax_th = 200\n'
     assert red in text and choke["qdisc"]["kind"] == "red"
     path.write_text(text.replace(red, 'kind = "breathe"\ncounters = 100\n'))
