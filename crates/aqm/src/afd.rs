@@ -33,12 +33,7 @@
 //! - Early drops are reported as `HeavyHitter` (a flow judged above its fair
 //!   share), a full queue as `Overflow`. No ECN: AFD's drops are its signal.
 //!
-//! Defaults: `alpha = 1.7`, `beta = 1.8` and the 160 Hz update (`interval =
-//! 6.25ms`) are the AFD paper's. `shadow = 1000` and `sample = 1` are not: a
-//! round window of the last thousand arrivals (the BREATHe paper ran AFD with a
-//! 30,000-entry shadow buffer, which its reproduction sets). `limit = 300` is the
-//! BREATHe paper's buffer and `target = 100` a third of it, as that paper gives
-//! none.
+//! Defaults, with their sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

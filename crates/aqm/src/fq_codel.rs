@@ -40,10 +40,7 @@
 //!   `skb->truesize`, the buffer's real footprint, which aqmlab does not model).
 //! - **Quantum**: any value from 1 byte (Linux raises anything below 256 to 256).
 //!
-//! Defaults are Linux's (`tc qdisc add ... fq_codel`): `limit = 10240` packets,
-//! `flows = 1024`, `quantum = 1514`, `target = 5ms`, `interval = 100ms`, `ecn =
-//! true`, no `ce_threshold`, `memory_limit = 32 MiB`, `drop_batch_size = 64`,
-//! `mtu = 1514`; `set_ways = 8` is RFC 8290's and ns-3's.
+//! Defaults, with their sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

@@ -40,10 +40,7 @@
 //! - A full buffer (`limit`) drops the arrival (`overflow`) after FRED's decision;
 //!   the paper's gateway has no separate limit.
 //!
-//! Defaults: `min_th = 5`, `max_th = 15`, `w_q = 0.002`, `mean_pkt_size = 500`
-//! (ns-2's RED, as `red`); `max_p = 0.02` (the paper's RED setting, 1/50); `minq
-//! = 2` (the paper: 2 for small buffers, 4 for large ones); `limit = 1000` (as
-//! `red`); `ecn = false`.
+//! Defaults, with their sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

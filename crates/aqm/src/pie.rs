@@ -44,12 +44,7 @@
 //! - The RFC's optional activation threshold (PIE off until the queue first
 //!   grows, RFC 5.3; ns-3 `ActiveThreshold`) is not modelled: PIE is always on.
 //!
-//! Defaults: `limit = 1000` packets (Linux), `target = 15ms`, `tupdate = 15ms`,
-//! `alpha = 0.125`, `beta = 1.25`, `max_burst = 150ms`, `mark_ecn_threshold = 0.1`,
-//! `dq_threshold = 16384` bytes (RFC 8033 and Linux), `ecn = false`,
-//! `dq_rate_estimator = false`, `bytemode = false` (Linux), `derandomize = true`
-//! (Linux; RFC optional), `cap_drop_adjustment = true` (Linux, ns-3), `mtu = 1514`
-//! (Linux's `psched_mtu` for Ethernet; the RFC's MEAN_PKTSIZE).
+//! Defaults, with their sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;

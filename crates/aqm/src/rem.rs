@@ -42,9 +42,7 @@
 //!   (ns-2's `qlim_` includes the one being sent: it holds one fewer).
 //! - alpha is a parameter; ns-2 writes 0.1 into the update rule.
 //!
-//! Defaults (ns-2 `ns-default.tcl`): `gamma_ 0.001`, `phi_ 1.001`, `inw_ 1`,
-//! `mean_pktsize_ 1000`, `pupdtime_ 0.002`, `pbo_ 20`, `markpkts_ false`, `qib_
-//! false`; alpha 0.1 (`rem.cc`); `limit` 50 packets (ns-2 `Queue set limit_ 50`).
+//! Defaults, with their sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;
