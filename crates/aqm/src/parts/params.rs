@@ -1,7 +1,7 @@
 //! How a qdisc declares its parameters: each key with its doc line, its type and
 //! its default, side by side, so every default is written once, where the key is.
 //!
-//! ```ignore
+//! ```text
 //! qdisc_params! {
 //!     /// DropTail parameters.
 //!     pub struct DropTailParams {

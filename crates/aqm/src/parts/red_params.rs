@@ -6,7 +6,7 @@
 //! qdisc's parameter struct, flat, ahead of its own, and adds `red()`, which gives
 //! them back as a [`RedBlock`]. Each qdisc states only where its defaults differ:
 //!
-//! ```ignore
+//! ```text
 //! red_params! {
 //!     pub struct ChokeParams {
 //!         red_defaults: RedBlock { limit: 300, min_th: 100.0, max_th: 200.0, ..RedBlock::NS2 },
