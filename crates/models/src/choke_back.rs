@@ -33,19 +33,10 @@
 //! for small chains, power iteration otherwise), and the tests check that the two
 //! agree.
 //!
-//! Beyond the paper's shares we also give absolute rates, which need the time spent
-//! in each state: the memory sits in r for an exponential time of rate
-//! S - sum_{i in r} lambda_i, so admissions happen at rate A = 1 / sum_r pi_r /
-//! (S - sum_{i in r} lambda_i), flow i's throughput is A pi_i, and by PASTA its drop
-//! probability is the time-fraction of states that hold i. A FIFO served at rate mu
-//! is stable iff A < mu, and then its empty probability is P_0 = 1 - A / mu (the
-//! server is busy a fraction A / mu of the time, for any single-server queue). The
-//! paper's stability condition "sum_i lambda_i pi_i < mu" is not this one; we use
-//! A < mu.
-//!
-//! With N = M + 1 the chain is a deterministic cycle (round robin) and is not
-//! irreducible: we solve it on the class reachable from (1, 2, ..., M), and every
-//! class gives the same per-flow numbers (T_i = 1 / N).
+//! Beyond the paper's shares we also give absolute rates (the time spent in each
+//! state gives the admission rate A; the queue is stable iff A < mu, not the
+//! paper's condition) and solve N = M + 1, a deterministic cycle, on its reachable
+//! class: `docs/models.md` says how and why.
 
 use crate::error::{check_rates, ModelError};
 use crate::linalg::{stationary_dense, stationary_power, Chain};

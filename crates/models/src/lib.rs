@@ -21,6 +21,7 @@
 //! - [`error`]: [`ModelError`], naming the bad argument.
 //! - [`queue_lab`]: [`run_lab`], N Poisson sources into one exponential server
 //!   through a real qdisc of `aqm` (or the back-CHOKe model as a qdisc).
+//! - [`mloc`]: [`mloc::Mloc`], the back-CHOKe model's queue as a qdisc for the lab.
 //! - [`report`]: the models as `aqmlab model ...` prints them (text or JSON).
 //!
 //! ## Example
@@ -38,6 +39,7 @@ pub mod choke_back;
 pub mod choke_front;
 pub mod error;
 pub mod linalg;
+pub mod mloc;
 pub mod queue_lab;
 pub mod report;
 pub mod sfb;

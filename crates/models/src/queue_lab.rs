@@ -26,12 +26,8 @@
 //!   0). An arrival to an empty queue has nothing to be compared with and is
 //!   admitted, as in the model.
 //! - `mloc`: the paper's *model* of back CHOKe (section IV-B) as a qdisc
-//!   ([`Mloc`]): the ids of the last `memory` admitted packets are remembered; an
-//!   arrival whose id is remembered is dropped (even when the queue is empty), any
-//!   other is admitted. It is not what the real `candidate = back` does (that one
-//!   compares with the packet at the tail of the queue, and drops it too on a
-//!   match); it is here so the back-CHOKe Markov chain can be checked by
-//!   simulation, and the gap to the real qdisc measured (docs/models.md).
+//!   ([`Mloc`]), so that the back-CHOKe chain can be checked by simulation and
+//!   its gap to the real `candidate = back` measured (docs/models.md).
 //!
 //! Measured after `warmup` arrivals, over the next `packets` arrivals: each flow's
 //! throughput (departures per unit time), share of the departures, and drop
@@ -39,18 +35,15 @@
 //! and the time-fraction the queue is empty (P_0). Where a model covers the
 //! configuration (front CHOKe with m = 1; `mloc`), its numbers are given alongside.
 //!
-//! [`LabConfig`] deserializes from the keys the command's flags name (`qdisc`,
-//! `candidate`, `candidates`, `memory`, `mu`, `rates`, `packets`, `warmup`, `seed`,
-//! `limit`; all but `rates` have defaults) and [`LabResult`] serializes to the
+//! [`LabConfig`] takes the keys the command's flags name; [`LabResult`] is the
 //! object `aqmlab queue-lab --json` prints.
 
+pub use crate::mloc::Mloc;
 use aqm::choke::{Candidate, ChokeParams};
 use aqm::{
-    rng, DropReason, DropSink, FlowId, Limit, LinkInfo, Monitored, Packet, PacketFifo, Qdisc,
-    QdiscSpec, Rate, Time, Verdict,
+    rng, DropReason, DropSink, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time,
 };
 use serde::{Deserialize, Serialize, Serializer};
-use std::collections::VecDeque;
 
 /// Which queue the lab drives.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -325,63 +318,6 @@ fn nonzero_reasons<S: Serializer>(
     )
 }
 
-/// The paper's back-CHOKe model (section IV-B) as a qdisc: a FIFO that remembers
-/// the flow ids of the last `memory` admitted packets ("Mloc") and drops an
-/// arrival whose id is among them (reported as `ChokeMatch`), even when the queue
-/// is empty. Queued packets are never dropped. An arrival to a full queue is an
-/// `Overflow` and leaves the memory unchanged.
-#[derive(Debug, Clone)]
-pub struct Mloc {
-    fifo: PacketFifo,
-    recent: VecDeque<FlowId>,
-    memory: usize,
-    limit: u32,
-}
-
-impl Mloc {
-    pub fn new(memory: usize, limit: u32) -> Self {
-        Mloc {
-            fifo: PacketFifo::new(),
-            recent: VecDeque::with_capacity(memory + 1),
-            memory,
-            limit,
-        }
-    }
-}
-
-impl Qdisc for Mloc {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut aqm::Ctx<'_>) -> Verdict {
-        if self.recent.contains(&pkt.flow) {
-            ctx.drop(pkt, DropReason::ChokeMatch);
-            return Verdict::Dropped;
-        }
-        if self.fifo.len() >= self.limit as usize {
-            ctx.drop(pkt, DropReason::Overflow);
-            return Verdict::Dropped;
-        }
-        if self.memory > 0 {
-            if self.recent.len() == self.memory {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(pkt.flow);
-        }
-        self.fifo.push_back(pkt);
-        Verdict::Queued
-    }
-    fn dequeue(&mut self, _ctx: &mut aqm::Ctx<'_>) -> Option<Packet> {
-        self.fifo.pop_front()
-    }
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-    fn limit(&self) -> Limit {
-        Limit::Packets(self.limit)
-    }
-}
-
 /// Counts drops per flow and per reason.
 struct LabSink {
     by_flow: Vec<u64>,
@@ -637,7 +573,6 @@ pub fn to_text(r: &LabResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aqm::testing::Harness;
 
     fn lab(qdisc: LabQdisc, candidate: LabCandidate, memory: usize, rates: &[f64]) -> LabResult {
         let cfg = LabConfig {
@@ -732,21 +667,6 @@ mod tests {
         let c = run_lab(&LabConfig { seed: 2, ..cfg }).unwrap();
         assert_ne!(a.flows, c.flows);
         assert!(a.theory.is_none(), "no model for random candidates");
-    }
-
-    #[test]
-    fn mloc_drops_an_arrival_whose_flow_was_among_the_last_admitted() {
-        let mut h = Harness::new(Mloc::new(2, 10));
-        assert_eq!(h.offer(1, 0), Verdict::Queued);
-        assert_eq!(h.offer(2, 1), Verdict::Queued);
-        assert_eq!(h.offer(1, 2), Verdict::Dropped); // memory (1, 2)
-        assert_eq!(h.offer(3, 3), Verdict::Queued); // memory (2, 3)
-        assert_eq!(h.drain_seqs(), vec![0, 1, 3]);
-        // Even with the queue empty, the memory still drops flow 2 and 3.
-        assert_eq!(h.offer(2, 4), Verdict::Dropped);
-        assert_eq!(h.offer(1, 5), Verdict::Queued); // memory (3, 1)
-        assert_eq!(h.offer(2, 6), Verdict::Queued);
-        assert_eq!(h.dropped_seqs(DropReason::ChokeMatch), vec![2, 4]);
     }
 
     #[test]
