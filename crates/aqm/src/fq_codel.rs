@@ -21,26 +21,8 @@
 //! arrival itself goes (its queue was the fattest and is emptied) it reports
 //! `overflow` and the arrival counts as dropped. CoDel's drops report `sojourn`.
 //!
-//! # Choices, and where Linux or ns-3 differ
-//! - **Hash**: `parts::flow_hash::keyed_hash` of the flow id under a key derived from
-//!   `hash_seed`, modulo `flows` (Linux: `reciprocal_scale` of the skb's jhash).
-//!   `hash_seed` is the link's seed (from the run's) unless the scenario pins it;
-//!   the same seed gives the same flow-to-queue map.
-//! - **Set-associative hash** (`set_associative_hash`, RFC 8290 section 5.3,
-//!   ns-3 `EnableSetAssociativeHash`): the hash picks a set of `set_ways` queues;
-//!   the flow takes the queue of the set tagged with its hash, else the first
-//!   inactive one, else the set's first queue. ns-3 takes the first queue that is
-//!   either tagged or inactive, which can split a flow over two queues when an
-//!   earlier queue of its set went idle; checking the tag first avoids that.
-//!   Linux has no set-associative mode.
-//! - **`mtu` rule**: as Linux, CoDel does not drop while the *whole qdisc* holds at
-//!   most `mtu` bytes after the dequeue. ns-3 applies its `MinBytes` to each flow
-//!   queue instead; `per_flow_mtu = true` does that.
-//! - **Memory**: `memory_limit` bounds the bytes queued (Linux counts
-//!   `skb->truesize`, the buffer's real footprint, which aqmlab does not model).
-//! - **Quantum**: any value from 1 byte (Linux raises anything below 256 to 256).
-//!
-//! Defaults, with their sources: `docs/qdiscs.md`.
+//! The hash, the set-associative option, the `mtu` rule, memory and quantum, and
+//! where Linux and ns-3 differ: `docs/qdiscs.md`, with the defaults' sources.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

@@ -28,19 +28,8 @@
 //! flow has packets queued: it is made at the flow's first queued packet and
 //! deleted, strikes and all, when its last one leaves.
 //!
-//! # Sources, and choices
-//! The paper's text was not at hand when this was written; the algorithm above is
-//! its pseudocode (the paper's figure of the detailed algorithm) as recalled, and
-//! checked block by block against J-Sim's `FRED.java` (DRCL, 2002), which labels
-//! its blocks after the SIGCOMM'97 pseudocode. Where they differ:
-//! - `avgcq` is held at 1 or more, as in J-Sim and the ns-3 port of ns-2's FRED
-//!   (a flow with one packet queued is not "above average" for the strike rule).
-//! - J-Sim also updates `avg` at every arrival; aqmlab follows the paper
-//!   (departures, plus the idle correction at an arrival to an empty queue).
-//! - A full buffer (`limit`) drops the arrival (`overflow`) after FRED's decision;
-//!   the paper's gateway has no separate limit.
-//!
-//! Defaults, with their sources: `docs/qdiscs.md`.
+//! Sources (the paper's pseudocode, checked against J-Sim's `FRED.java`), where
+//! they differ, and the defaults: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

@@ -19,23 +19,10 @@
 //!   admit tail, flow hashing, BLUE's probability step, the token bucket, the
 //!   heavy-hitter set, CoDel's control law. A qdisc file imports parts, never another qdisc file.
 //!
-//! One qdisc per file: [`droptail`], [`red`] (GRED is `red` with `gentle = true`),
-//! [`blue`] (BLUE), [`sfb`] (Stochastic Fair BLUE, fixed/moving/double-buffered
-//! hashes), [`sfred`] (Stochastic Fair RED: a Bloom filter of per-bin adaptive RED,
-//! from the SFB paper), [`choke`] (CHOKe, self-adjusting, front and back),
-//! [`breathe`] (BREATHe), [`mrul`] (Scalable Fair RED over a Most-Recently-Used
-//! List), [`nlred`] (Nonlinear RED), [`sfq`] (Stochastic Fair Queueing: hashed
-//! per-bin queues served by deficit round robin, optionally RED in each bin),
-//! [`codel`] (CoDel, RFC 8289), [`fq_codel`] (FQ-CoDel, RFC 8290), [`pie`] (PIE,
-//! RFC 8033), [`fred`] (FRED, Lin & Morris 1997), [`wfq`] (weighted fair
-//! queueing, packet-by-packet GPS), [`drr`] (deficit round robin), both per flow
-//! or per aggregate over [`fq`]: the fair-queueing family's class table, its
-//! scheduler / buffer-manager interface and the buffer managers (DropTail,
-//! DropFront, LQD, ALQD, ALQD+) of Sun & Shin's aggregate FQ; and [`afd`]
-//! (Approximate Fair Dropping: a shadow buffer of sampled arrivals and a fair
-//! share steered by the queue).
-//! Adding a qdisc is one new file (its parameters with `qdisc_params!` or
-//! `red_params!`, its [`QdiscParams::property_configs`], its tests) and one line
+//! One qdisc per file, each registered in [`any`] (the list of kinds, and a
+//! section each: `docs/qdiscs.md`); the fair-queueing family's class table and
+//! buffer managers are in [`fq`]. Adding a qdisc is one new file (parameters with
+//! `qdisc_params!` or `red_params!`, its [`QdiscParams`], its tests) and one line
 //! in [`any`]'s registry (with its `pub mod` line here).
 //!
 //! ## Example

@@ -33,18 +33,8 @@
 //! after it, as in ns-3 where the packets' events were scheduled first. After a
 //! long idle spell the updates stop as soon as they no longer change anything.
 //!
-//! # Where Linux and ns-3 differ, and what aqmlab does
-//! - Linux adds 2% to the increase when qdelay > 250 ms, decays p by 1/64 rather
-//!   than 2%, spends the burst allowance by the time between dequeues, and always
-//!   derandomizes; ns-3 keeps its own burst-state machine and zeroes p while the
-//!   allowance lasts. aqmlab follows the RFC's pseudocode in each case.
-//! - The dequeue-rate estimator is the RFC's: the time to dequeue `dq_threshold`
-//!   bytes, averaged with weight 1/4 (Linux averages a rate with weight 1/8, ns-3
-//!   with 1/2).
-//! - The RFC's optional activation threshold (PIE off until the queue first
-//!   grows, RFC 5.3; ns-3 `ActiveThreshold`) is not modelled: PIE is always on.
-//!
-//! Defaults, with their sources: `docs/qdiscs.md`.
+//! Where Linux and ns-3 differ and what aqmlab does, and the defaults' sources:
+//! `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;

@@ -32,17 +32,8 @@
 //! it. Once the price is 0 and would stay 0, the remaining updates of an idle
 //! spell are done at once.
 //!
-//! # Where aqmlab differs from ns-2's code
-//! - ECN: ns-2 with `markpkts_` decides at dequeue, marks ECN-capable packets and
-//!   lets the others through unpunished. aqmlab decides at enqueue, as in drop
-//!   mode, and marks ECN-capable arrivals while dropping the others (as every
-//!   aqmlab qdisc does), so a non-ECN flow is not exempt from control.
-//! - `limit` is in packets in both modes (ns-2's byte mode holds `limit *
-//!   mean_pkt_size` bytes), as aqmlab's RED byte mode; and it counts queued packets
-//!   (ns-2's `qlim_` includes the one being sent: it holds one fewer).
-//! - alpha is a parameter; ns-2 writes 0.1 into the update rule.
-//!
-//! Defaults, with their sources: `docs/qdiscs.md`.
+//! Where aqmlab differs from ns-2's code (ECN at enqueue, `limit` in packets), and
+//! the defaults' sources: `docs/qdiscs.md`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;

@@ -35,11 +35,7 @@
 //!
 //! Why GPS and not WF2Q+ or SCFQ: the paper's scheduler is WFQ, and the livelock
 //! and its fix are stated in WFQ's terms; exact GPS costs a second heap, still
-//! O(log n) per packet. WFQ (unlike WF2Q) may run a class ahead of GPS by up to
-//! about a packet per other backlogged class; with equal packets and all classes
-//! backlogged it never does by more than one packet.
-//!
-//! Requires the link rate (`LinkInfo::rate`); weights and buffer managers are the
+//! O(log n) per packet. Requires the link rate (`LinkInfo::rate`); weights and buffer managers are the
 //! family's ([`crate::fq::FqParams`]).
 
 use crate::fq::classes::{units_weight, ClassId, Classes};

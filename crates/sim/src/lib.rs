@@ -1,31 +1,18 @@
 //! # sim: the aqmlab discrete-event engine
 //!
 //! Links with rate, delay and an egress qdisc from [`aqm`]; nodes joined by static
-//! shortest-path routes; one-way TCP (Reno, NewReno, SACK) and UDP sources; scenario
-//! files; results as plain data.
+//! shortest-path routes; one-way TCP (Reno, NewReno, SACK, CUBIC) and UDP sources;
+//! scenario files; results as Arrow tables. `docs/architecture.md` is the guide.
 //!
 //! ## Map
-//! Three parts, with arrows one way: building makes a [`Simulation`], running
-//! advances it, observing watches it from outside the forwarding path.
-//! - [`scenario`]: TOML scenarios, validated, with errors that name key and line.
-//! - [`builtin`]: the scenarios shipped with aqmlab.
-//! - [`build`]: building: the network (nodes, links, qdiscs, routes), the flows.
-//! - [`engine`]: running: the event loop and its handlers (links, transports).
-//! - [`observe`]: observing: link and queue statistics, per-flow series, TCP
-//!   traces, queueing delays, web objects, a drop log, pcap, the warm-up snapshot.
-//! - [`source`]: a scenario argument (a path or a built-in's name) resolved, as
-//!   every face of aqmlab resolves it.
-//! - [`overrides`]: `--seed`, `--duration`, `--warmup` applied to a scenario.
-//! - [`event`]: the (time, sequence)-ordered event queue.
-//! - [`link`]: one direction of a link: qdisc, transmitter, wire.
-//! - [`wire`]: the packets propagating on every wire, in one slab.
-//! - [`flow`]: a flow's routes, endpoints, timers and counters.
-//! - [`tcp`], [`udp`]: the transports, as I/O-free state machines.
-//! - [`tc`]: a Linux `tc qdisc add ...` line read into the `[qdisc]` table it means.
-//! - [`header`]: transport headers kept beside packets.
-//! - [`results`], [`report`], [`fair_share`]: what a run produces.
-//! - [`tables`]: the results as named Arrow tables, the one schema of every output.
-//! - [`text`]: the results as the short summary `aqmlab run` prints.
+//! Three parts, with arrows one way: [`build`] makes a [`Simulation`], [`engine`]
+//! runs it (the loop, forwarding, endpoints), [`observe`] watches it from outside
+//! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
+//! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
+//! [`source`] and [`overrides`] (what the command line resolves); [`event`],
+//! [`link`], [`wire`], [`flow`], [`header`] (the engine's data); [`tcp`], [`udp`]
+//! (I/O-free transports); [`results`], [`report`], [`fair_share`], [`tables`] (the
+//! one schema of every output), [`text`] (the summary `aqmlab run` prints).
 //!
 //! ## Tutorial
 //! Build a dumbbell, put RED on the bottleneck, run, read the results:
@@ -35,18 +22,12 @@
 //! name = "tutorial"
 //! duration = "5s"
 //! warmup = "1s"
+//! qdisc = { kind = "red", min_th = 20, max_th = 60 }
+//! flows = [{ name = "bulk", kind = "tcp", count = 4 }]
 //! [topology]
 //! kind = "dumbbell"
 //! access = { rate = "100Mbps", delay = "1ms" }
 //! bottleneck = { rate = "10Mbps", delay = "10ms" }
-//! [qdisc]
-//! kind = "red"
-//! min_th = 20
-//! max_th = 60
-//! [[flows]]
-//! name = "bulk"
-//! kind = "tcp"
-//! count = 4
 //! "#;
 //! let scenario = Scenario::from_toml(text, "tutorial.toml").unwrap();
 //! let result = run_scenario(&scenario, &mut |_| {}).unwrap();
