@@ -4,7 +4,9 @@
 // `left` and `right` joined by the bottleneck, and for every flow its own sender
 // and receiver node on access links.  TCP flows are BulkSend NewReno senders with
 // aqmlab's defaults as far as ns-3 allows them; the UDP flow is a CBR OnOff source.
-// The bottleneck's forward direction carries RedQueueDisc or FifoQueueDisc; every
+// The bottleneck's forward direction carries RedQueueDisc, FifoQueueDisc or
+// FqCoDelQueueDisc (its defaults: 1024 queues, 10240 packets, quantum = the device's
+// MTU of 1500 bytes, CoDel 5 ms / 100 ms with MinBytes 1500 per queue); every
 // other device queue is a 1000-packet DropTail (aqmlab's default DropTail), with no
 // queue disc on top.  ns-3 gets its best settings: logging off, static routes,
 // the strong end-system model (3.37 spells it WeakEsModel=false).
@@ -71,7 +73,7 @@ main(int argc, char* argv[])
     std::string bnDelay = "1ms";
     std::string accessRate = "10Mbps";
     std::string accessDelay = "1ms";
-    std::string queue = "red"; // red | fifo
+    std::string queue = "red"; // red | fifo | fq_codel
     uint32_t limit = 300;
     double minTh = 100;
     double maxTh = 200;
@@ -85,6 +87,7 @@ main(int argc, char* argv[])
     uint32_t maxWindow = 131; // packets
     uint32_t accessQueue = 1000;
     double startSpread = 1.0;
+    std::string minRto = "200ms"; // aqmlab's min_rto default (ns-2's)
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("tcp", "number of TCP flows", nTcp);
@@ -93,7 +96,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bnDelay", "bottleneck delay", bnDelay);
     cmd.AddValue("accessRate", "access link rate", accessRate);
     cmd.AddValue("accessDelay", "access link delay", accessDelay);
-    cmd.AddValue("queue", "bottleneck queue disc: red | fifo", queue);
+    cmd.AddValue("queue", "bottleneck queue disc: red | fifo | fq_codel", queue);
     cmd.AddValue("limit", "bottleneck queue limit, packets", limit);
     cmd.AddValue("minTh", "RED min_th, packets", minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", maxTh);
@@ -107,6 +110,7 @@ main(int argc, char* argv[])
     cmd.AddValue("maxWindow", "receiver window, packets", maxWindow);
     cmd.AddValue("accessQueue", "DropTail limit of every other device, packets", accessQueue);
     cmd.AddValue("startSpread", "flows start uniformly in [0, startSpread) s", startSpread);
+    cmd.AddValue("minRto", "TCP's minimum retransmission timeout", minRto);
     cmd.Parse(argc, argv);
 
     auto wallStart = std::chrono::steady_clock::now();
@@ -130,7 +134,7 @@ main(int argc, char* argv[])
     // soon as the window closes under loss: seen with RcvBufSize < SndBufSize.)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(maxWindow * segSize));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 * maxWindow * segSize));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Time(minRto)));
     // aqmlab's flows never give up and start without a handshake: ns-3's sockets
     // close after 6 timeouts of one segment (DataRetries) and retry a lost SYN after
     // 3 s at most 6 times (ConnTimeout, ConnCount).  Under the heavy loss of
@@ -230,9 +234,13 @@ main(int argc, char* argv[])
     {
         tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(lim)));
     }
+    else if (queue == "fq_codel")
+    {
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", QueueSizeValue(QueueSize(lim)));
+    }
     else
     {
-        std::fprintf(stderr, "queue must be red or fifo, not %s\n", queue.c_str());
+        std::fprintf(stderr, "queue must be red, fifo or fq_codel, not %s\n", queue.c_str());
         return 2;
     }
     QueueDiscContainer qdiscs = tch.Install(bnDevs.Get(0));
