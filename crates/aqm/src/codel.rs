@@ -567,10 +567,10 @@ mod tests {
         );
         assert_eq!(
             err(CodelParams {
-                target: Dur::from_millis(100),
+                target: Dur::from_millis(200),
                 ..Default::default()
             }),
-            "target = 100ms must be below interval = 100ms"
+            "target = 200ms must not exceed interval = 100ms"
         );
         assert_eq!(
             err(CodelParams {

@@ -1005,10 +1005,10 @@ mod tests {
         );
         assert_eq!(
             err(FqCodelParams {
-                interval: Dur::from_millis(5),
+                interval: Dur::from_millis(4),
                 ..Default::default()
             }),
-            "target = 5ms must be below interval = 5ms"
+            "target = 5ms must not exceed interval = 4ms"
         );
         let p: FqCodelParams = toml::from_str("drop_batch = 32").unwrap();
         assert_eq!(p.drop_batch_size, 32);

@@ -114,16 +114,13 @@ impl SfbParams {
                 "must be positive with a moving hash",
             ));
         }
-        if self.hash == HashMode::DoubleBuffered
-            && (self.warmup.is_zero() || self.warmup >= self.rehash_period)
-        {
+        // A warm-up as long as the period is legal, as in Linux: the next set
+        // is then fed from the moment the previous swap happens.
+        if self.hash == HashMode::DoubleBuffered && self.warmup.is_zero() {
             return Err(ParamError::new(
                 "warmup",
                 self.warmup,
-                format!(
-                    "must be positive and below rehash_period = {}",
-                    self.rehash_period
-                ),
+                "must be positive with a double-buffered hash",
             ));
         }
         Ok(())
@@ -845,6 +842,22 @@ mod tests {
     }
 
     #[test]
+    fn a_warmup_as_long_as_the_period_keeps_the_next_set_warming() {
+        // Linux's tc-testing 430a: rehash 60 ms under the default 60 s warm-up.
+        let mut h = Harness::build(SfbParams {
+            hash: HashMode::DoubleBuffered,
+            rehash_period: Dur::from_millis(60),
+            warmup: Dur::from_secs(60),
+            ..Default::default()
+        });
+        for period in 0..5u32 {
+            h.offer(1, period);
+            assert!(h.q.qdisc().is_warming(), "period {period}");
+            h.advance(Dur::from_millis(60));
+        }
+    }
+
+    #[test]
     fn moving_hash_changes_the_flow_to_bin_mapping_every_period() {
         let mapping = |q: &Sfb| -> Vec<(usize, usize)> {
             (0..64)
@@ -877,7 +890,13 @@ mod tests {
 
     #[test]
     fn bins_count_exactly_across_rehashes_and_swaps() {
-        for hash in [HashMode::Fixed, HashMode::Moving, HashMode::DoubleBuffered] {
+        let cases = [
+            (HashMode::Fixed, 4),
+            (HashMode::Moving, 4),
+            (HashMode::DoubleBuffered, 4),
+            (HashMode::DoubleBuffered, 15), // warm all the time
+        ];
+        for (hash, warmup_ms) in cases {
             let params = SfbParams {
                 hash,
                 levels: 3,
@@ -885,7 +904,7 @@ mod tests {
                 bin_size: 6,
                 limit: 40,
                 rehash_period: Dur::from_millis(10),
-                warmup: Dur::from_millis(4),
+                warmup: Dur::from_millis(warmup_ms),
                 freeze_time: Dur::ZERO,
                 ..Default::default()
             };
@@ -955,12 +974,12 @@ mod tests {
         assert_eq!(e, "levels = 0 must be at least 1");
         let e = rejection(SfbParams {
             hash: HashMode::DoubleBuffered,
-            warmup: Dur::from_secs(3),
+            warmup: Dur::ZERO,
             ..Default::default()
         });
         assert_eq!(
             e,
-            "warmup = 3s must be positive and below rehash_period = 2s"
+            "warmup = 0ns must be positive with a double-buffered hash"
         );
     }
 }

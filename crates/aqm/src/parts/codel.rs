@@ -88,7 +88,9 @@ pub struct CodelConfig {
 
 impl CodelConfig {
     /// Checks `target` and `interval` by name (`interval = 0ns must be positive`,
-    /// `target = 200ms must be below interval = 100ms`).
+    /// `target = 200ms must not exceed interval = 100ms`). Linux takes any pair;
+    /// a target equal to the interval is legal (tc-testing 630a), one above it is
+    /// refused here as the likely swap of the two.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.interval.is_zero() {
             return Err(ParamError::new(
@@ -100,11 +102,11 @@ impl CodelConfig {
         if self.target.is_zero() {
             return Err(ParamError::new("target", self.target, "must be positive"));
         }
-        if self.target >= self.interval {
+        if self.target > self.interval {
             return Err(ParamError::new(
                 "target",
                 self.target,
-                format!("must be below interval = {}", self.interval),
+                format!("must not exceed interval = {}", self.interval),
             ));
         }
         Ok(())
@@ -445,13 +447,18 @@ mod tests {
             e.validate().unwrap_err().to_string(),
             "interval = 0ns must be positive"
         );
-        let e = CodelConfig {
+        let equal = CodelConfig {
             target: Dur::from_millis(100),
+            ..ok
+        };
+        assert!(equal.validate().is_ok(), "Linux accepts target = interval");
+        let e = CodelConfig {
+            target: Dur::from_millis(101),
             ..ok
         };
         assert_eq!(
             e.validate().unwrap_err().to_string(),
-            "target = 100ms must be below interval = 100ms"
+            "target = 101ms must not exceed interval = 100ms"
         );
     }
 }
