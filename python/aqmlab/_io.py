@@ -38,17 +38,22 @@ def _partial_name(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+def atomic_file(path: str | os.PathLike[str], *, sync: bool = True) -> Iterator[IO[bytes]]:
     """A temporary file in ``path``'s folder, renamed to ``path`` when the block
     ends without an error (and removed when it raises). It is created as any file
-    is, with the mode the user's umask leaves (not 0600, as ``mkstemp`` would)."""
+    is, with the mode the user's umask leaves (not 0600, as ``mkstemp`` would).
+    ``sync=False`` skips the fsync before the rename: the file is still whole or
+    absent if the process is killed, but a power cut may leave it empty (fine for
+    a cache whose reader checks what it reads; an fsync per run held the parent
+    of a sweep of thousands of short runs back)."""
     path = Path(path)
     tmp = _partial_name(path)
     try:
         with open(tmp, "wb") as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -58,10 +63,12 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         raise
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]) -> Path:
+def write_atomic(
+    path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any], *, sync: bool = True
+) -> Path:
     """Writes ``path`` through ``write(file)`` on a temporary file, then renames it
     into place (:func:`atomic_file`). Returns the path."""
-    with atomic_file(path) as f:
+    with atomic_file(path, sync=sync) as f:
         write(f)
     return Path(path)
 

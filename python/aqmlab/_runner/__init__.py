@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aqmlab._runner.store import Store, engine_id, entry_meta, run_key
-from aqmlab._runner.work import LabRun, RunError, Work, simulate
+from aqmlab._runner.work import LabRun, RunError, Work
 
 __all__ = [
     "Failure",
@@ -99,7 +99,7 @@ def run_all(
     client: Any = None,
     progress: bool = False,
     fail_fast: bool = False,
-    work: Work = simulate,
+    work: Work | None = None,
     describe: Callable[[Mapping[str, Any], int], str] | None = None,
 ) -> tuple[list[str], RunStats, list[Failure]]:
     """Runs every (scenario, seed) of ``runs`` that ``store`` lacks, on the local
@@ -107,7 +107,12 @@ def run_all(
     result as it arrives. Returns the key of every run (in order, each once), the
     counts, and the failures (``describe(scenario, seed)`` names a run in them).
     With ``fail_fast`` the first failure stops the runs and raises
-    :class:`RunFailed`."""
+    :class:`RunFailed`. ``work`` (scenario, seed) -> result is what a worker runs
+    (default :func:`aqmlab._runner.work.simulate`, looked up at the call)."""
+    if work is None:
+        from aqmlab._runner import work as _work
+
+        work = _work.simulate
     started = time.monotonic()
     stats = RunStats()
     run_exec = executor(jobs, client)

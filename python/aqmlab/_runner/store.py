@@ -190,7 +190,8 @@ class Store:
         from aqmlab._io import write_atomic
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path(key), lambda f: f.write(data))
+        # No fsync: an entry a power cut empties fails `has` and is run again.
+        write_atomic(self.path(key), lambda f: f.write(data), sync=False)
 
     def load(self, key: str) -> Result | LabRun:
         """The stored result of ``key``; ``KeyError`` when there is no whole one."""
