@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 PARTIAL = ".partial-"
 FORMATS = ("parquet", "csv")
+#: Rows gathered before :func:`write_folder_streamed` writes a row group.
+ROW_GROUP = 65_536
 
 TableLike = Union["pa.Table", "pd.DataFrame"]
 
@@ -169,18 +171,34 @@ def write_folder_streamed(
     known: Iterable[str] = (),
 ) -> list[Path]:
     """:func:`write_folder` for tables too large to hold: ``schemas`` ({name:
-    schema}) names the tables, ``pieces`` yields {name: part of that table}, each
-    written as it comes (all the tables at once, one pass over ``pieces``)."""
+    schema}) names the tables, ``pieces`` yields {name: part of that table}, in
+    order. The parts are gathered into row groups of about ``ROW_GROUP`` rows (a
+    row group per small part would make a slow file) and written as they fill,
+    all the tables at once, in one pass over ``pieces``."""
     folder = _open_folder(folder, fmt)
     paths = [folder / f"{name}.{fmt}" for name in schemas]
     with contextlib.ExitStack() as stack:
         writers = {}
         for name, path in zip(schemas, paths):
             writers[name] = TableWriter(stack.enter_context(atomic_file(path)), schemas[name], fmt)
+        held: dict[str, list[pa.Table]] = {name: [] for name in schemas}
+        rows = dict.fromkeys(schemas, 0)
+
+        def flush(name: str) -> None:
+            if held[name]:
+                import pyarrow as pa
+
+                writers[name].write(pa.concat_tables(held[name]))
+                held[name], rows[name] = [], 0
+
         for piece in pieces:
             for name, table in piece.items():
-                writers[name].write(table)
-        for w in writers.values():
+                held[name].append(table)
+                rows[name] += table.num_rows
+                if rows[name] >= ROW_GROUP:
+                    flush(name)
+        for name, w in writers.items():
+            flush(name)
             w.close()
     return _close_folder(folder, paths, set(known) | set(schemas), summary)
 

@@ -15,6 +15,7 @@ any run, empty where a run has no such group.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -122,6 +123,7 @@ class Sweep:
         self.warnings: list[str] = []
         self._frames: dict[str, pd.DataFrame] = {}
         self._columns: dict[str, str] | None = None
+        self._scanned: tuple[pa.Table, dict[str, pa.Schema]] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -147,33 +149,53 @@ class Sweep:
 
     # ---- one run's rows -------------------------------------------------------------
 
-    def _pieces(self) -> Iterator[dict[str, pa.Table]]:
-        """{table: this run's rows, labelled}, run after run, in the plan's order."""
-        for label, seed, key in self._done:
-            result = self.store.load(key)
-            yield {name: self._labelled(name, label, seed, result) for name in self.TABLES}
+    def _label_columns(self, label: Mapping[str, Any], seed: int, n: int) -> list[tuple[str, pa.Array]]:
+        import pyarrow as pa
+
+        columns = self.columns
+        out = [(columns[k], pa.array([label_text(label[k])] * n, self._types[k])) for k in self.keys]
+        return [*out, ("seed", pa.array([seed] * n, self._seed_type))]
 
     def _labelled(self, name: str, label: Mapping[str, Any], seed: int, result: Result) -> pa.Table:
-        import pyarrow as pa
-
         t = _runs_row(result) if name == "runs" else result.arrow(name)
         t = t.replace_schema_metadata(None)
-        n = t.num_rows
-        columns = self.columns
-        for i, key in enumerate(self.keys):
-            t = t.add_column(i, columns[key], pa.array([label_text(label[key])] * n, self._types[key]))
-        return t.add_column(len(self.keys), "seed", pa.array([seed] * n, self._seed_type))
+        for i, (column, values) in enumerate(self._label_columns(label, seed, t.num_rows)):
+            t = t.add_column(i, column, values)
+        return t
 
-    def _schemas(self) -> dict[str, pa.Schema]:
-        """Each table's schema, unified over every run (a first pass over the store)."""
+    def _scan(self) -> tuple[pa.Table, dict[str, pa.Schema]]:
+        """One pass over the store: the runs table (one row per run, small), and the
+        schema of each other table unified over every run (from the tables'
+        headers, without reading their rows)."""
         import pyarrow as pa
 
-        seen: dict[str, list[pa.Schema]] = {name: [] for name in self.TABLES}
-        for piece in self._pieces():
-            for name, table in piece.items():
-                if not any(table.schema.equals(s) for s in seen[name]):
-                    seen[name].append(table.schema)
-        return {name: pa.unify_schemas(s) for name, s in seen.items() if s}
+        if self._scanned is None:
+            rows: list[pa.Table] = []
+            seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self.TABLES[1:]}
+            for label, seed, key in self._done:
+                result = self.store.load(key)
+                rows.append(self._labelled("runs", label, seed, result))
+                head = pa.schema([(c, v.type) for c, v in self._label_columns(label, seed, 0)])
+                for name in seen:
+                    schema = pa.ipc.open_stream(result._ipc[name]).schema.remove_metadata()
+                    schema = pa.schema([*head, *schema])
+                    seen[name].setdefault(str(schema), schema)
+            runs = _stack(rows)
+            schemas = {"runs": runs.schema}
+            schemas.update({n: pa.unify_schemas(list(s.values())) for n, s in seen.items() if s})
+            self._scanned = (runs, schemas)
+        return self._scanned
+
+    def _pieces(self, schemas: Mapping[str, pa.Schema]) -> Iterator[dict[str, pa.Table]]:
+        """{table: this run's rows, labelled, in ``schemas``' columns}, run after run
+        in the plan's order (the runs table whole, first)."""
+        yield {"runs": self._scan()[0]}
+        for label, seed, key in self._done:
+            result = self.store.load(key)
+            yield {
+                name: _conform(self._labelled(name, label, seed, result), schemas[name])
+                for name in self.TABLES[1:]
+            }
 
     # ---- the tables -------------------------------------------------------------------
 
@@ -183,11 +205,12 @@ class Sweep:
 
         if name not in self.TABLES:
             raise KeyError(f"no table {name!r} (tables: {', '.join(self.TABLES)})")
-        parts = [self._labelled(name, label, seed, self.store.load(key)) for label, seed, key in self._done]
-        if not parts:
+        if not self._done:
             return pa.table({})
-        schema = pa.unify_schemas(list({str(p.schema): p.schema for p in parts}.values()))
-        return pa.concat_tables([_conform(p, schema) for p in parts])
+        runs, schemas = self._scan()
+        if name == "runs":
+            return runs
+        return pa.concat_tables([piece[name] for piece in itertools.islice(self._pieces(schemas), 1, None)])
 
     def _frame(self, name: str) -> pd.DataFrame:
         frame = self._frames.get(name)
@@ -231,12 +254,14 @@ class Sweep:
         The tables stream from the run store, one run at a time."""
         from aqmlab._io import write_folder_streamed
 
-        schemas = self._schemas()
-        if not schemas:
+        if self._done:
+            schemas = self._scan()[1]
+            pieces: Iterator[Mapping[str, pa.Table]] = self._pieces(schemas)
+        else:
             import pyarrow as pa
 
             schemas = {name: pa.schema([]) for name in self.TABLES}
-        pieces = ({n: _conform(t, schemas[n]) for n, t in piece.items()} for piece in self._pieces())
+            pieces = iter(())
         return write_folder_streamed(
             out,
             schemas,
@@ -266,6 +291,14 @@ def _runs_row(result: Result) -> pa.Table:
         row[f"{g['group']}_drops"] = g["drops_total"]
         fields += [(f"{g['group']}_goodput_bps", goodput_type), (f"{g['group']}_drops", drops_type)]
     return pa.Table.from_pylist([row], schema=pa.schema(fields))
+
+
+def _stack(tables: list[pa.Table]) -> pa.Table:
+    """``tables`` one under the other, in their unified schema."""
+    import pyarrow as pa
+
+    schema = pa.unify_schemas(list({str(t.schema): t.schema for t in tables}.values()))
+    return pa.concat_tables([_conform(t, schema) for t in tables])
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
