@@ -278,3 +278,15 @@ def test_progress_counts_done_cached_and_failed_on_stderr(tmp_path):
     more = run_cli(*[a if a != "2" else "3" for a in args])
     assert more.returncode == 0, more.stderr
     assert "6/6" in more.stderr and "cached=4 failed=0" in more.stderr
+
+
+def test_repro_on_the_cluster_equals_repro_on_the_pool(client, tmp_path):
+    args = {"seeds": 1, "duration": "10s"}
+    local = aqmlab.repro("choke-fig3", out=tmp_path / "l", jobs=2, **args)
+    dask = aqmlab.repro("choke-fig3", out=tmp_path / "d", client=client, **args)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(local, dask)
+    assert dask.attrs["simulated"] == 3
+    for name in ("choke-fig3.parquet", "choke-fig3-runs.parquet"):
+        assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
