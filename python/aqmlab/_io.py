@@ -31,6 +31,8 @@ PARTIAL = ".partial-"
 FORMATS = ("parquet", "csv")
 #: Rows gathered before :func:`write_folder_streamed` writes a row group.
 ROW_GROUP = 65_536
+#: ... or parts gathered (each small part has a fixed cost in memory).
+HELD_PARTS = 128
 
 TableLike = Union["pa.Table", "pd.DataFrame"]
 
@@ -195,7 +197,8 @@ def write_folder_streamed(
             for name, table in piece.items():
                 held[name].append(table)
                 rows[name] += table.num_rows
-                if rows[name] >= ROW_GROUP:
+                # Many small parts cost more than their rows: a cap on both.
+                if rows[name] >= ROW_GROUP or len(held[name]) >= HELD_PARTS:
                     flush(name)
         for name, w in writers.items():
             flush(name)

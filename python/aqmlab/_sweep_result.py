@@ -157,8 +157,7 @@ class Sweep:
         return [*out, ("seed", pa.array([seed] * n, self._seed_type))]
 
     def _labelled(self, name: str, label: Mapping[str, Any], seed: int, result: Result) -> pa.Table:
-        t = _runs_row(result) if name == "runs" else result.arrow(name)
-        t = t.replace_schema_metadata(None)
+        t = result.arrow(name).replace_schema_metadata(None)
         for i, (column, values) in enumerate(self._label_columns(label, seed, t.num_rows)):
             t = t.add_column(i, column, values)
         return t
@@ -170,17 +169,27 @@ class Sweep:
         import pyarrow as pa
 
         if self._scanned is None:
-            rows: list[pa.Table] = []
+            # The runs table's rows as plain values until the end: a one-row Arrow
+            # table per run costs tens of kilobytes, a dict a few hundred bytes.
+            rows: list[dict[str, Any]] = []
+            fields: dict[str, pa.DataType] = {}
             seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self.TABLES[1:]}
             for label, seed, key in self._done:
                 result = self.store.load(key)
-                rows.append(self._labelled("runs", label, seed, result))
-                head = pa.schema([(c, v.type) for c, v in self._label_columns(label, seed, 0)])
+                head = self._label_columns(label, seed, 1)
+                row = {column: values[0].as_py() for column, values in head}
+                for column, values in head:
+                    fields.setdefault(column, values.type)
+                for column, (value, kind) in _runs_values(result).items():
+                    row[column] = value
+                    fields.setdefault(column, kind)
+                rows.append(row)
                 for name in seen:
                     schema = pa.ipc.open_stream(result._ipc[name]).schema.remove_metadata()
-                    schema = pa.schema([*head, *schema])
+                    schema = pa.schema([*((c, v.type) for c, v in head), *schema])
                     seen[name].setdefault(str(schema), schema)
-            runs = _stack(rows)
+            runs = pa.Table.from_pylist(rows, schema=pa.schema(list(fields.items())))
+            del rows
             schemas = {"runs": runs.schema}
             schemas.update({n: pa.unify_schemas(list(s.values())) for n, s in seen.items() if s})
             self._scanned = (runs, schemas)
@@ -272,33 +281,23 @@ class Sweep:
         )
 
 
-def _runs_row(result: Result) -> pa.Table:
-    """The runs table's row of one run."""
+def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
+    """The runs table's columns of one run: {column: (value, type)}."""
     import pyarrow as pa
 
     fairness = result.fairness
-    fields = [("events", pa.int64()), ("jain_tcp", pa.float64()), ("jain_all", pa.float64())]
-    row: dict[str, Any] = {
-        "events": result.event_count,
-        "jain_tcp": fairness["tcp"]["jain"],
-        "jain_all": fairness["all"]["jain"],
+    out: dict[str, tuple[Any, pa.DataType]] = {
+        "events": (result.event_count, pa.int64()),
+        "jain_tcp": (fairness["tcp"]["jain"], pa.float64()),
+        "jain_all": (fairness["all"]["jain"], pa.float64()),
     }
     groups = result.arrow("groups")
     goodput_type = groups.schema.field("goodput_bps").type
     drops_type = groups.schema.field("drops_total").type
     for g in groups.select(["group", "goodput_bps", "drops_total"]).to_pylist():
-        row[f"{g['group']}_goodput_bps"] = g["goodput_bps"]
-        row[f"{g['group']}_drops"] = g["drops_total"]
-        fields += [(f"{g['group']}_goodput_bps", goodput_type), (f"{g['group']}_drops", drops_type)]
-    return pa.Table.from_pylist([row], schema=pa.schema(fields))
-
-
-def _stack(tables: list[pa.Table]) -> pa.Table:
-    """``tables`` one under the other, in their unified schema."""
-    import pyarrow as pa
-
-    schema = pa.unify_schemas(list({str(t.schema): t.schema for t in tables}.values()))
-    return pa.concat_tables([_conform(t, schema) for t in tables])
+        out[f"{g['group']}_goodput_bps"] = (g["goodput_bps"], goodput_type)
+        out[f"{g['group']}_drops"] = (g["drops_total"], drops_type)
+    return out
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -290,3 +290,19 @@ def test_repro_on_the_cluster_equals_repro_on_the_pool(client, tmp_path):
     assert dask.attrs["simulated"] == 3
     for name in ("choke-fig3.parquet", "choke-fig3-runs.parquet"):
         assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
+
+
+def test_a_sweep_holds_keys_not_results(tmp_path):
+    # What keeps the parent's memory flat in the number of runs: every result is
+    # in the run store, read back when looked at, and none stays alive.
+    import gc
+
+    from aqmlab.result import Result
+
+    sw = aqmlab.sweep(str(CHOKE_FIG3), GRID, seeds=SEEDS, jobs=1, cache_dir=tmp_path, **QUICK)
+    sw.write(tmp_path / "out")
+    assert len(sw.runs) == 6 and len(sw.flows) == 6 * 33
+    gc.collect()
+    assert [o for o in gc.get_objects() if isinstance(o, Result)] == []
+    label, seed, result = sw.runs_done[0]  # read from the store now
+    assert (label, seed, isinstance(result, Result)) == ({"qdisc.kind": "red"}, 1, True)
