@@ -1,9 +1,11 @@
 """``aqmlab.sweep``: one scenario over a grid of parameter values and seeds.
 
 A sweep is the cartesian product of the values given for each key, each point run
-once per seed, the runs spread over worker processes (one per core by default).
-Runs are independent and each is deterministic, so the tables do not depend on how
-many workers ran them or in which order they finished.
+once per seed, the runs spread over worker processes (one per core by default) or
+the workers of a Dask cluster (``client=``), through :mod:`aqmlab._runner`. Runs
+are independent and each is deterministic, so the tables do not depend on where
+they ran, how many workers ran them or in which order they finished. The result,
+:class:`~aqmlab._sweep_result.Sweep`, reads its runs back from the run store.
 
 Keys are dotted paths into the scenario, as its TOML spells them::
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from aqmlab._runner import Failure, Store
     from aqmlab.result import Result
 
+#: Runs whose rows of the runs table are gathered before they become Arrow.
+_ROWS_PER_BATCH = 1024
 #: The runs table's own columns, besides the per-group ones.
 _RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
 
@@ -169,9 +171,11 @@ class Sweep:
         import pyarrow as pa
 
         if self._scanned is None:
-            # The runs table's rows as plain values until the end: a one-row Arrow
-            # table per run costs tens of kilobytes, a dict a few hundred bytes.
+            # The runs table's rows gathered as dicts and turned into Arrow every
+            # 1024 runs: a one-row Arrow table per run costs tens of kilobytes, a
+            # dict a few (one entry per group), an Arrow row 8 bytes a column.
             rows: list[dict[str, Any]] = []
+            batches: list[pa.Table] = []
             fields: dict[str, pa.DataType] = {}
             seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self.TABLES[1:]}
             for label, seed, key in self._done:
@@ -184,12 +188,17 @@ class Sweep:
                     row[column] = value
                     fields.setdefault(column, kind)
                 rows.append(row)
+                if len(rows) == _ROWS_PER_BATCH:
+                    batches.append(pa.Table.from_pylist(rows, schema=pa.schema(list(fields.items()))))
+                    rows = []
                 for name in seen:
                     schema = pa.ipc.open_stream(result._ipc[name]).schema.remove_metadata()
                     schema = pa.schema([*((c, v.type) for c, v in head), *schema])
                     seen[name].setdefault(str(schema), schema)
-            runs = pa.Table.from_pylist(rows, schema=pa.schema(list(fields.items())))
-            del rows
+            schema = pa.schema(list(fields.items()))
+            batches.append(pa.Table.from_pylist(rows, schema=schema))
+            runs = pa.concat_tables([_conform(b, schema) for b in batches])
+            del rows, batches
             schemas = {"runs": runs.schema}
             schemas.update({n: pa.unify_schemas(list(s.values())) for n, s in seen.items() if s})
             self._scanned = (runs, schemas)

@@ -18,6 +18,8 @@ from typing import Any
 
 from aqmlab._runner.work import Work, execute
 
+#: Runs in flight per worker: enough that a worker never waits for the parent.
+_PER_WORKER = 4
 #: How often a worker looks whether the process that started it is still there.
 _PARENT_POLL_SECONDS = 0.5
 
@@ -48,12 +50,25 @@ class LocalPool:
             return
         pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
         finished_cleanly = False
+        todo = iter(runs)
+        pending: dict = {}
+
+        def submit_next() -> None:
+            item = next(todo, None)
+            if item is not None:
+                key, scenario, seed = item
+                pending[pool.submit(execute, work, key, scenario, seed)] = key
+
         try:
-            pending = {pool.submit(execute, work, key, s, seed): key for key, s, seed in runs}
+            # A window of runs in flight, not all of them: a submitted run costs the
+            # parent a few kilobytes (its future and work item) until it is done.
+            for _ in range(_PER_WORKER * workers):
+                submit_next()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     key = pending.pop(fut)
+                    submit_next()
                     error = fut.exception()
                     if isinstance(error, BrokenProcessPool):
                         error = RuntimeError(f"a worker process died (killed, or out of memory): {error}")
