@@ -102,8 +102,10 @@ class DaskCluster:
                 key = in_flight.pop(fut)
                 if fut.status == "finished":
                     outcome: bytes | BaseException = fut.result()
-                else:
-                    outcome = fut.exception() or RuntimeError(f"the task ended {fut.status}")
+                elif fut.status == "error":
+                    outcome = fut.exception()
+                else:  # cancelled (by another client, or a scheduler going away)
+                    outcome = RuntimeError(f"the task was {fut.status} on the cluster")
                 fut.release()
                 submit_next()
                 yield key, outcome
