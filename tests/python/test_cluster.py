@@ -306,3 +306,51 @@ def test_a_sweep_holds_keys_not_results(tmp_path):
     assert [o for o in gc.get_objects() if isinstance(o, Result)] == []
     label, seed, result = sw.runs_done[0]  # read from the store now
     assert (label, seed, isinstance(result, Result)) == ({"qdisc.kind": "red"}, 1, True)
+
+
+FAILING_CLI = """
+import sys
+from aqmlab._runner import work
+
+real = work.simulate
+
+
+def simulate(scenario, seed):
+    if seed == 2:
+        raise RuntimeError("the engine gave up")
+    return real(scenario, seed)
+
+
+work.simulate = simulate  # -j 1: the runs go in this process
+from aqmlab._cli import main
+
+sys.exit(main(sys.argv))
+"""
+
+
+def test_the_cli_reports_a_failed_run_and_exits_1_or_stops_with_fail_fast(tmp_path):
+    import json
+
+    args = ["sweep", str(CHOKE_FIG3), "--set", "qdisc.kind=red,choke", "--seeds", "3", "-j", "1", "-q"]
+    args += ["--duration", QUICK["duration"], "--warmup", QUICK["warmup"], "--out", str(tmp_path)]
+    proc = subprocess.run([sys.executable, "-c", FAILING_CLI, *args], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "error: run failed: qdisc.kind=red seed 2: RuntimeError: the engine gave up",
+        "error: run failed: qdisc.kind=choke seed 2: RuntimeError: the engine gave up",
+    ]
+    assert "4 runs (4 simulated, 0 from cache, 2 failed)" in proc.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [(f["where"], f["seed"]) for f in summary["failed"]] == [
+        ("qdisc.kind=red", 2),
+        ("qdisc.kind=choke", 2),
+    ]
+    # Again: the four good runs come from the cache; --fail-fast stops at the first failure.
+    proc = subprocess.run(
+        [sys.executable, "-c", FAILING_CLI, *args, "--fail-fast"], capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "error: run failed: qdisc.kind=red seed 2: RuntimeError: the engine gave up;"
+    )
+    assert "--fail-fast" in proc.stderr
