@@ -354,3 +354,10 @@ def test_the_cli_reports_a_failed_run_and_exits_1_or_stops_with_fail_fast(tmp_pa
         "error: run failed: qdisc.kind=red seed 2: RuntimeError: the engine gave up;"
     )
     assert "--fail-fast" in proc.stderr
+
+
+def test_a_scheduler_that_is_no_address_is_a_usage_error(tmp_path):
+    proc = run_cli("sweep", str(CHOKE_FIG3), "--scheduler", "nonsense", "--out", str(tmp_path), "-q")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: the Dask scheduler at 'nonsense' (--scheduler): "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1

@@ -51,8 +51,8 @@ class DaskCluster:
         if self._own:
             try:
                 client = distributed.Client(client, timeout="30s")
-            except OSError as e:
-                raise ValueError(f"--scheduler {client}: cannot reach the Dask scheduler: {e}") from None
+            except (OSError, ValueError) as e:  # unreachable; not an address
+                raise ValueError(f"the Dask scheduler at {client!r} (--scheduler): {e}") from None
         elif not isinstance(client, distributed.Client):
             raise ValueError(
                 f"client must be a dask.distributed Client or a scheduler address, got {client!r}"
