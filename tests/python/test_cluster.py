@@ -149,6 +149,43 @@ def test_a_killed_worker_still_gives_every_run_exactly_once(tmp_path):
     assert files(tmp_path / "out") == expected
 
 
+def test_a_killed_pool_worker_costs_no_run(tmp_path):
+    # The local pool breaks when a worker dies: the runs it had in flight go to a
+    # new pool (a run fails only if it was in flight at two deaths).
+    import multiprocessing
+
+    expected = reference(tmp_path, SLOW)
+    cache = tmp_path / "cache"
+    outcome: dict = {}
+
+    def go() -> None:
+        try:
+            outcome["sweep"] = aqmlab.sweep(
+                str(CHOKE_FIG3), GRID, seeds=SEEDS, jobs=2, cache_dir=cache, **SLOW
+            )
+        except BaseException as e:  # reported below, in the test's thread
+            outcome["error"] = e
+
+    t = threading.Thread(target=go)
+    t.start()
+    deadline = time.monotonic() + 120
+    while not stored(cache) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stored_at_kill = stored(cache)
+    workers = multiprocessing.active_children()
+    assert workers
+    os.kill(workers[0].pid, signal.SIGKILL)
+    t.join(timeout=300)
+    assert not t.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    sw = outcome["sweep"]
+    assert stored_at_kill < 6, "the sweep ended before the kill: the test tested nothing"
+    assert (sw.simulated, sw.failed) == (6, [])
+    sw.write(tmp_path / "out")
+    no_duplicates(tmp_path / "out")
+    assert files(tmp_path / "out") == expected
+
+
 # ---- SIGKILL and resume --------------------------------------------------------------------
 
 KILLED = """

@@ -4,15 +4,18 @@ One worker process per core (or ``jobs``); with one, the runs go in this process
 one after the other (no pool to start, and a debugger or a monkeypatch reaches
 them). Ctrl-C or a stop (``--fail-fast``) ends the workers at once rather than
 waiting for their runs; a worker ends itself when its parent is gone, so a sweep
-killed with SIGKILL leaves no process behind.
+killed with SIGKILL leaves no process behind. A worker that dies (killed, out of
+memory) breaks the pool: the runs it had in flight go to a new one, and a run in
+flight at two deaths fails while the others go on.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -20,6 +23,8 @@ from aqmlab._runner.work import Work, execute
 
 #: Runs in flight per worker: enough that a worker never waits for the parent.
 _PER_WORKER = 4
+#: Worker deaths a run may be in flight for before it is taken to be their cause.
+_CRASHES = 2
 #: How often a worker looks whether the process that started it is still there.
 _PARENT_POLL_SECONDS = 0.5
 
@@ -48,31 +53,59 @@ class LocalPool:
                 except Exception as e:
                     yield key, e
             return
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
-        finished_cleanly = False
+        yield from self._on_pool(work, runs, workers)
+
+    def _on_pool(
+        self, work: Work, runs: Sequence[tuple[str, Any, int]], workers: int
+    ) -> Iterator[tuple[str, bytes | BaseException]]:
+        # A window of runs in flight, not all of them: a submitted run costs the
+        # parent a few kilobytes (its future and work item) until it is done.
+        window = _PER_WORKER * workers
         todo = iter(runs)
-        pending: dict = {}
+        again: deque[tuple[str, Any, int]] = deque()  # runs a dead worker took with it
+        crashes: Counter[str] = Counter()
+        pending: dict[Future, tuple[str, Any, int]] = {}
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
 
-        def submit_next() -> None:
-            item = next(todo, None)
-            if item is not None:
-                key, scenario, seed = item
-                pending[pool.submit(execute, work, key, scenario, seed)] = key
+        def fill() -> None:
+            while len(pending) < window:
+                item = again.popleft() if again else next(todo, None)
+                if item is None:
+                    return
+                try:
+                    pending[pool.submit(execute, work, *item)] = item
+                except BrokenProcessPool:  # seen through the futures below
+                    again.appendleft(item)
+                    return
 
+        finished_cleanly = False
         try:
-            # A window of runs in flight, not all of them: a submitted run costs the
-            # parent a few kilobytes (its future and work item) until it is done.
-            for _ in range(_PER_WORKER * workers):
-                submit_next()
+            fill()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                    # A worker died (killed, out of memory): the pool fails every run
+                    # in flight. Those runs go to a new pool; one that was in flight
+                    # in _CRASHES deaths is taken to be the cause and fails.
+                    wait(pending, timeout=30)
+                    done = set(pending)
+                    _stop(pool)
+                    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
                 for fut in done:
-                    key = pending.pop(fut)
-                    submit_next()
-                    error = fut.exception()
+                    item = pending.pop(fut)
+                    key = item[0]
+                    error = fut.exception() if fut.done() else BrokenProcessPool("no answer")
                     if isinstance(error, BrokenProcessPool):
-                        error = RuntimeError(f"a worker process died (killed, or out of memory): {error}")
+                        crashes[key] += 1
+                        if crashes[key] < _CRASHES:
+                            again.append(item)
+                            continue
+                        error = RuntimeError(
+                            f"its worker process died {_CRASHES} times (killed, or out of memory)"
+                        )
+                    fill()
                     yield key, fut.result() if error is None else error
+                fill()
             finished_cleanly = True
         finally:
             # Ctrl-C, a stop, or a failed write: end the runs still going now,
