@@ -28,8 +28,11 @@ GRID = {"qdisc.kind": ["red", "choke"]}
 SEEDS = 3
 #: choke-fig3 shortened: a run takes milliseconds.
 QUICK = {"duration": "20s", "warmup": "2s"}
-#: ... and long enough (a tenth of a second or more) to be caught mid-run.
+#: ... and long enough (a tenth of a second or more) to be caught mid-run, in
+#: sweeps of more runs than two workers finish before a kill lands.
 SLOW = {"duration": "300s", "warmup": "2s"}
+KILL_SEEDS = 8
+KILL_RUNS = len(GRID["qdisc.kind"]) * KILL_SEEDS
 TABLES = ("runs.parquet", "groups.parquet", "flows.parquet", "links.parquet")
 
 
@@ -55,10 +58,11 @@ def files(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in TABLES}
 
 
-def reference(tmp_path: Path, timing: dict) -> dict[str, bytes]:
-    """The tables of an uninterrupted local sweep, without a cache."""
-    out = tmp_path / "reference"
-    aqmlab.sweep(str(CHOKE_FIG3), GRID, seeds=SEEDS, jobs=1, **timing).write(out)
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory) -> dict[str, bytes]:
+    """The tables of an uninterrupted sweep of the kill tests' runs, without a cache."""
+    out = tmp_path_factory.mktemp("reference")
+    aqmlab.sweep(str(CHOKE_FIG3), GRID, seeds=KILL_SEEDS, jobs=2, **SLOW).write(out)
     return files(out)
 
 
@@ -71,7 +75,7 @@ def no_duplicates(out: Path) -> None:
     import pandas as pd
 
     runs = pd.read_parquet(out / "runs.parquet")
-    assert len(runs) == len(GRID["qdisc.kind"]) * SEEDS
+    assert len(runs) == KILL_RUNS
     assert not runs.duplicated(["qdisc.kind", "seed"]).any()
 
 
@@ -109,10 +113,9 @@ def test_the_cli_runs_on_a_scheduler_given_its_address(client, tmp_path):
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
 
 
-def test_a_killed_worker_still_gives_every_run_exactly_once(tmp_path):
+def test_a_killed_worker_still_gives_every_run_exactly_once(expected, tmp_path):
     # Worker processes this time, so that one can be killed: the scheduler runs
     # its task again elsewhere, and the parent takes each run once.
-    expected = reference(tmp_path, SLOW)
     cache = tmp_path / "cache"
     with (
         distributed.LocalCluster(
@@ -126,7 +129,7 @@ def test_a_killed_worker_still_gives_every_run_exactly_once(tmp_path):
         def go() -> None:
             try:
                 outcome["sweep"] = aqmlab.sweep(
-                    str(CHOKE_FIG3), GRID, seeds=SEEDS, client=c, cache_dir=cache, **SLOW
+                    str(CHOKE_FIG3), GRID, seeds=KILL_SEEDS, client=c, cache_dir=cache, **SLOW
                 )
             except BaseException as e:  # reported below, in the test's thread
                 outcome["error"] = e
@@ -142,26 +145,25 @@ def test_a_killed_worker_still_gives_every_run_exactly_once(tmp_path):
         assert not t.is_alive()
     assert "error" not in outcome, outcome.get("error")
     sw = outcome["sweep"]
-    assert stored_at_kill < 6, "the sweep ended before the kill: the test tested nothing"
-    assert (sw.simulated, sw.failed) == (6, [])
+    assert stored_at_kill < KILL_RUNS, "the sweep ended before the kill: the test tested nothing"
+    assert (sw.simulated, sw.failed) == (KILL_RUNS, [])
     sw.write(tmp_path / "out")
     no_duplicates(tmp_path / "out")
     assert files(tmp_path / "out") == expected
 
 
-def test_a_killed_pool_worker_costs_no_run(tmp_path):
+def test_a_killed_pool_worker_costs_no_run(expected, tmp_path):
     # The local pool breaks when a worker dies: the runs it had in flight go to a
     # new pool (a run fails only if it was in flight at two deaths).
     import multiprocessing
 
-    expected = reference(tmp_path, SLOW)
     cache = tmp_path / "cache"
     outcome: dict = {}
 
     def go() -> None:
         try:
             outcome["sweep"] = aqmlab.sweep(
-                str(CHOKE_FIG3), GRID, seeds=SEEDS, jobs=2, cache_dir=cache, **SLOW
+                str(CHOKE_FIG3), GRID, seeds=KILL_SEEDS, jobs=2, cache_dir=cache, **SLOW
             )
         except BaseException as e:  # reported below, in the test's thread
             outcome["error"] = e
@@ -179,8 +181,8 @@ def test_a_killed_pool_worker_costs_no_run(tmp_path):
     assert not t.is_alive()
     assert "error" not in outcome, outcome.get("error")
     sw = outcome["sweep"]
-    assert stored_at_kill < 6, "the sweep ended before the kill: the test tested nothing"
-    assert (sw.simulated, sw.failed) == (6, [])
+    assert stored_at_kill < KILL_RUNS, "the sweep ended before the kill: the test tested nothing"
+    assert (sw.simulated, sw.failed) == (KILL_RUNS, [])
     sw.write(tmp_path / "out")
     no_duplicates(tmp_path / "out")
     assert files(tmp_path / "out") == expected
@@ -208,10 +210,9 @@ print("finished", flush=True)
 
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL")
 @pytest.mark.parametrize("executor", ["local", "dask"])
-def test_a_sweep_killed_with_sigkill_resumes_with_the_missing_runs(executor, client, tmp_path):
-    expected = reference(tmp_path, SLOW)
+def test_a_sweep_killed_with_sigkill_resumes_with_the_missing_runs(executor, client, expected, tmp_path):
     cache = tmp_path / "cache"
-    script = KILLED.format(grid=GRID, seeds=SEEDS, timing=SLOW)
+    script = KILLED.format(grid=GRID, seeds=KILL_SEEDS, timing=SLOW)
     rng = random.Random(f"{executor}-kill")
     proc = subprocess.Popen(
         [sys.executable, "-c", script, str(CHOKE_FIG3), executor, str(cache)],
@@ -222,17 +223,17 @@ def test_a_sweep_killed_with_sigkill_resumes_with_the_missing_runs(executor, cli
         deadline = time.monotonic() + 120
         while not stored(cache) and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 0.3))  # a random moment after the first run is stored
+        time.sleep(rng.uniform(0.0, 0.2))  # a random moment after the first run is stored
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
         proc.kill()
     assert proc.stdout.read() == "", "the sweep finished before the kill"
     n = stored(cache)
-    assert 1 <= n < 6
+    assert 1 <= n < KILL_RUNS
     kwargs = {"client": client} if executor == "dask" else {"jobs": 2}
-    resumed = aqmlab.sweep(str(CHOKE_FIG3), GRID, seeds=SEEDS, cache_dir=cache, **kwargs, **SLOW)
-    assert (resumed.cached, resumed.simulated) == (n, 6 - n)
+    resumed = aqmlab.sweep(str(CHOKE_FIG3), GRID, seeds=KILL_SEEDS, cache_dir=cache, **kwargs, **SLOW)
+    assert (resumed.cached, resumed.simulated) == (n, KILL_RUNS - n)
     resumed.write(tmp_path / "out")
     no_duplicates(tmp_path / "out")
     assert files(tmp_path / "out") == expected
