@@ -237,7 +237,7 @@ def _run(ns: argparse.Namespace) -> int:
 
 @command("sweep", lambda p: _sweep_args(p))
 def _sweep(ns: argparse.Namespace) -> int:
-    from aqmlab._sweep import main
+    from aqmlab._sweep_cli import main
 
     return main(ns)
 
@@ -250,12 +250,20 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     seeds.add_argument("--seed-list", metavar="S1,S2")
     p.add_argument("--duration")
     p.add_argument("--warmup")
-    p.add_argument("-j", "--jobs", type=_positive, metavar="J")
+    _executor_args(p)
     p.add_argument("--out", type=Path, default=Path("sweep-out"), metavar="DIR")
     _format(p)
     p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--fail-fast", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
+
+
+def _executor_args(p: argparse.ArgumentParser) -> None:
+    """Where the runs go: ``-j`` local processes, or the Dask cluster at ``--scheduler``."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("-j", "--jobs", type=_positive, metavar="J")
+    where.add_argument("--scheduler", metavar="ADDRESS")
 
 
 def _repro_args(p: argparse.ArgumentParser) -> None:
@@ -263,10 +271,11 @@ def _repro_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true")
     p.add_argument("--out", type=Path, default=Path("repro-out"), metavar="DIR")
     p.add_argument("--seeds", type=_positive, metavar="N")
-    p.add_argument("-j", "--jobs", type=_positive, metavar="J")
+    _executor_args(p)
     p.add_argument("--duration")
     _format(p)
     p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--fail-fast", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
 

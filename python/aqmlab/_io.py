@@ -1,12 +1,14 @@
 """Writing output folders, the same way ``crates/cli/src/output.rs`` writes them.
 
-:func:`write_atomic` is the one way a file is written: a temporary file in the same
-folder (``.STEM.partial-PID.EXT``), then a rename, so a reader sees the old file,
-the whole new one, or nothing, and an error leaves no temporary file behind.
+:func:`atomic_file` (and :func:`write_atomic` over it) is the one way a file is
+written: a temporary file in the same folder (``.STEM.partial-PID.EXT``), then a
+rename, so a reader sees the old file, the whole new one, or nothing, and an error
+leaves no temporary file behind. Files get the mode the user's umask leaves.
 :func:`write_folder` writes a folder of tables so that it never looks finished
 while it mixes two runs: ``summary.json`` (the mark of a finished run) is removed
 first and written last, tables of an earlier run that this one does not write are
-removed, and so are temporary files a killed writer left.
+removed, and so are temporary files a killed writer left;
+:func:`write_folder_streamed` does the same for tables written piece by piece.
 
 :func:`pack` and :func:`unpack` hold several byte strings (Arrow IPC streams, a
 JSON text) in one Arrow IPC stream, with string metadata: what a pickled result,
@@ -15,8 +17,9 @@ a cache entry, and a result sent between processes are made of.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
@@ -26,6 +29,10 @@ if TYPE_CHECKING:
 
 PARTIAL = ".partial-"
 FORMATS = ("parquet", "csv")
+#: Rows gathered before :func:`write_folder_streamed` writes a row group.
+ROW_GROUP = 65_536
+#: ... or parts gathered (each small part has a fixed cost in memory).
+HELD_PARTS = 128
 
 TableLike = Union["pa.Table", "pd.DataFrame"]
 
@@ -34,16 +41,23 @@ def _partial_name(path: Path) -> Path:
     return path.with_name(f".{path.stem}{PARTIAL}{os.getpid()}{path.suffix}")
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]) -> Path:
-    """Writes ``path`` through ``write(file)`` on a temporary file, then renames it
-    into place. Returns the path."""
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str], *, sync: bool = True) -> Iterator[IO[bytes]]:
+    """A temporary file in ``path``'s folder, renamed to ``path`` when the block
+    ends without an error (and removed when it raises). It is created as any file
+    is, with the mode the user's umask leaves (not 0600, as ``mkstemp`` would).
+    ``sync=False`` skips the fsync before the rename: the file is still whole or
+    absent if the process is killed, but a power cut may leave it empty (fine for
+    a cache whose reader checks what it reads; an fsync per run held the parent
+    of a sweep of thousands of short runs back)."""
     path = Path(path)
     tmp = _partial_name(path)
     try:
         with open(tmp, "wb") as f:
-            write(f)
+            yield f
             f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -51,7 +65,16 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any]
         except FileNotFoundError:
             pass
         raise
-    return path
+
+
+def write_atomic(
+    path: str | os.PathLike[str], write: Callable[[IO[bytes]], Any], *, sync: bool = True
+) -> Path:
+    """Writes ``path`` through ``write(file)`` on a temporary file, then renames it
+    into place (:func:`atomic_file`). Returns the path."""
+    with atomic_file(path, sync=sync) as f:
+        write(f)
+    return Path(path)
 
 
 def check_folder(folder: str | os.PathLike[str], flag: str = "--out") -> None:
@@ -98,6 +121,29 @@ def write_table(f: IO[bytes], table: TableLike, fmt: str) -> None:
         raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
 
 
+class TableWriter:
+    """Writes one table in ``fmt`` piece by piece (each piece an Arrow table of
+    ``schema``), so a table larger than memory streams through."""
+
+    def __init__(self, f: IO[bytes], schema: pa.Schema, fmt: str) -> None:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            self._w = pq.ParquetWriter(f, schema, compression="snappy")
+        elif fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            self._w = pcsv.CSVWriter(f, schema)
+        else:
+            raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
+
+    def write(self, table: pa.Table) -> None:
+        self._w.write_table(table)
+
+    def close(self) -> None:
+        self._w.close()
+
+
 def write_folder(
     folder: str | os.PathLike[str],
     tables: Mapping[str, TableLike],
@@ -110,16 +156,69 @@ def write_folder(
     (JSON text) as ``summary.json`` into ``folder``; removes the tables named in
     ``known`` (any format) that this call does not write. Returns the files
     written."""
+    folder = _open_folder(folder, fmt)
+    written = []
+    for name, table in tables.items():
+        written.append(write_atomic(folder / f"{name}.{fmt}", lambda f, t=table: write_table(f, t, fmt)))
+    return _close_folder(folder, written, set(known) | set(tables), summary)
+
+
+def write_folder_streamed(
+    folder: str | os.PathLike[str],
+    schemas: Mapping[str, pa.Schema],
+    pieces: Iterable[Mapping[str, pa.Table]],
+    fmt: str = "parquet",
+    *,
+    summary: str | None = None,
+    known: Iterable[str] = (),
+) -> list[Path]:
+    """:func:`write_folder` for tables too large to hold: ``schemas`` ({name:
+    schema}) names the tables, ``pieces`` yields {name: part of that table}, in
+    order. The parts are gathered into row groups of about ``ROW_GROUP`` rows (a
+    row group per small part would make a slow file) and written as they fill,
+    all the tables at once, in one pass over ``pieces``."""
+    folder = _open_folder(folder, fmt)
+    paths = [folder / f"{name}.{fmt}" for name in schemas]
+    with contextlib.ExitStack() as stack:
+        writers = {}
+        for name, path in zip(schemas, paths):
+            writers[name] = TableWriter(stack.enter_context(atomic_file(path)), schemas[name], fmt)
+        held: dict[str, list[pa.Table]] = {name: [] for name in schemas}
+        rows = dict.fromkeys(schemas, 0)
+
+        def flush(name: str) -> None:
+            if held[name]:
+                import pyarrow as pa
+
+                writers[name].write(pa.concat_tables(held[name]))
+                held[name], rows[name] = [], 0
+
+        for piece in pieces:
+            for name, table in piece.items():
+                held[name].append(table)
+                rows[name] += table.num_rows
+                # Many small parts cost more than their rows: a cap on both.
+                if rows[name] >= ROW_GROUP or len(held[name]) >= HELD_PARTS:
+                    flush(name)
+        for name, w in writers.items():
+            flush(name)
+            w.close()
+    return _close_folder(folder, paths, set(known) | set(schemas), summary)
+
+
+def _open_folder(folder: str | os.PathLike[str], fmt: str) -> Path:
+    """The first step of writing a folder: a finished run's mark goes first."""
     if fmt not in FORMATS:
         raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "summary.json").unlink(missing_ok=True)
+    return folder
+
+
+def _close_folder(folder: Path, written: list[Path], names: set[str], summary: str | None) -> list[Path]:
+    """The last steps: what an earlier run left goes, the mark comes last."""
     marker = folder / "summary.json"
-    marker.unlink(missing_ok=True)
-    written = []
-    for name, table in tables.items():
-        written.append(write_atomic(folder / f"{name}.{fmt}", lambda f, t=table: write_table(f, t, fmt)))
-    names = set(known) | set(tables)
     stale = {f"{n}.{x}" for n in names for x in FORMATS} - {p.name for p in written}
     for entry in folder.iterdir():
         partial = entry.name.startswith(".") and PARTIAL in entry.name

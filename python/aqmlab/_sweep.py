@@ -1,9 +1,11 @@
 """``aqmlab.sweep``: one scenario over a grid of parameter values and seeds.
 
 A sweep is the cartesian product of the values given for each key, each point run
-once per seed, the runs spread over worker processes (one per core by default).
-Runs are independent and each is deterministic, so the tables do not depend on how
-many workers ran them or in which order they finished.
+once per seed, the runs spread over worker processes (one per core by default) or
+the workers of a Dask cluster (``client=``), through :mod:`aqmlab._runner`. Runs
+are independent and each is deterministic, so the tables do not depend on where
+they ran, how many workers ran them or in which order they finished. The result,
+:class:`~aqmlab._sweep_result.Sweep`, reads its runs back from the run store.
 
 Keys are dotted paths into the scenario, as its TOML spells them::
 
@@ -31,14 +33,10 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from aqmlab.result import Result
+from aqmlab._sweep_result import Sweep
+from aqmlab._sweep_result import label_text as _label_text
 
 __all__ = ["Sweep", "parse_assignment", "set_path", "sweep"]
 
@@ -191,126 +189,6 @@ def _seed_list(seeds: int | Sequence[int]) -> list[int]:
     return out
 
 
-def _label_text(value: Any) -> Any:
-    """A grid value as a table cell: scalars stay, tables become their JSON."""
-    if isinstance(value, (str, int, float, bool)):
-        return value
-    return json.dumps(value, sort_keys=True)
-
-
-# ---- the result -----------------------------------------------------------------------
-
-#: The runs table's own columns, besides the per-group ones.
-_RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
-
-
-@dataclass
-class Sweep:
-    """What a sweep produced: one :class:`~aqmlab.Result` per (point, seed), and
-    tables over all of them, each row labelled with the point's values (one column
-    per sweep key) and the ``seed``.
-
-    - ``runs``: one row per run: events, the Jain index over TCP flows and over all
-      flows, and per flow group ``<group>_goodput_bps`` and ``<group>_drops``.
-    - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
-
-    A key's column is the key itself (``qdisc.kind``), unless a run's table has a
-    column of that name (the links table's ``qdisc``): then it is ``set.<key>``
-    (``set.qdisc``), in every table alike.
-    """
-
-    #: The tables :meth:`write` writes.
-    TABLES = ("runs", "groups", "flows", "links")
-
-    keys: list[str]
-    runs_done: list[tuple[dict[str, Any], int, Result]]
-    simulated: int = 0
-    cached: int = 0
-    seconds: float = 0.0
-    #: Keys whose values gave the same results, each with why (see :func:`sweep`).
-    warnings: list[str] = field(default_factory=list)
-    _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
-
-    @property
-    def columns(self) -> dict[str, str]:
-        """{sweep key: the name of its column in the tables}."""
-        taken = {"seed", *_RUN_COLUMNS}
-        if self.runs_done:
-            result = self.runs_done[0][2]
-            for name in ("groups", "flows", "links"):
-                taken.update(result.arrow(name).column_names)
-        return {key: f"set.{key}" if key in taken else key for key in self.keys}
-
-    def _labelled(self, name: str, table_of) -> pd.DataFrame:
-        frame = self._frames.get(name)
-        if frame is None:
-            import pandas as pd
-
-            columns = self.columns
-            parts = []
-            for label, seed, result in self.runs_done:
-                t = table_of(result).copy()
-                for i, key in enumerate(self.keys):
-                    t.insert(i, columns[key], _label_text(label[key]))
-                t.insert(len(self.keys), "seed", seed)
-                parts.append(t)
-            frame = self._frames[name] = pd.concat(parts, ignore_index=True)
-        return frame
-
-    @property
-    def runs(self) -> pd.DataFrame:
-        def one(result: Result) -> pd.DataFrame:
-            import pandas as pd
-
-            fairness = result.fairness
-            row: dict[str, Any] = {
-                "events": result.event_count,
-                "jain_tcp": fairness["tcp"]["jain"],
-                "jain_all": fairness["all"]["jain"],
-            }
-            for g in result.arrow("groups").to_pylist():
-                row[f"{g['group']}_goodput_bps"] = g["goodput_bps"]
-                row[f"{g['group']}_drops"] = g["drops_total"]
-            return pd.DataFrame([row])
-
-        return self._labelled("runs", one)
-
-    @property
-    def groups(self) -> pd.DataFrame:
-        return self._labelled("groups", lambda r: r.groups.reset_index())
-
-    @property
-    def flows(self) -> pd.DataFrame:
-        return self._labelled("flows", lambda r: r.flows)
-
-    @property
-    def links(self) -> pd.DataFrame:
-        return self._labelled("links", lambda r: r.links)
-
-    def write(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the runs, groups, flows and links tables under ``out`` as
-        Parquet (or ``fmt="csv"``), then ``summary.json`` (the sweep's keys, seeds
-        and counts), by the steps of :func:`aqmlab._io.write_folder`: a killed or
-        repeated sweep never leaves a folder that looks finished but mixes two."""
-        from aqmlab._io import write_folder
-
-        summary = {
-            "keys": self.keys,
-            "seeds": sorted({seed for _, seed, _ in self.runs_done}),
-            "runs": len(self.runs_done),
-            "simulated": self.simulated,
-            "cached": self.cached,
-            "seconds": self.seconds,
-        }
-        return write_folder(
-            out,
-            {name: getattr(self, name) for name in self.TABLES},
-            fmt,
-            summary=json.dumps(summary, indent=2),
-            known=self.TABLES,
-        )
-
-
 # ---- running -------------------------------------------------------------------------
 
 
@@ -336,16 +214,29 @@ def sweep(
     jobs: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    client: Any = None,
+    fail_fast: bool = False,
 ) -> Sweep:
     """Runs ``scenario`` (a path, a built-in name, ``None`` for the default, or a
     dict) at every point of ``grid`` ({dotted key: [values]}) with every seed
     (``seeds``: a count, meaning 1..N, or a list), ``jobs`` runs at a time (default:
     one per core), and returns a :class:`Sweep`.
 
+    ``client``: a ``dask.distributed`` Client, or a scheduler's address
+    (``"tcp://host:8786"``): the runs go to that cluster's workers instead of local
+    processes (``jobs`` is then the cluster's business; see ``docs/cluster.md``).
+
     ``duration`` and ``warmup`` replace the scenario's, as ``aqmlab run``'s
     ``--duration`` and ``--warmup`` do (and are checked the same way). With ``cache_dir``
-    every finished run is stored there, so a sweep that was killed resumes where it
-    stopped and a repeated one costs nothing.
+    every finished run is stored there the moment it arrives, so a sweep that was
+    killed (even with SIGKILL) resumes with only the missing runs, and a repeated
+    one costs nothing; without, the runs are stored in a temporary folder that
+    lives as long as the :class:`Sweep`. Either way no run's tables stay in memory.
+
+    A run that fails is reported (``progress``) and left out: it is in
+    :attr:`Sweep.failed` with its point, seed and error, and a ``RuntimeWarning``
+    says how many; the other runs go on. ``fail_fast`` raises
+    :class:`aqmlab._runner.RunFailed` at the first failure instead.
 
     Every point is checked before the first run starts; a bad one raises
     ``ValueError`` naming the point and what is wrong with it. So does a key whose
@@ -354,12 +245,14 @@ def sweep(
     (a qdisc on links that never queue) is named in :attr:`Sweep.warnings` and
     as a ``RuntimeWarning``.
     """
-    from aqmlab import _aqmlab
+    from aqmlab import _aqmlab, _runner
     from aqmlab._run import _check_duration, _to_json
-    from aqmlab.repro._core import run_all, run_key
+    from aqmlab._sweep_result import label_types
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
+    if jobs is not None and client is not None:
+        raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
     duration = _check_duration(duration, "duration")
     warmup = _check_duration(warmup, "warmup")
     seed_list = _seed_list(seeds)
@@ -389,21 +282,36 @@ def sweep(
         planned.extend((label, point, seed) for seed in seed_list)
     _check_every_key_changes_something(grid or {}, labels, simulated, base)
 
-    results, stats = run_all(
+    # Each point's scenario is one object, shared by its seeds: it names the point
+    # of a failed run.
+    where = {id(point): _describe(label) for label, point, _ in planned}
+    store = _runner.Store(cache_dir)
+    _, stats, failures = _runner.run_all(
         [(point, seed) for _, point, seed in planned],
-        Path(cache_dir) if cache_dir is not None else None,
+        store,
         jobs=jobs,
+        client=client,
         progress=progress,
-        on_result=_tables_of,
+        fail_fast=fail_fast,
+        describe=lambda scenario, seed: where.get(id(scenario), ""),
     )
-    done = [(label, seed, results[run_key(point, seed)]) for label, point, seed in planned]
     result = Sweep(
-        keys=list(grid or {}),
-        runs_done=done,
+        list(grid or {}),
+        [(label, seed, _runner.run_key(point, seed)) for label, point, seed in planned],
+        store,
+        types=label_types(grid or {}),
+        failed=failures,
         simulated=stats.simulated,
         cached=stats.cached,
         seconds=stats.seconds,
     )
+    if failures:
+        warnings.warn(
+            f"{len(failures)} of {len(planned)} runs failed and are left out of the tables "
+            f"(Sweep.failed); the first: {failures[0]}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     result.warnings = _keys_without_effect(result, base)
     for message in result.warnings:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
@@ -482,97 +390,3 @@ def _why_inert(key: str, base: Mapping[str, Any], ran: bool = False) -> str:
     if ran:
         return "its values gave identical runs (check that the key reaches what you meant to vary)"
     return "every value of it gives the same simulation"
-
-
-def _tables_of(result: Result) -> None:
-    """Builds a run's tables (and imports pandas, the first time) as soon as it is
-    done. The parent process is otherwise idle while the workers run, so this work
-    no longer waits for the last run: it was most of the serial second that kept a
-    2-worker sweep below 1.8x the speed of one (BENCHMARKS.md, "Parallel sweeps")."""
-    for name in ("groups", "flows", "links"):
-        getattr(result, name)
-
-
-# ---- the command line -------------------------------------------------------------------
-
-
-def _summary_table(result: Sweep) -> str:
-    runs = result.runs
-    keys = [result.columns[k] for k in result.keys]
-    goodputs = [c for c in runs.columns if c.endswith("_goodput_bps")]
-    # A wide table is unreadable on a terminal; the runs table has every group.
-    value_cols = (goodputs if len(goodputs) <= 6 else []) + ["jain_tcp", "jain_all"]
-    if keys:
-        means = runs.groupby(keys, sort=False)[value_cols].mean().reset_index()
-    else:
-        means = runs[value_cols].mean().to_frame().T
-    for c in value_cols:
-        if c.endswith("_goodput_bps"):
-            means[c] = means[c] / 1e3
-            means = means.rename(columns={c: c.replace("_goodput_bps", " kbit/s")})
-    return means.to_string(index=False, float_format=lambda x: f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}")
-
-
-def main(ns) -> int:
-    """Runs ``aqmlab sweep`` with its parsed arguments (``aqmlab._cli``); returns
-    the exit status (2 for bad arguments or a bad scenario point)."""
-    import sys
-
-    from aqmlab._io import check_folder
-
-    try:
-        grid: dict[str, list[Any]] = {}
-        for text in ns.sets:
-            key, values = parse_assignment(text)
-            if key in grid:
-                raise ValueError(f"--set {key}: given twice (list every value in one --set)")
-            grid[key] = values
-        if ns.seed_list is not None:
-            seeds: int | list[int] = []
-            for part in ns.seed_list.split(","):
-                try:
-                    seeds.append(int(part))
-                except ValueError:
-                    raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
-        else:
-            seeds = ns.seeds if ns.seeds is not None else 1
-        check_folder(ns.out)
-        with warnings.catch_warnings():
-            # Printed below as the command's own lines, not as Python warnings.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = sweep(
-                ns.scenario,
-                grid,
-                seeds=seeds,
-                duration=ns.duration,
-                warmup=ns.warmup,
-                jobs=ns.jobs,
-                cache_dir=None if ns.no_cache else ns.out / "cache",
-                progress=not ns.quiet,
-            )
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    for message in result.warnings:
-        print(f"warning: {message}", file=sys.stderr)
-    written = result.write(ns.out, ns.format)
-    if ns.json:
-        print(
-            json.dumps(
-                {
-                    "keys": result.keys,
-                    "runs": json.loads(result.runs.to_json(orient="records")),
-                    "simulated": result.simulated,
-                    "cached": result.cached,
-                    "seconds": result.seconds,
-                    "files": [str(p) for p in written],
-                }
-            )
-        )
-        return 0
-    print(_summary_table(result))
-    print(
-        f"{len(result.runs_done)} runs ({result.simulated} simulated, {result.cached} from cache) "
-        f"in {result.seconds:.1f} s; tables in {', '.join(str(p) for p in written)}"
-    )
-    return 0

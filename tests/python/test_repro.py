@@ -240,7 +240,7 @@ def test_an_experiment_runs_end_to_end_and_writes_csv_and_png(tmp_path):
     assert runs["udp_match_pct_of_drops"].between(0, 100).all()
     with open(out / "choke-fig4.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert len(list((out / "cache").glob("*.arrow"))) == 1
+    assert len(list((out / "cache").glob("*.parquet"))) == 1
     assert not list(out.glob(".*.partial-*")) and not list((out / "cache").glob(".*.partial-*"))
 
 
@@ -255,19 +255,23 @@ def test_a_second_run_comes_from_the_cache_and_bad_entries_are_ignored(tmp_path,
     assert second.attrs["simulated"] == 0 and second.attrs["cached"] == 3
     pd.testing.assert_frame_equal(first, second)
 
-    from aqmlab._io import pack, unpack
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
-    entries = sorted((tmp_path / "cache").glob("*.arrow"))
+    from aqmlab._runner.store import decode
+
+    entries = sorted((tmp_path / "cache").glob("*.parquet"))
     assert len(entries) == 3
     data = entries[0].read_bytes()
     entries[0].write_bytes(data[: len(data) // 2])  # a partial write
-    parts, meta = unpack(entries[1].read_bytes())
-    entries[1].write_bytes(pack({"flows": parts["flows"]}, meta))  # reads, but is no whole result
-    (tmp_path / "cache" / ".stray.partial-1.arrow").write_bytes(b"{")  # a killed writer's temp file
+    whole = pq.read_table(entries[1])
+    only_flows = whole.filter(pc.equal(whole["name"], "flows"))  # reads, but is no whole result
+    pq.write_table(only_flows.replace_schema_metadata(whole.schema.metadata), entries[1])
+    (tmp_path / "cache" / ".stray.partial-1.parquet").write_bytes(b"{")  # a killed writer's temp file
     third = aqmlab.repro("choke-fig3", **args)
     assert count.calls == 5 and third.attrs["simulated"] == 2 and third.attrs["cached"] == 1
     pd.testing.assert_frame_equal(first, third)
-    unpack(entries[0].read_bytes())  # rewritten whole
+    decode(entries[0])  # rewritten whole
 
     # Another seed count or duration is another run, not a cache hit.
     aqmlab.repro("choke-fig3", **{**args, "duration": "11s"})

@@ -13,7 +13,10 @@ use std::path::PathBuf;
   aqmlab sweep my.toml --set 'qdisc={kind=\"droptail\", limit=300},{kind=\"sfb\"}'
 
 Setting qdisc.kind keeps the table's other keys; where the kinds take different \
-parameters, give whole tables, as in the last example.")]
+parameters, give whole tables, as in the last example.
+
+Every finished run is stored in DIR/cache at once: a sweep stopped at any moment \
+resumes with the runs it lacks. On a cluster: --scheduler tcp://host:8786.")]
 pub struct SweepArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
     scenario: Option<String>,
@@ -35,6 +38,10 @@ pub struct SweepArgs {
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
     jobs: Option<u64>,
+    /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
+    /// instead of local processes; needs aqmlab[dask] here and on the workers.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
+    scheduler: Option<String>,
     /// Output folder.
     #[arg(long, value_name = "DIR", default_value = "sweep-out")]
     out: PathBuf,
@@ -44,6 +51,9 @@ pub struct SweepArgs {
     /// Neither read nor write DIR/cache.
     #[arg(long)]
     no_cache: bool,
+    /// Stop at the first failed run [default: report it and run the others].
+    #[arg(long)]
+    fail_fast: bool,
     /// Print the runs table and the counts as one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -70,6 +80,10 @@ pub struct ReproArgs {
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
     jobs: Option<u64>,
+    /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
+    /// instead of local processes; needs aqmlab[dask] here and on the workers.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
+    scheduler: Option<String>,
     /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
     /// not the paper's runs).
     #[arg(long)]
@@ -80,6 +94,9 @@ pub struct ReproArgs {
     /// Neither read nor write DIR/cache.
     #[arg(long)]
     no_cache: bool,
+    /// Stop at the first failed run [default: report it and run the others].
+    #[arg(long)]
+    fail_fast: bool,
     /// Print the checks and the counts as one JSON object on stdout.
     #[arg(long)]
     json: bool,

@@ -39,6 +39,7 @@ from aqmlab.repro._core import (
     evaluate,
     plan,
     run_all,
+    run_key,
     write_outputs,
 )
 
@@ -104,6 +105,8 @@ def repro(
     progress: bool = False,
     cache: bool = True,
     fmt: str = "parquet",
+    client=None,
+    fail_fast: bool = False,
 ) -> pd.DataFrame:
     """Runs experiments and returns their checks, one row each: ``experiment``,
     ``quantity``, ``source`` (the figure or table), ``paper`` (as the paper states
@@ -118,7 +121,12 @@ def repro(
     per point (each experiment has its default). ``jobs``: worker processes (all
     cores by default). ``duration`` (e.g. ``"20s"``) shortens every run for a
     quick look, with a warm-up of a fifth of it; the paper's numbers are for the
-    full runs.
+    full runs. ``client``: a ``dask.distributed`` Client, or a scheduler's address
+    (``"tcp://host:8786"``), to run on that cluster instead of local processes
+    (``jobs`` is then the cluster's business). A run that fails does not stop the
+    others (each is cached as it finishes); the checks need every run, so then
+    ``RuntimeError`` names the failed ones, and a second call runs only those.
+    ``fail_fast`` stops at the first failure instead.
 
     ``table.attrs`` holds ``simulated`` and ``cached``: how many runs were
     simulated and how many came from the cache.
@@ -130,6 +138,8 @@ def repro(
         raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if jobs is not None and client is not None:
+        raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
     from aqmlab._io import FORMATS
 
     if fmt not in FORMATS:
@@ -138,7 +148,26 @@ def repro(
     plans = {e.id: plan(e, seeds, duration) for e in chosen}
     wanted = [(p.scenario, s) for planned in plans.values() for p, s in planned]
     cache_dir = out_dir / "cache" if (out_dir is not None and cache) else None
-    results, stats = run_all(wanted, cache_dir, jobs=jobs, progress=progress)
+    labels = {
+        run_key(p.scenario, s): f"{eid} {_label_text(p.label)}"
+        for eid, planned in plans.items()
+        for p, s in planned
+    }
+    results, stats, failures = run_all(
+        wanted,
+        cache_dir,
+        jobs=jobs,
+        client=client,
+        progress=progress,
+        fail_fast=fail_fast,
+        describe=lambda scenario, seed: labels.get(run_key(scenario, seed), ""),
+    )
+    if failures:
+        listed = "; ".join(str(f) for f in failures[:5]) + ("; ..." if len(failures) > 5 else "")
+        raise RuntimeError(
+            f"{len(failures)} of {len(results)} runs failed ({listed}); the others are cached"
+            + (", so running again runs only these" if cache_dir is not None else "")
+        )
     tables = []
     for e in chosen:
         runs, table = evaluate(e, plans[e.id], results)
@@ -148,6 +177,10 @@ def repro(
     table = pd.concat(tables, ignore_index=True)
     table.attrs.update(simulated=stats.simulated, cached=stats.cached, seconds=stats.seconds)
     return table
+
+
+def _label_text(label) -> str:
+    return " ".join(f"{k}={v}" for k, v in label.items())
 
 
 class _CallableModule(types.ModuleType):

@@ -47,6 +47,8 @@ def main(ns) -> int:
         progress=not ns.quiet,
         cache=not ns.no_cache,
         fmt=ns.format,
+        client=ns.scheduler,
+        fail_fast=ns.fail_fast,
     )
     a = table.attrs
     if ns.json:

@@ -7,22 +7,19 @@ point and seed into :class:`Check` s (the paper's number, ours, the band we acce
 and a figure. Nothing here knows about a paper; ``choke.py`` (and later ``sfb.py``)
 declare the experiments.
 
-Runs are keyed by a hash of (scenario dict, seed, engine build), cached one file
-each under ``OUT/cache/`` (``KEY.arrow``: the run's Arrow tables packed by
-:func:`aqmlab._io.pack`, written atomically), and run on a process pool.
+Runs go through :mod:`aqmlab._runner`, the sweeps' runner: keyed by a hash of
+(scenario dict, seed, engine build), stored one file each under ``OUT/cache/``
+(``KEY.parquet``, written atomically), run on the local process pool or a Dask
+cluster, and read back one at a time when the experiment measures them.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import math
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -37,9 +34,10 @@ if TYPE_CHECKING:
 
     from aqmlab.result import Result
 
-#: Bump when the cache file layout changes.
-CACHE_FORMAT = "2"
-
+# Re-exported: the experiments and the tests know the runner's parts by these names.
+from aqmlab._runner import Failure, LabRun, RunStats, Store, StoredResults, engine_id, run_key  # noqa: F401
+from aqmlab._runner.store import FORMAT as STORE_FORMAT
+from aqmlab._runner.work import QUEUE_LAB, simulate
 
 # ---- scenarios --------------------------------------------------------------------
 
@@ -110,8 +108,6 @@ def parse_nanos(text: str) -> int:
     return nanos
 
 
-#: The key of a point that runs the queue lab rather than a network scenario.
-QUEUE_LAB = "queue_lab"
 #: Arrivals of a queue-lab point in a shortened (``--duration``) run.
 QUICK_LAB_PACKETS = 100_000
 
@@ -350,160 +346,14 @@ def register(exp: Experiment) -> Experiment:
 
 
 # ---- running, with a cache --------------------------------------------------------
+# The runner itself (executors, the store, progress) is aqmlab._runner, shared with
+# the sweeps; here are the names the experiments and tests know it by.
 
-_ENGINE_ID: str | None = None
-
-
-def engine_id() -> str:
-    """A digest of the simulator extension this process loaded: a rebuilt engine
-    never reuses a cached result of an older one."""
-    global _ENGINE_ID
-    if _ENGINE_ID is None:
-        from aqmlab import __version__, _aqmlab
-
-        h = hashlib.sha256(__version__.encode())
-        path = getattr(_aqmlab, "__file__", None)
-        if path and os.path.isfile(path):
-            with open(path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-        _ENGINE_ID = h.hexdigest()[:16]
-    return _ENGINE_ID
-
-
-def run_key(scenario: Mapping[str, Any], seed: int) -> str:
-    text = json.dumps(
-        {"scenario": scenario, "seed": seed, "engine": engine_id()}, sort_keys=True, separators=(",", ":")
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cache_path(cache_dir: Path, key: str) -> Path:
-    return cache_dir / f"{key}.arrow"
-
-
-class LabRun:
-    """A queue-lab run: the ``aqmlab queue-lab --json`` object
-    (``models::queue_lab::LabResult``) as ``data``."""
-
-    __slots__ = ("_json", "data")
-
-    def __init__(self, json_text: str) -> None:
-        self._json = json_text
-        self.data: dict[str, Any] = json.loads(json_text)
-
-    def __reduce__(self) -> tuple[type[LabRun], tuple[str]]:
-        return (LabRun, (self._json,))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LabRun) and self.data == other.data
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def _parts(result: Result | LabRun) -> tuple[str, dict[str, bytes]]:
-    if isinstance(result, LabRun):
-        return QUEUE_LAB, {QUEUE_LAB: result._json.encode("utf-8")}
-    return "result", dict(result._ipc)
-
-
-def read_cached(cache_dir: Path, key: str) -> Result | LabRun | None:
-    """The cached result for ``key``; ``None`` when missing, partial or corrupt."""
-    from aqmlab._io import unpack
-    from aqmlab.result import Result
-
-    try:
-        parts, meta = unpack(_cache_path(cache_dir, key).read_bytes())
-        if meta.get("format") != CACHE_FORMAT or meta.get("key") != key:
-            return None
-        if meta.get("aqmlab") == QUEUE_LAB:
-            lab = LabRun(parts[QUEUE_LAB].decode("utf-8"))
-            return lab if all(k in lab.data for k in ("flows", "p0")) else None
-        if meta.get("aqmlab") == "result" and all(t in parts for t in ("run", "flows", "groups")):
-            result = Result(parts)
-            result.arrow("run")  # the bytes are a readable table
-            return result
-        return None
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
-
-
-def write_cached(
-    cache_dir: Path, key: str, scenario: Mapping[str, Any], seed: int, result: Result | LabRun
-) -> None:
-    """Writes one cache entry atomically (:func:`aqmlab._io.write_atomic`)."""
-    from aqmlab._io import pack, write_atomic
-
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    kind, parts = _parts(result)
-    meta = {
-        "aqmlab": kind,
-        "format": CACHE_FORMAT,
-        "key": key,
-        "engine": engine_id(),
-        "seed": str(seed),
-        "scenario": json.dumps(scenario, sort_keys=True),
-    }
-    data = pack(parts, meta)
-    write_atomic(_cache_path(cache_dir, key), lambda f: f.write(data))
-
-
-def _simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
-    """One run (in a worker process: both kinds of result pickle as bytes). A
-    point whose scenario is ``{"queue_lab": {...}}`` is a run of the queue lab
-    (the CHOKe models' setting) instead of a network."""
-    if QUEUE_LAB in scenario:
-        return _queue_lab(scenario[QUEUE_LAB], seed)
-    import aqmlab
-
-    return aqmlab.run(dict(scenario), seed=seed)
-
-
-def _queue_lab(config: Mapping[str, Any], seed: int) -> LabRun:
-    """The queue lab with ``config`` (the keys of ``aqmlab queue-lab``'s flags),
-    through the extension (``models::queue_lab``)."""
-    from aqmlab import _aqmlab
-
-    return LabRun(_aqmlab.queue_lab(json.dumps({**config, "seed": seed})))
-
-
-@dataclass
-class RunStats:
-    simulated: int = 0
-    cached: int = 0
-    seconds: float = 0.0
-
-
-class _Progress:
-    """A one-line progress report on stderr (redrawn in place on a terminal)."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled and total > 0
-        self.tty = sys.stderr.isatty()
-        self.started = time.monotonic()
-        self.last = 0.0
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if self.tty or self.done == self.total or now - self.last >= 5:
-            self.last = now
-            elapsed = now - self.started
-            eta = elapsed / self.done * (self.total - self.done)
-            width = 30
-            filled = int(width * self.done / self.total)
-            line = (
-                f"simulating [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} runs, "
-                f"{elapsed:.0f}s elapsed, ~{eta:.0f}s left"
-            )
-            sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
-            if self.tty and self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+#: Bump when the cache file layout changes.
+CACHE_FORMAT = STORE_FORMAT
+#: One run, in a worker (looked up at each call, so a test can count the runs of
+#: an in-process, ``jobs=1``, reproduction).
+_simulate = simulate
 
 
 def run_all(
@@ -511,100 +361,29 @@ def run_all(
     cache_dir: Path | None,
     *,
     jobs: int | None = None,
+    client: Any = None,
     progress: bool = True,
-    on_result: Callable[[Result | LabRun], object] | None = None,
-) -> tuple[dict[str, Result | LabRun], RunStats]:
-    """Runs every (scenario, seed) not already cached, ``jobs`` at a time, and
-    returns {key: Result} for all of them. Each finished run is cached at once, so
-    an interrupted sweep resumes where it stopped. ``on_result`` is called with
-    each result as it arrives (cached ones first): work the caller would do on every
-    result afterwards, done there, overlaps with the runs still going."""
-    started = time.monotonic()
-    stats = RunStats()
-    results: dict[str, Result | LabRun] = {}
-    todo: dict[str, tuple[Mapping[str, Any], int]] = {}
-    for scenario, seed in jobs_in:
-        key = run_key(scenario, seed)
-        if key in results or key in todo:
-            continue
-        cached = read_cached(cache_dir, key) if cache_dir is not None else None
-        if cached is not None:
-            results[key] = cached
-            stats.cached += 1
-            if on_result is not None:
-                on_result(cached)
-        else:
-            todo[key] = (scenario, seed)
+    fail_fast: bool = False,
+    describe: Callable[[Mapping[str, Any], int], str] | None = None,
+) -> tuple[Mapping[str, Result | LabRun], RunStats, list[Failure]]:
+    """Runs every (scenario, seed) not already in ``cache_dir`` (a temporary store
+    when ``None``) on the local pool (``jobs``) or a Dask cluster (``client``), and
+    returns ({key: result}, read from the store on access, one at a time), the
+    counts, and the runs that failed (:func:`aqmlab._runner.run_all`)."""
+    from aqmlab import _runner
 
-    bar = _Progress(len(todo), progress)
-
-    def done(key: str, result: Result | LabRun) -> None:
-        results[key] = result
-        stats.simulated += 1
-        if cache_dir is not None:
-            scenario, seed = todo[key]
-            write_cached(cache_dir, key, scenario, seed, result)
-        if on_result is not None:
-            on_result(result)
-        bar.step()
-
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    if workers == 1:
-        for key, (scenario, seed) in todo.items():
-            done(key, _simulate(scenario, seed))
-    elif todo:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
-        try:
-            pending = {pool.submit(_simulate, s, seed): key for key, (s, seed) in todo.items()}
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    done(pending.pop(fut), fut.result())
-        except BaseException:
-            # Ctrl-C or a failed run: stop the runs still going now, rather than
-            # wait for them (what leaving a `with` block would do).
-            _stop(pool)
-            raise
-        pool.shutdown()
-    stats.seconds = time.monotonic() - started
-    return results, stats
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancels what has not started and ends the worker processes at once."""
-    # The executor has no public way to end a running task; its processes are
-    # in `_processes` ({pid: Process}) in every CPython since 3.2.
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.kill()
-    for p in procs:
-        p.join(timeout=5)
-
-
-#: How often a worker looks whether the process that started it is still there.
-_PARENT_POLL_SECONDS = 0.5
-
-
-def _worker_init() -> None:
-    """Runs first in every worker process. Ctrl-C reaches the whole process group;
-    the parent alone handles it (it stops the workers), so a worker ignores it
-    instead of printing a traceback of its own. And a worker must not outlive its
-    parent: killed with SIGKILL or SIGTERM, the parent cannot stop it, and it would
-    wait for work forever; so a thread ends the worker when its parent is gone
-    (the worker is then re-parented, and its parent's pid changes)."""
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(_PARENT_POLL_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="aqmlab-parent-watch", daemon=True).start()
+    store = Store(cache_dir)
+    keys, stats, failures = _runner.run_all(
+        jobs_in,
+        store,
+        jobs=jobs,
+        client=client,
+        progress=progress,
+        fail_fast=fail_fast,
+        work=_simulate,
+        describe=describe,
+    )
+    return StoredResults(store, keys), stats, failures
 
 
 # ---- one experiment end to end ----------------------------------------------------

@@ -168,7 +168,7 @@ def table1_diagnostic(
         p for p in _table1_points({"sfb-fig2b": load_scenario("sfb-fig2b")}) if p.label["qdisc"] in qdiscs
     ]
     jobs_in = [(transform(p.scenario), s) for p in points for s in seeds]
-    results, _ = run_all(jobs_in, None, jobs=jobs, progress=False)
+    results, _, _ = run_all(jobs_in, None, jobs=jobs, progress=False, fail_fast=True)
     rows = []
     for p in points:
         for seed in seeds:

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Sweeps of many short runs through the local pool and a two-worker Dask cluster:
+wall time, the parent's peak memory against the number of runs, the cost per run.
+
+Each (executor, N) is a fresh process running ``aqmlab.sweep`` of N seeds of one
+point (default: the SFB paper's 400-flow scenario, 0.5 simulated seconds, a few
+tens of milliseconds per run) into a run store, then ``Sweep.write`` of its four
+tables, as ``aqmlab sweep`` does. It prints one JSON line per measurement:
+
+- ``run_s``, ``write_s``: wall time of the runs and of writing the tables;
+- ``peak_rss_mib_runs``, ``peak_rss_mib``: the measured process's peak resident
+  memory after the runs and after writing (``ru_maxrss``; the pool's workers and
+  the cluster are other processes, not counted);
+- ``engine_ms``: the engine's own time per run (the runs' ``wall_seconds``);
+- ``overhead_ms``: per run, what the executor adds: 2 x run_s / N - engine_ms
+  (two workers in both cases).
+
+The Dask cluster (scheduler and two single-threaded worker processes) is a
+separate process, as on a real cluster, so the sweep's process holds only the
+client.
+
+    python3 bench/sweep_cluster.py                       # N = 250 500 1000 2000
+    python3 bench/sweep_cluster.py --runs 100 200 --executors local
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+
+MEASURE = r"""
+import json, resource, sys, time
+import aqmlab
+
+scenario, n, duration, cache, out, address = sys.argv[1:7]
+n = int(n)
+kwargs = {"client": address} if address != "-" else {"jobs": 2}
+t0 = time.monotonic()
+sw = aqmlab.sweep(scenario, {}, seeds=n, duration=duration, warmup="0.1s", cache_dir=cache, **kwargs)
+t1 = time.monotonic()
+rss_runs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+sw.write(out)
+t2 = time.monotonic()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+sample = [sw.runs_done[i][2].run.loc[0, "wall_seconds"] for i in range(0, n, max(1, n // 50))]
+print(json.dumps({
+    "runs": len(sw.runs_done), "simulated": sw.simulated, "failed": len(sw.failed),
+    "run_s": round(t1 - t0, 2), "write_s": round(t2 - t1, 2),
+    "peak_rss_mib_runs": round(rss_runs, 1), "peak_rss_mib": round(rss, 1),
+    "engine_ms": round(1e3 * sum(sample) / len(sample), 2),
+}))
+"""
+
+CLUSTER = r"""
+import sys, time
+import distributed
+cluster = distributed.LocalCluster(
+    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+)
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()  # until the benchmark closes our stdin
+cluster.close()
+"""
+
+
+def measure(executor: str, n: int, scenario: str, duration: str, address: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [
+            sys.executable,
+            "-c",
+            MEASURE,
+            scenario,
+            str(n),
+            duration,
+            f"{tmp}/cache",
+            f"{tmp}/out",
+            address,
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["overhead_ms"] = round(2e3 * row["run_s"] / n - row["engine_ms"], 2)
+    return {"executor": executor, "n": n, **row}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, nargs="+", default=[250, 500, 1000, 2000])
+    ap.add_argument("--executors", nargs="+", default=["local", "dask"], choices=["local", "dask"])
+    ap.add_argument("--scenario", default="sfb-fig2b")
+    ap.add_argument("--duration", default="0.5s")
+    args = ap.parse_args()
+    cluster = None
+    address = "-"
+    if "dask" in args.executors:
+        cluster = subprocess.Popen(
+            [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        address = cluster.stdout.readline().strip()
+        time.sleep(1.0)  # the workers register
+    try:
+        for n in args.runs:
+            for executor in args.executors:
+                row = measure(
+                    executor, n, args.scenario, args.duration, address if executor == "dask" else "-"
+                )
+                print(json.dumps(row), flush=True)
+    finally:
+        if cluster is not None:
+            cluster.stdin.close()
+            cluster.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,323 @@
+"""What ``aqmlab.sweep`` returns: the sweep's plan over a store of finished runs.
+
+A :class:`Sweep` holds no run's tables: every run is an entry of the run store
+(:mod:`aqmlab._runner.store`, ``OUT/cache/`` from the command line), and the
+sweep holds each run's label, seed and key. Its tables are stacked from the store
+one run at a time: :meth:`Sweep.write` streams them to disk piece by piece
+(:func:`aqmlab._io.write_folder_streamed`), so writing the tables of 10,000 runs
+needs the memory of one; :attr:`Sweep.runs` and the other DataFrames are built
+when first asked for (then they are as large as the table is).
+
+The tables' schemas are unified over the runs before the first piece is written:
+a grid that changes the flow groups gives the runs table a column per group of
+any run, empty where a run has no such group.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from aqmlab._runner import Failure, Store
+    from aqmlab.result import Result
+
+#: Runs whose rows of the runs table are gathered before they become Arrow.
+_ROWS_PER_BATCH = 1024
+#: The runs table's own columns, besides the per-group ones.
+_RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
+
+
+def label_text(value: Any) -> Any:
+    """A grid value as a table cell: scalars stay, tables become their JSON."""
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def label_types(grid: Mapping[str, Sequence[Any]]) -> dict[str, pa.DataType]:
+    """Each key's column type, from all its values at once: ``1, 2.5`` is a float
+    column in every run, not ints in some and floats in others. Values of no
+    common type (``1, "a"``) are written as text."""
+    import pyarrow as pa
+
+    types = {}
+    for key, values in grid.items():
+        cells = [label_text(v) for v in values]
+        try:
+            types[key] = pa.array(cells).type
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            types[key] = pa.string()
+        if pa.types.is_null(types[key]):
+            types[key] = pa.string()
+    return types
+
+
+class _RunsDone(Sequence):
+    """(label, seed, Result) of every finished run, each read from the store when
+    it is looked at."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self._sweep = sweep
+
+    def __len__(self) -> int:
+        return len(self._sweep._done)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        label, seed, key = self._sweep._done[i]
+        return label, seed, self._sweep.store.load(key)
+
+
+class Sweep:
+    """What a sweep produced: one :class:`~aqmlab.Result` per (point, seed), and
+    tables over all of them, each row labelled with the point's values (one column
+    per sweep key) and the ``seed``.
+
+    - ``runs``: one row per run: events, the Jain index over TCP flows and over all
+      flows, and per flow group ``<group>_goodput_bps`` and ``<group>_drops``.
+    - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
+
+    A key's column is the key itself (``qdisc.kind``), unless a run's table has a
+    column of that name (the links table's ``qdisc``): then it is ``set.<key>``
+    (``set.qdisc``), in every table alike.
+
+    ``runs_done`` is a sequence of (label, seed, Result), read from the run store
+    one at a time; ``failed`` the runs that failed (they are in no table);
+    ``simulated``, ``cached`` and ``seconds`` what the runner did.
+    """
+
+    #: The tables :meth:`write` writes.
+    TABLES = ("runs", "groups", "flows", "links")
+
+    def __init__(
+        self,
+        keys: list[str],
+        planned: list[tuple[dict[str, Any], int, str]],
+        store: Store,
+        *,
+        types: Mapping[str, pa.DataType],
+        failed: Sequence[Failure] = (),
+        simulated: int = 0,
+        cached: int = 0,
+        seconds: float = 0.0,
+    ) -> None:
+        self.keys = keys
+        self.store = store
+        self.failed = list(failed)
+        bad = {f.key for f in self.failed}
+        self._done = [(label, seed, key) for label, seed, key in planned if key not in bad]
+        self._types = dict(types)
+        # Seeds reach 2**64 - 1: past int64, the column is unsigned in every run.
+        self._seed_type = "uint64" if any(seed >= 2**63 for _, seed, _ in self._done) else "int64"
+        self.simulated = simulated
+        self.cached = cached
+        self.seconds = seconds
+        #: Keys whose values gave the same results, each with why (see :func:`aqmlab.sweep`).
+        self.warnings: list[str] = []
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._columns: dict[str, str] | None = None
+        self._scanned: tuple[pa.Table, dict[str, pa.Schema]] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Sweep(keys={self.keys!r}, runs={len(self._done)}, failed={len(self.failed)}, "
+            f"simulated={self.simulated}, cached={self.cached})"
+        )
+
+    @property
+    def runs_done(self) -> Sequence[tuple[dict[str, Any], int, Result]]:
+        return _RunsDone(self)
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """{sweep key: the name of its column in the tables}."""
+        if self._columns is None:
+            taken = {"seed", *_RUN_COLUMNS}
+            if self._done:
+                result = self.store.load(self._done[0][2])
+                for name in ("groups", "flows", "links"):
+                    taken.update(result.arrow(name).column_names)
+            self._columns = {key: f"set.{key}" if key in taken else key for key in self.keys}
+        return self._columns
+
+    # ---- one run's rows -------------------------------------------------------------
+
+    def _label_columns(self, label: Mapping[str, Any], seed: int, n: int) -> list[tuple[str, pa.Array]]:
+        import pyarrow as pa
+
+        columns = self.columns
+        out = [(columns[k], pa.array([label_text(label[k])] * n, self._types[k])) for k in self.keys]
+        return [*out, ("seed", pa.array([seed] * n, self._seed_type))]
+
+    def _labelled(self, name: str, label: Mapping[str, Any], seed: int, result: Result) -> pa.Table:
+        t = result.arrow(name).replace_schema_metadata(None)
+        for i, (column, values) in enumerate(self._label_columns(label, seed, t.num_rows)):
+            t = t.add_column(i, column, values)
+        return t
+
+    def _scan(self) -> tuple[pa.Table, dict[str, pa.Schema]]:
+        """One pass over the store: the runs table (one row per run, small), and the
+        schema of each other table unified over every run (from the tables'
+        headers, without reading their rows)."""
+        import pyarrow as pa
+
+        if self._scanned is None:
+            # The runs table's rows gathered as dicts and turned into Arrow every
+            # 1024 runs: a one-row Arrow table per run costs tens of kilobytes, a
+            # dict a few (one entry per group), an Arrow row 8 bytes a column.
+            rows: list[dict[str, Any]] = []
+            batches: list[pa.Table] = []
+            fields: dict[str, pa.DataType] = {}
+            seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self.TABLES[1:]}
+            for label, seed, key in self._done:
+                result = self.store.load(key)
+                head = self._label_columns(label, seed, 1)
+                row = {column: values[0].as_py() for column, values in head}
+                for column, values in head:
+                    fields.setdefault(column, values.type)
+                for column, (value, kind) in _runs_values(result).items():
+                    row[column] = value
+                    fields.setdefault(column, kind)
+                rows.append(row)
+                if len(rows) == _ROWS_PER_BATCH:
+                    batches.append(pa.Table.from_pylist(rows, schema=pa.schema(list(fields.items()))))
+                    rows = []
+                for name in seen:
+                    schema = pa.ipc.open_stream(result._ipc[name]).schema.remove_metadata()
+                    schema = pa.schema([*((c, v.type) for c, v in head), *schema])
+                    seen[name].setdefault(str(schema), schema)
+            schema = pa.schema(list(fields.items()))
+            batches.append(pa.Table.from_pylist(rows, schema=schema))
+            runs = pa.concat_tables([_conform(b, schema) for b in batches])
+            del rows, batches
+            schemas = {"runs": runs.schema}
+            schemas.update({n: pa.unify_schemas(list(s.values())) for n, s in seen.items() if s})
+            self._scanned = (runs, schemas)
+        return self._scanned
+
+    def _pieces(self, schemas: Mapping[str, pa.Schema]) -> Iterator[dict[str, pa.Table]]:
+        """{table: this run's rows, labelled, in ``schemas``' columns}, run after run
+        in the plan's order (the runs table whole, first)."""
+        yield {"runs": self._scan()[0]}
+        for label, seed, key in self._done:
+            result = self.store.load(key)
+            yield {
+                name: _conform(self._labelled(name, label, seed, result), schemas[name])
+                for name in self.TABLES[1:]
+            }
+
+    # ---- the tables -------------------------------------------------------------------
+
+    def table(self, name: str) -> pa.Table:
+        """The table ``name`` (one of :attr:`TABLES`) as a ``pyarrow.Table``."""
+        import pyarrow as pa
+
+        if name not in self.TABLES:
+            raise KeyError(f"no table {name!r} (tables: {', '.join(self.TABLES)})")
+        if not self._done:
+            return pa.table({})
+        runs, schemas = self._scan()
+        if name == "runs":
+            return runs
+        return pa.concat_tables([piece[name] for piece in itertools.islice(self._pieces(schemas), 1, None)])
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        frame = self._frames.get(name)
+        if frame is None:
+            frame = self._frames[name] = self.table(name).to_pandas()
+        return frame
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        return self._frame("runs")
+
+    @property
+    def groups(self) -> pd.DataFrame:
+        return self._frame("groups")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._frame("flows")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        return self._frame("links")
+
+    def summary(self) -> dict[str, Any]:
+        """What ``summary.json`` holds: the keys, seeds, counts and failed runs."""
+        return {
+            "keys": self.keys,
+            "seeds": sorted({seed for _, seed, _ in self._done}),
+            "runs": len(self._done),
+            "simulated": self.simulated,
+            "cached": self.cached,
+            "failed": [{"where": f.where, "seed": f.seed, "error": f.error} for f in self.failed],
+            "seconds": self.seconds,
+        }
+
+    def write(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
+        """Writes the runs, groups, flows and links tables under ``out`` as
+        Parquet (or ``fmt="csv"``), then ``summary.json`` (the sweep's keys, seeds
+        and counts), by the steps of :func:`aqmlab._io.write_folder`: a killed or
+        repeated sweep never leaves a folder that looks finished but mixes two.
+        The tables stream from the run store, one run at a time."""
+        from aqmlab._io import write_folder_streamed
+
+        if self._done:
+            schemas = self._scan()[1]
+            pieces: Iterator[Mapping[str, pa.Table]] = self._pieces(schemas)
+        else:
+            import pyarrow as pa
+
+            schemas = {name: pa.schema([]) for name in self.TABLES}
+            pieces = iter(())
+        return write_folder_streamed(
+            out,
+            schemas,
+            pieces,
+            fmt,
+            summary=json.dumps(self.summary(), indent=2),
+            known=self.TABLES,
+        )
+
+
+def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
+    """The runs table's columns of one run: {column: (value, type)}."""
+    import pyarrow as pa
+
+    fairness = result.fairness
+    out: dict[str, tuple[Any, pa.DataType]] = {
+        "events": (result.event_count, pa.int64()),
+        "jain_tcp": (fairness["tcp"]["jain"], pa.float64()),
+        "jain_all": (fairness["all"]["jain"], pa.float64()),
+    }
+    groups = result.arrow("groups")
+    goodput_type = groups.schema.field("goodput_bps").type
+    drops_type = groups.schema.field("drops_total").type
+    for g in groups.select(["group", "goodput_bps", "drops_total"]).to_pylist():
+        out[f"{g['group']}_goodput_bps"] = (g["goodput_bps"], goodput_type)
+        out[f"{g['group']}_drops"] = (g["drops_total"], drops_type)
+    return out
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns, in its order: absent ones are null."""
+    import pyarrow as pa
+
+    if table.schema.equals(schema):
+        return table
+    names = set(table.column_names)
+    arrays = [
+        table.column(f.name).cast(f.type) if f.name in names else pa.nulls(table.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
