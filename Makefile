@@ -1,13 +1,29 @@
 # The whole test suite: `make test` (what CI runs through .ci/run).
 PYTHON ?= python3
 
-.PHONY: test install lint rust-test py-test face
+# The wheel a cluster installs: manylinux2014 (glibc 2.17), abi3 for CPython 3.9+,
+# linked by zig so any Linux builds it. The tests run against this same wheel.
+WHEELS := target/wheels
+BUILD_TOOLS := "maturin==1.16.0" "ziglang==0.17.1"
 
-test: install lint rust-test py-test
+.PHONY: test install wheel wheel-check lint rust-test py-test face
 
-# Builds the Rust extension (release) and installs the package with its test tools.
-install:
-	$(PYTHON) -m pip install --quiet ".[test]"
+test: install lint rust-test py-test wheel-check
+
+# Builds the manylinux wheel and installs it with the test tools.
+install: wheel
+	$(PYTHON) -m pip uninstall --quiet --yes aqmlab
+	$(PYTHON) -m pip install --quiet "$$(ls $(WHEELS)/aqmlab-*.whl)[test]"
+
+wheel:
+	$(PYTHON) -m pip install --quiet $(BUILD_TOOLS)
+	rm -rf $(WHEELS)
+	$(PYTHON) -m maturin build --quiet --release --zig --compatibility manylinux2014 --out $(WHEELS)
+
+# The wheel alone in a clean venv runs the default scenario, from the command and
+# from Python; its tag is manylinux2014 and abi3; the sdist builds.
+wheel-check:
+	bash .ci/wheel_check.sh $(PYTHON) $(WHEELS)
 
 lint:
 	cargo fmt --all -- --check
