@@ -7,7 +7,9 @@
 //! they left, so the wire is a ring with at most one `Arrive` pending (htsim does the
 //! same); the wires of all links share one slab (`wire.rs`). Back-to-back
 //! transmissions are timed from the cumulative bits of the busy period, so
-//! per-packet rounding to nanoseconds never drifts.
+//! per-packet rounding to nanoseconds never drifts. When nothing waits behind a
+//! packet on an unobserved link, it goes on the wire as its transmission starts and
+//! its `TxDone` is deferred: most access links never need one (`engine::forward`).
 
 use crate::wire::{Wire, WireSlab};
 use aqm::{AnyQdisc, Dur, Packet, Rate, Rng, Time};
@@ -28,6 +30,14 @@ pub struct Link {
     pub wire: Wire,
     /// Index of this link's observer, if it is monitored.
     pub monitor: Option<u32>,
+    /// Whether a packet may go on the wire when its transmission starts, its
+    /// `TxDone` deferred (unobserved links whose qdisc passes packets through when
+    /// empty: nothing watches the transmitter's end, and an idle dequeue does
+    /// nothing). Set by the engine.
+    pub send_ahead: bool,
+    /// The packet being serialized is already on the wire; its `TxDone` is
+    /// deferred or queued (see `engine::forward`).
+    pub sent_ahead: bool,
 }
 
 impl Link {
@@ -44,12 +54,14 @@ impl Link {
             busy_bits: 0,
             wire: Wire::default(),
             monitor: None,
+            send_ahead: false,
+            sent_ahead: false,
         }
     }
 
     #[inline]
     pub fn is_busy(&self) -> bool {
-        self.current.is_some()
+        self.current.is_some() || self.sent_ahead
     }
 
     /// When the running busy period began, if the transmitter is in one.

@@ -14,14 +14,19 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.net.links[l];
         pkt.enqueued_at = now;
+        if link.sent_ahead && self.events.deferred_passed(l as u32) == Some(true) {
+            // The deferred end of the last transmission has passed: the link went
+            // idle then, as its `TxDone` would have found nothing to send.
+            link.sent_ahead = false;
+            link.go_idle(self.events.take_deferred(l as u32));
+        }
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
             // timing as queueing and dequeueing it at this instant.
             if let Some(m) = link.monitor {
                 self.obs.links[m as usize].on_pass_through(&pkt);
             }
-            let done = link.begin_tx(pkt, now);
-            self.events.push(done, Event::TxDone(l as u32));
+            self.transmit(l, pkt);
             return;
         }
         let verdict = link
@@ -36,9 +41,36 @@ impl Simulation {
             .limit()
             .admits(link.qdisc.len(), link.qdisc.bytes()));
         let busy = link.is_busy();
+        if busy && link.sent_ahead && !link.qdisc.is_empty() {
+            // A packet waits: the transmitter's end matters now.
+            if self.events.deferred_passed(l as u32).is_some() {
+                self.events.materialize(l as u32);
+            }
+        }
         self.settle_sink(l);
         if !busy {
             self.start_next(l);
+        }
+    }
+
+    /// Starts sending `pkt` on the idle transmitter of `l`. With nothing queued
+    /// behind it on a link that sends ahead, the packet goes on the wire now and
+    /// the `TxDone` is deferred: it takes its place in the event order but enters
+    /// the queue only if a packet arrives before it (`enqueue_on`). Results are
+    /// those of queueing it at once; the event count is lower.
+    fn transmit(&mut self, l: usize, pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        let done = link.begin_tx(pkt, now);
+        if link.send_ahead && link.qdisc.is_empty() {
+            let pkt = link.current.take().expect("just begun");
+            link.sent_ahead = true;
+            self.events.defer(done, l as u32);
+            if self.wires.push_back(&mut link.wire, done + link.delay, pkt) {
+                self.events.push(done + link.delay, Event::Arrive(l as u32));
+            }
+        } else {
+            self.events.push(done, Event::TxDone(l as u32));
         }
     }
 
@@ -54,10 +86,7 @@ impl Simulation {
             self.obs.links[m as usize].on_dequeue(now, next.as_ref(), &self.sink, len);
         }
         match next {
-            Some(pkt) => {
-                let done = link.begin_tx(pkt, now);
-                self.events.push(done, Event::TxDone(l as u32));
-            }
+            Some(pkt) => self.transmit(l, pkt),
             None => {
                 let busy = link.go_idle(now);
                 if let Some(m) = link.monitor {
@@ -71,6 +100,12 @@ impl Simulation {
     pub(super) fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
+        if link.sent_ahead {
+            // A deferred end, put in the queue: the packet is on the wire already.
+            link.sent_ahead = false;
+            self.start_next(l);
+            return;
+        }
         let (pkt, schedule) = link.end_tx(now, &mut self.wires);
         if schedule {
             self.events.push(now + link.delay, Event::Arrive(l as u32));
