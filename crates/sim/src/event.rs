@@ -120,18 +120,37 @@ fn key(time: Time, seq: u32, event: Event) -> u128 {
     u128::from(time.as_nanos()) << 64 | u128::from(seq) << 32 | u128::from(event.pack())
 }
 
-/// No deferred event (no real key is all ones: its event bits name no event).
-const NONE: u128 = u128::MAX;
+/// A deferred `TxDone`'s place in the event order (see [`EventQueue::defer`]), kept
+/// by its link beside the transmitter's state, where the engine looks anyway;
+/// [`Deferred::NONE`] when there is none.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Deferred(u128);
+
+impl Deferred {
+    /// No real key is all ones: its event bits name no event.
+    pub const NONE: Deferred = Deferred(u128::MAX);
+
+    #[inline]
+    pub fn is_some(self) -> bool {
+        self != Deferred::NONE
+    }
+
+    /// When the transmitter finishes.
+    #[inline]
+    pub fn time(self) -> Time {
+        Time::from_nanos((self.0 >> 64) as u64)
+    }
+}
+
+/// Renumber this many pushes before the sequence runs out, at an event boundary
+/// where the engine can hand over its deferred keys: no event pushes this many.
+const RENUMBER_MARGIN: u32 = 1 << 24;
 
 /// A min-queue of events by (time, insertion order).
 pub struct EventQueue {
     heap: QuaternaryHeap<Reverse<u128>>,
     /// The last key popped: where the run is in the event order.
     last: u128,
-    /// Per link direction, a `TxDone` that holds its place in the order (its time
-    /// and sequence number are fixed) but is not in the heap; `NONE` if there is
-    /// none. See [`EventQueue::defer`].
-    deferred: Vec<u128>,
     next_seq: u32,
     /// When `next_seq` reaches this, renumber (`u32::MAX`; lower in tests).
     seq_limit: u32,
@@ -148,7 +167,6 @@ impl EventQueue {
         EventQueue {
             heap: QuaternaryHeap::new(),
             last: 0,
-            deferred: Vec::new(),
             next_seq: 0,
             seq_limit: u32::MAX,
         }
@@ -164,16 +182,13 @@ impl EventQueue {
     #[inline]
     fn key_for(&mut self, time: Time, event: Event) -> u128 {
         if self.next_seq == self.seq_limit {
-            self.renumber();
+            // Only a caller that holds no deferred keys gets here (the engine
+            // renumbers earlier, when `renumber_due`).
+            self.renumber(std::iter::empty());
         }
         let seq = self.next_seq;
         self.next_seq += 1;
         key(time, seq, event)
-    }
-
-    /// Room for the deferred `TxDone` of `links` link directions.
-    pub fn reserve_links(&mut self, links: usize) {
-        self.deferred.resize(links, NONE);
     }
 
     /// Takes a place in the order for `TxDone(link)` at `time`, exactly where
@@ -183,34 +198,33 @@ impl EventQueue {
     /// [`EventQueue::materialize`] puts it in the queue under its reserved key, so
     /// the order of events is the same as if it had been pushed at once.
     #[inline]
-    pub fn defer(&mut self, time: Time, link: u32) {
-        let k = self.key_for(time, Event::TxDone(link));
-        debug_assert_eq!(self.deferred[link as usize], NONE);
-        self.deferred[link as usize] = k;
+    pub fn defer(&mut self, time: Time, link: u32) -> Deferred {
+        Deferred(self.key_for(time, Event::TxDone(link)))
     }
 
-    /// Whether `link` has a deferred `TxDone`, and if so whether the run has gone
-    /// past its place in the order (`Some(true)`: the transmitter finished then).
+    /// Whether the run has gone past `d`'s place in the order (the transmitter
+    /// finished then, before the event now running).
     #[inline]
-    pub fn deferred_passed(&self, link: u32) -> Option<bool> {
-        let k = self.deferred[link as usize];
-        (k != NONE).then_some(k < self.last)
+    pub fn passed(&self, d: Deferred) -> bool {
+        debug_assert!(d.is_some());
+        d.0 < self.last
     }
 
-    /// Drops `link`'s deferred `TxDone` (it has passed); returns its time.
+    /// Puts a deferred `TxDone` that has not passed into the queue under its key.
     #[inline]
-    pub fn take_deferred(&mut self, link: u32) -> Time {
-        let k = std::mem::replace(&mut self.deferred[link as usize], NONE);
-        debug_assert_ne!(k, NONE);
-        Time::from_nanos((k >> 64) as u64)
+    pub fn materialize(&mut self, d: Deferred) {
+        debug_assert!(d.is_some() && d.0 > self.last);
+        self.insert(d.0);
     }
 
-    /// Puts `link`'s deferred `TxDone` into the queue under its reserved key.
+    /// Whether the sequence is close to running out: the holder of deferred keys
+    /// should call [`EventQueue::renumber`] with them before the next event.
     #[inline]
-    pub fn materialize(&mut self, link: u32) {
-        let k = std::mem::replace(&mut self.deferred[link as usize], NONE);
-        debug_assert!(k != NONE && k > self.last);
-        self.insert(k);
+    pub fn renumber_due(&self) -> bool {
+        self.next_seq
+            >= self
+                .seq_limit
+                .saturating_sub(RENUMBER_MARGIN.min(self.seq_limit / 2))
     }
 
     #[inline]
@@ -249,23 +263,24 @@ impl EventQueue {
     }
 
     /// Gives the pending events the sequence numbers 0, 1, ... in the order they
-    /// will pop, so the next push gets a number above all of them. The deferred
-    /// events and the last key popped are numbered with them, so each keeps its
-    /// place in the order.
+    /// will pop, so the next push gets a number above all of them. The `deferred`
+    /// keys (every one outstanding) and the last key popped are numbered with them,
+    /// so each keeps its place in the order.
     #[cold]
-    fn renumber(&mut self) {
+    pub fn renumber<'a>(&mut self, deferred: impl Iterator<Item = &'a mut Deferred>) {
         #[derive(Copy, Clone, PartialEq)]
         enum Home {
             Queue,
-            Deferred,
+            Deferred(usize),
             Last,
         }
         let mut keys: Vec<(u128, Home)> = std::mem::take(&mut self.heap)
             .into_iter()
             .map(|Reverse(k)| (k, Home::Queue))
             .collect();
-        for d in self.deferred.iter_mut().filter(|d| **d != NONE) {
-            keys.push((std::mem::replace(d, NONE), Home::Deferred));
+        let mut homes: Vec<&mut Deferred> = deferred.filter(|d| d.is_some()).collect();
+        for (i, d) in homes.iter().enumerate() {
+            keys.push((d.0, Home::Deferred(i)));
         }
         keys.push((self.last, Home::Last));
         keys.sort_unstable_by_key(|&(k, _)| k);
@@ -280,12 +295,7 @@ impl EventQueue {
             match home {
                 Home::Queue => self.insert(k),
                 Home::Last => self.last = k,
-                Home::Deferred => {
-                    let Event::TxDone(link) = Event::unpack(k as u32) else {
-                        unreachable!("only a TxDone is deferred")
-                    };
-                    self.deferred[link as usize] = k;
-                }
+                Home::Deferred(i) => *homes[i] = Deferred(k),
             }
         }
     }
@@ -421,45 +431,48 @@ mod tests {
     /// of deferral would have put them; the others report `passed` exactly when the
     /// run has gone beyond their place; renumbering keeps both.
     fn check_deferral(ops: &[(u8, u64)], seq_limit: u32) {
-        const LINKS: u32 = 4;
+        const LINKS: usize = 4;
         let mut q = EventQueue::with_seq_limit(seq_limit);
-        q.reserve_links(LINKS as usize);
+        // Kept outside the queue, as the engine keeps them in its links.
+        let mut deferred = [Deferred::NONE; LINKS];
+        let passed_of = |q: &EventQueue, d: Deferred| d.is_some().then(|| q.passed(d));
         // (time, event, deferred link not yet materialized)
-        let mut reference: Vec<(u64, Event, Option<u32>)> = Vec::new();
-        let mut passed = [false; LINKS as usize];
+        let mut reference: Vec<(u64, Event, Option<usize>)> = Vec::new();
+        let mut passed = [false; LINKS];
         let mut now = 0u64;
         for (i, &(op, dt)) in ops.iter().enumerate() {
+            if q.renumber_due() {
+                q.renumber(deferred.iter_mut());
+            }
             let t = now + dt;
+            let link = i % LINKS;
             match op % 4 {
                 0 => {
                     q.push(Time::from_nanos(t), Event::Arrive(i as u32));
                     reference.push((t, Event::Arrive(i as u32), None));
                 }
                 1 => {
-                    let link = (i as u32) % LINKS;
-                    if q.deferred_passed(link).is_none() {
-                        q.defer(Time::from_nanos(t), link);
-                        reference.push((t, Event::TxDone(link), Some(link)));
-                        passed[link as usize] = false;
+                    if !deferred[link].is_some() {
+                        deferred[link] = q.defer(Time::from_nanos(t), link as u32);
+                        reference.push((t, Event::TxDone(link as u32), Some(link)));
+                        passed[link] = false;
                     }
                 }
-                2 => {
-                    let link = (i as u32) % LINKS;
-                    match q.deferred_passed(link) {
-                        Some(false) => {
-                            q.materialize(link);
-                            for r in reference.iter_mut() {
-                                if r.2 == Some(link) {
-                                    r.2 = None;
-                                }
+                2 => match passed_of(&q, deferred[link]) {
+                    Some(false) => {
+                        q.materialize(std::mem::replace(&mut deferred[link], Deferred::NONE));
+                        for r in reference.iter_mut() {
+                            if r.2 == Some(link) {
+                                r.2 = None;
                             }
                         }
-                        Some(true) => {
-                            q.take_deferred(link);
-                        }
-                        None => {}
                     }
-                }
+                    Some(true) => {
+                        assert!(deferred[link].time().as_nanos() <= now);
+                        deferred[link] = Deferred::NONE;
+                    }
+                    None => {}
+                },
                 _ => {
                     // The reference pops in (time, order of scheduling), skipping
                     // deferred events that were never materialized.
@@ -468,7 +481,7 @@ mod tests {
                     // The first real event; the virtual ones before it have passed.
                     let want = reference.iter().position(|r| r.2.is_none()).map(|at| {
                         for r in reference.drain(..at) {
-                            passed[r.2.expect("virtual") as usize] = true;
+                            passed[r.2.expect("virtual")] = true;
                         }
                         let r = reference.remove(0);
                         (r.0, r.1)
@@ -479,10 +492,10 @@ mod tests {
                     }
                 }
             }
-            for link in 0..LINKS {
-                if let Some(p) = q.deferred_passed(link) {
+            for (link, &d) in deferred.iter().enumerate() {
+                if let Some(p) = passed_of(&q, d) {
                     let still = reference.iter().any(|r| r.2 == Some(link));
-                    assert_eq!(p, !still && passed[link as usize], "link {link} at op {i}");
+                    assert_eq!(p, !still && passed[link], "link {link} at op {i}");
                 }
             }
         }

@@ -4,7 +4,7 @@
 
 use super::Simulation;
 use crate::build::routes::ROUTE_END;
-use crate::event::Event;
+use crate::event::{Deferred, Event};
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
 use aqm::{Ctx, Packet, Qdisc, Time};
@@ -14,11 +14,12 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.net.links[l];
         pkt.enqueued_at = now;
-        if link.sent_ahead && self.events.deferred_passed(l as u32) == Some(true) {
+        if link.sent_ahead && link.deferred.is_some() && self.events.passed(link.deferred) {
             // The deferred end of the last transmission has passed: the link went
             // idle then, as its `TxDone` would have found nothing to send.
             link.sent_ahead = false;
-            link.go_idle(self.events.take_deferred(l as u32));
+            let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
+            link.go_idle(done);
         }
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
@@ -41,11 +42,10 @@ impl Simulation {
             .limit()
             .admits(link.qdisc.len(), link.qdisc.bytes()));
         let busy = link.is_busy();
-        if busy && link.sent_ahead && !link.qdisc.is_empty() {
+        if busy && link.deferred.is_some() && !link.qdisc.is_empty() {
             // A packet waits: the transmitter's end matters now.
-            if self.events.deferred_passed(l as u32).is_some() {
-                self.events.materialize(l as u32);
-            }
+            self.events
+                .materialize(std::mem::replace(&mut link.deferred, Deferred::NONE));
         }
         self.settle_sink(l);
         if !busy {
@@ -65,7 +65,7 @@ impl Simulation {
         if link.send_ahead && link.qdisc.is_empty() {
             let pkt = link.current.take().expect("just begun");
             link.sent_ahead = true;
-            self.events.defer(done, l as u32);
+            link.deferred = self.events.defer(done, l as u32);
             if self.wires.push_back(&mut link.wire, done + link.delay, pkt) {
                 self.events.push(done + link.delay, Event::Arrive(l as u32));
             }

@@ -68,7 +68,7 @@ impl Simulation {
         groups: Vec<Group>,
         flows: Vec<Flow>,
         obs: Observers,
-        mut events: EventQueue,
+        events: EventQueue,
     ) -> Simulation {
         for (k, m) in obs.links.iter().enumerate() {
             net.links[m.link as usize].monitor = Some(k as u32);
@@ -76,7 +76,7 @@ impl Simulation {
         for link in &mut net.links {
             link.send_ahead = link.monitor.is_none() && link.qdisc.passes_through_when_empty();
         }
-        events.reserve_links(net.links.len());
+
         let f = &s.file;
         Simulation {
             name: f.name.clone(),
@@ -201,6 +201,10 @@ impl Simulation {
         while let Some(t) = self.events.peek_time() {
             if t > until {
                 break;
+            }
+            if self.events.renumber_due() {
+                let deferred = self.net.links.iter_mut().map(|l| &mut l.deferred);
+                self.events.renumber(deferred);
             }
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
