@@ -4,7 +4,7 @@
 
 use super::Simulation;
 use crate::build::routes::ROUTE_END;
-use crate::event::Event;
+use crate::event::{Deferred, Event};
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
 use aqm::{Ctx, Packet, Qdisc, Time};
@@ -14,14 +14,20 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.net.links[l];
         pkt.enqueued_at = now;
+        if link.sent_ahead && link.deferred.is_some() && self.events.passed(link.deferred) {
+            // The deferred end of the last transmission has passed: the link went
+            // idle then, as its `TxDone` would have found nothing to send.
+            link.sent_ahead = false;
+            let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
+            link.go_idle(done);
+        }
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
             // timing as queueing and dequeueing it at this instant.
             if let Some(m) = link.monitor {
                 self.obs.links[m as usize].on_pass_through(&pkt);
             }
-            let done = link.begin_tx(pkt, now);
-            self.events.push(done, Event::TxDone(l as u32));
+            self.transmit(l, pkt);
             return;
         }
         let verdict = link
@@ -36,9 +42,35 @@ impl Simulation {
             .limit()
             .admits(link.qdisc.len(), link.qdisc.bytes()));
         let busy = link.is_busy();
+        if busy && link.deferred.is_some() && !link.qdisc.is_empty() {
+            // A packet waits: the transmitter's end matters now.
+            self.events
+                .materialize(std::mem::replace(&mut link.deferred, Deferred::NONE));
+        }
         self.settle_sink(l);
         if !busy {
             self.start_next(l);
+        }
+    }
+
+    /// Starts sending `pkt` on the idle transmitter of `l`. With nothing queued
+    /// behind it on a link that sends ahead, the packet goes on the wire now and
+    /// the `TxDone` is deferred: it takes its place in the event order but enters
+    /// the queue only if a packet arrives before it (`enqueue_on`). Results are
+    /// those of queueing it at once; the event count is lower.
+    fn transmit(&mut self, l: usize, pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        let done = link.begin_tx(pkt, now);
+        if link.send_ahead && link.qdisc.is_empty() {
+            let pkt = link.current.take().expect("just begun");
+            link.sent_ahead = true;
+            link.deferred = self.events.defer(done, l as u32);
+            if self.wires.push_back(&mut link.wire, done + link.delay, pkt) {
+                self.events.push(done + link.delay, Event::Arrive(l as u32));
+            }
+        } else {
+            self.events.push(done, Event::TxDone(l as u32));
         }
     }
 
@@ -54,10 +86,7 @@ impl Simulation {
             self.obs.links[m as usize].on_dequeue(now, next.as_ref(), &self.sink, len);
         }
         match next {
-            Some(pkt) => {
-                let done = link.begin_tx(pkt, now);
-                self.events.push(done, Event::TxDone(l as u32));
-            }
+            Some(pkt) => self.transmit(l, pkt),
             None => {
                 let busy = link.go_idle(now);
                 if let Some(m) = link.monitor {
@@ -71,6 +100,12 @@ impl Simulation {
     pub(super) fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
+        if link.sent_ahead {
+            // A deferred end, put in the queue: the packet is on the wire already.
+            link.sent_ahead = false;
+            self.start_next(l);
+            return;
+        }
         let (pkt, schedule) = link.end_tx(now, &mut self.wires);
         if schedule {
             self.events.push(now + link.delay, Event::Arrive(l as u32));

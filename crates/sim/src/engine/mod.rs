@@ -19,7 +19,7 @@ use crate::observe::{pcap::PcapTap, Observers};
 use crate::scenario::Scenario;
 use crate::tcp::{Actions, Reduction, TcpSender};
 use crate::wire::WireSlab;
-use aqm::{Time, VecSink};
+use aqm::{Qdisc, Time, VecSink};
 use std::path::Path;
 
 /// Prefetches the cache lines of `x` (a hint: no effect on results).
@@ -73,6 +73,10 @@ impl Simulation {
         for (k, m) in obs.links.iter().enumerate() {
             net.links[m.link as usize].monitor = Some(k as u32);
         }
+        for link in &mut net.links {
+            link.send_ahead = link.monitor.is_none() && link.qdisc.passes_through_when_empty();
+        }
+
         let f = &s.file;
         Simulation {
             name: f.name.clone(),
@@ -144,9 +148,12 @@ impl Simulation {
             .position(|l| nodes[l.from as usize] == from && nodes[l.to as usize] == to)
     }
 
-    /// Writes a pcap of link direction `link` to `path` as the run goes.
+    /// Writes a pcap of link direction `link` to `path` as the run goes (call it
+    /// before running: the tap records at the end of each transmission, so the
+    /// link stops sending ahead).
     pub fn capture(&mut self, link: usize, path: &Path) -> std::io::Result<()> {
         self.obs.pcap = Some(PcapTap::create(path, link)?);
+        self.net.links[link].send_ahead = false;
         Ok(())
     }
 
@@ -194,6 +201,10 @@ impl Simulation {
         while let Some(t) = self.events.peek_time() {
             if t > until {
                 break;
+            }
+            if self.events.renumber_due() {
+                let deferred = self.net.links.iter_mut().map(|l| &mut l.deferred);
+                self.events.renumber(deferred);
             }
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
