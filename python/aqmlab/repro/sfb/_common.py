@@ -29,7 +29,7 @@ N_TCP = 400
 
 #: The bottleneck's queue for each scheme. SFB and SFRED per section III-B; RED's
 #: thresholds, max_p and w_q are ns-2's defaults (the paper states none). Every
-#: scheme marks ECN-capable packets (the module docstring says why).
+#: scheme marks ECN-capable packets (the package's docstring says why).
 QDISCS: dict[str, dict[str, Any]] = {
     "sfb": {
         "kind": "sfb",
