@@ -59,6 +59,8 @@ from aqmlab.repro.sfb._common import (
     with_bottleneck,
     without_ecn,
 )
+
+# Private, but tests/python measure runs with it (and with fig4's _fig4_numbers below).
 from aqmlab.repro.sfb._common import _numbers as _numbers
 
 # isort: off
