@@ -893,7 +893,7 @@ mod tests {
 
     #[test]
     fn the_flow_to_bin_map_is_pinned_for_the_python_replica() {
-        // `sfq_bin` in python/aqmlab/repro/sfb.py computes the same bins (the SFB
+        // `sfq_bin` in python/aqmlab/repro/sfb/_common.py computes the same bins (the SFB
         // paper's Fig. 3(d) check finds the non-responsive flow's bin-mates with
         // it); tests/python pins the same values.
         let q = Sfq::new(

@@ -4,8 +4,8 @@ An :class:`Experiment` names the simulations it needs as :class:`Point` s (a lab
 and a scenario dict), says what to measure in each run (``measure``: a
 :class:`~aqmlab.Result` -> a dict of numbers), and turns the measurements of every
 point and seed into :class:`Check` s (the paper's number, ours, the band we accept)
-and a figure. Nothing here knows about a paper; ``choke.py`` (and later ``sfb.py``)
-declare the experiments.
+and a figure. Nothing here knows about a paper; a module or package per paper
+(``choke/``, ``sfb/``, ``breathe.py``, ...) declares its experiments.
 
 Runs go through :mod:`aqmlab._runner`, the sweeps' runner: keyed by a hash of
 (scenario dict, seed, engine build), stored one file each under ``OUT/cache/``
