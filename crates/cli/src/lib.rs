@@ -226,16 +226,31 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     simulation.finish_capture().context("finishing the pcap")?;
     let result = simulation.report(started.elapsed().as_secs_f64());
+    // The network, flows and observers are read out: their memory is free for the
+    // output (at 100,000 flows, 200 MB of state against 35 MB of JSON).
+    drop(simulation);
     eprint!("{}", sim::text::warnings(&result));
     if let Some(dir) = &a.out {
         output::write_run(dir, &result, a.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
-    print(&if a.json {
-        serde_json::to_string(&result.summary())? + "\n"
+    if a.json {
+        print_json(&result)
     } else {
-        sim::text::summary(&result)
-    })
+        print(&sim::text::summary(&result))
+    }
+}
+
+/// Writes the summary of `result` as one line of JSON to stdout, as it is
+/// serialized: a string of it first would be 350 bytes a flow (twice that in
+/// capacity) on top of the results.
+fn print_json(result: &sim::RunResult) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer(&mut out, &result.summary())
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .context("writing to standard output")
 }
 
 /// Runs the command line `args` (program name first) and returns the exit status.

@@ -11,10 +11,54 @@ use aqm::{ReasonCounts, Rng, Time};
 /// later than the pending event only moves the deadline, and the event re-schedules
 /// itself when it fires early. A TCP that restarts its RTO on every ACK therefore
 /// costs one heap event per RTO period, not one per ACK.
-#[derive(Copy, Clone, Debug, Default)]
+///
+/// 16 bytes: `Time::MAX` stands for "none" (584 years; a run ends before a timer
+/// there could fire, and such a timer is never pushed).
+#[derive(Copy, Clone, Debug)]
 pub struct TimerSlot {
-    pub deadline: Option<Time>,
-    pub pending: Option<Time>,
+    deadline: Time,
+    pending: Time,
+}
+
+impl Default for TimerSlot {
+    fn default() -> Self {
+        TimerSlot {
+            deadline: Time::MAX,
+            pending: Time::MAX,
+        }
+    }
+}
+
+fn some(t: Time) -> Option<Time> {
+    (t != Time::MAX).then_some(t)
+}
+
+impl TimerSlot {
+    /// Armed for `at`, with its event pending.
+    pub fn armed(at: Time) -> Self {
+        TimerSlot {
+            deadline: at,
+            pending: at,
+        }
+    }
+    /// When the timer expires, if armed.
+    #[inline]
+    pub fn deadline(&self) -> Option<Time> {
+        some(self.deadline)
+    }
+    /// When its pending event fires, if one is pending.
+    #[inline]
+    pub fn pending(&self) -> Option<Time> {
+        some(self.pending)
+    }
+    #[inline]
+    pub fn set_deadline(&mut self, t: Option<Time>) {
+        self.deadline = t.unwrap_or(Time::MAX);
+    }
+    #[inline]
+    pub fn set_pending(&mut self, t: Option<Time>) {
+        self.pending = t.unwrap_or(Time::MAX);
+    }
 }
 
 pub enum Endpoints {
@@ -22,10 +66,16 @@ pub enum Endpoints {
         sender: Box<TcpSender>,
         receiver: TcpReceiver,
     },
-    Udp {
-        source: UdpSource,
-        received: u64,
-    },
+    /// Boxed: a UDP source and its random stream are larger than a TCP flow's
+    /// inline part, and every flow's `Endpoints` is as large as the largest.
+    Udp(Box<UdpEnd>),
+}
+
+pub struct UdpEnd {
+    pub source: UdpSource,
+    pub received: u64,
+    /// The source's random stream (Poisson gaps, on/off periods).
+    pub rng: Rng,
 }
 
 crate::counters! {
@@ -62,7 +112,6 @@ pub struct Flow {
     pub timers: [TimerSlot; TIMER_KINDS],
     pub drops: ReasonCounts,
     pub marks: u64,
-    pub rng: Rng,
 }
 
 impl Flow {
@@ -70,7 +119,7 @@ impl Flow {
     pub fn tcp_sender(&self) -> Option<&TcpSender> {
         match &self.endpoints {
             Endpoints::Tcp { sender, .. } => Some(sender),
-            Endpoints::Udp { .. } => None,
+            Endpoints::Udp(_) => None,
         }
     }
 
@@ -91,9 +140,9 @@ impl Flow {
                 c.rtt_sum_s = s.rtt_sum_s;
                 c.rtt_samples = s.rtt_samples;
             }
-            Endpoints::Udp { source, received } => {
-                c.sent = source.sent;
-                c.delivered = *received;
+            Endpoints::Udp(u) => {
+                c.sent = u.source.sent;
+                c.delivered = u.received;
             }
         }
         c

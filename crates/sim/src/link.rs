@@ -13,24 +13,31 @@
 
 use crate::event::Deferred;
 use crate::wire::{Wire, WireSlab};
-use aqm::{AnyQdisc, Dur, Packet, Rate, Rng, Time};
+use aqm::droptail::{DropTail, DropTailParams};
+use aqm::{AnyQdisc, Ctx, Dur, Limit, Packet, Qdisc, Rate, Rng, Time, VecSink, Verdict};
 
+/// A link direction: 128 bytes, two cache lines, for every one of the four access
+/// link directions a dumbbell has per flow (issue #17: memory per flow). What only
+/// some links use is behind one pointer (`Queue`).
 pub struct Link {
+    /// The deferred `TxDone`'s place in the event order, if it is not queued.
+    pub deferred: Deferred,
     pub from: u32,
     pub to: u32,
     pub rate: Rate,
     pub delay: Dur,
-    pub qdisc: AnyQdisc,
-    pub rng: Rng,
+    pub qdisc: Queue,
     /// The packet being serialized.
     pub current: Option<Packet>,
-    /// Start of the current busy period and bits sent in it (0: idle).
+    /// Start of the current busy period and bits sent in it (0: idle). In u64: 2^64
+    /// bits are 3.6e16 packets of 64 bytes in one busy period, more than any run
+    /// can send.
     busy_since: Time,
-    busy_bits: u128,
+    busy_bits: u64,
     /// Packets on the wire with their arrival times, oldest first.
     pub wire: Wire,
-    /// Index of this link's observer, if it is monitored.
-    pub monitor: Option<u32>,
+    /// Index of this link's observer (`NO_MONITOR`: not monitored).
+    monitor: u32,
     /// Whether a packet may go on the wire when its transmission starts, its
     /// `TxDone` deferred (unobserved links whose qdisc passes packets through when
     /// empty: nothing watches the transmitter's end, and an idle dequeue does
@@ -39,44 +46,148 @@ pub struct Link {
     /// The packet being serialized is already on the wire; its `TxDone` is
     /// deferred (`deferred`) or queued (see `engine::forward`).
     pub sent_ahead: bool,
-    /// The deferred `TxDone`'s place in the event order, if it is not queued.
-    pub deferred: Deferred,
+}
+
+const NO_MONITOR: u32 = u32::MAX;
+
+/// A link's qdisc and its random stream, out of line: 8 bytes in the link instead
+/// of 88. A dumbbell's access links (a default DropTail each) start without one
+/// (`lazy`) and build it when a packet first has to wait, which in most runs is
+/// never; until then it answers as the empty DropTail it stands for.
+pub struct Queue(Option<Box<QueueState>>);
+
+struct QueueState {
+    qdisc: AnyQdisc,
+    rng: Rng,
+}
+
+/// The random stream of a lazily built DropTail. DropTail never draws (a FIFO has
+/// no random choice), so no other stream is shifted by it and no result depends on it.
+const DROPTAIL_STREAM: u64 = 0;
+
+impl Queue {
+    /// `qdisc`, drawing from `rng`.
+    pub fn new(qdisc: AnyQdisc, rng: Rng) -> Self {
+        Queue(Some(Box::new(QueueState { qdisc, rng })))
+    }
+
+    /// A DropTail of the default parameters, built when first needed.
+    pub fn lazy_droptail() -> Self {
+        Queue(None)
+    }
+
+    fn droptail() -> AnyQdisc {
+        AnyQdisc::DropTail(DropTail::new(DropTailParams::default()).expect("valid defaults"))
+    }
+
+    /// The qdisc's `kind`.
+    pub fn kind(&self) -> &'static str {
+        match &self.0 {
+            Some(q) => q.qdisc.kind(),
+            None => Self::droptail().kind(),
+        }
+    }
+
+    /// Replaces the qdisc, keeping the random stream (a rebuild with the flow table).
+    pub fn rebuild(&mut self, qdisc: AnyQdisc) {
+        self.0
+            .as_mut()
+            .expect("only built qdiscs are rebuilt")
+            .qdisc = qdisc;
+    }
+
+    /// Enqueues `pkt` at `now`, building a lazy DropTail first.
+    #[inline]
+    pub fn enqueue(&mut self, pkt: Packet, now: Time, sink: &mut VecSink) -> Verdict {
+        let q = self.0.get_or_insert_with(|| {
+            Box::new(QueueState {
+                qdisc: Self::droptail(),
+                rng: aqm::rng::stream(0, DROPTAIL_STREAM),
+            })
+        });
+        q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink))
+    }
+
+    #[inline]
+    pub fn dequeue(&mut self, now: Time, sink: &mut VecSink) -> Option<Packet> {
+        let q = self.0.as_deref_mut()?;
+        q.qdisc.dequeue(&mut Ctx::new(now, &mut q.rng, sink))
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |q| q.qdisc.len())
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.0.as_ref().map_or(0, |q| q.qdisc.bytes())
+    }
+
+    pub fn limit(&self) -> Limit {
+        match &self.0 {
+            Some(q) => q.qdisc.limit(),
+            None => Self::droptail().limit(),
+        }
+    }
+
+    #[inline]
+    pub fn passes_through_when_empty(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|q| q.qdisc.passes_through_when_empty())
+    }
+
+    pub fn diagnostic(&self) -> Option<String> {
+        self.0.as_ref().and_then(|q| q.qdisc.diagnostic())
+    }
 }
 
 /// Nanoseconds to send `bits` at `bps`, rounded up (saturating). In u64 when the
 /// product fits, which is every busy period below 18 Gbit: a u128 division is a
 /// call to `__udivti3`, 2% of a run's profile. The result is the same.
 #[inline]
-fn ceil_ns(bits: u128, bps: u64) -> u64 {
-    match u64::try_from(bits)
-        .ok()
-        .and_then(|b| b.checked_mul(1_000_000_000))
-    {
+fn ceil_ns(bits: u64, bps: u64) -> u64 {
+    match bits.checked_mul(1_000_000_000) {
         Some(x) => x.div_ceil(bps),
-        None => (bits * 1_000_000_000)
+        None => (u128::from(bits) * 1_000_000_000)
             .div_ceil(u128::from(bps))
             .min(u64::MAX as u128) as u64,
     }
 }
 
 impl Link {
-    pub fn new(from: u32, to: u32, rate: Rate, delay: Dur, qdisc: AnyQdisc, rng: Rng) -> Self {
+    pub fn new(from: u32, to: u32, rate: Rate, delay: Dur, qdisc: Queue) -> Self {
         Link {
+            deferred: Deferred::NONE,
             from,
             to,
             rate,
             delay,
             qdisc,
-            rng,
             current: None,
             busy_since: Time::ZERO,
             busy_bits: 0,
             wire: Wire::default(),
-            monitor: None,
+            monitor: NO_MONITOR,
             send_ahead: false,
             sent_ahead: false,
-            deferred: Deferred::NONE,
         }
+    }
+
+    /// Index of this link's observer, if it is monitored.
+    #[inline]
+    pub fn monitor(&self) -> Option<u32> {
+        (self.monitor != NO_MONITOR).then_some(self.monitor)
+    }
+
+    pub fn set_monitor(&mut self, k: u32) {
+        assert!(k != NO_MONITOR, "fewer than 2^32 - 1 monitored links");
+        self.monitor = k;
     }
 
     #[inline]
@@ -96,7 +207,9 @@ impl Link {
         let size = pkt.size as u128 * 8;
         let rate = self.rate.bps() as u128;
         let start = self.busy_since
-            + Dur::from_nanos(((self.busy_bits - size) * 1_000_000_000).div_ceil(rate) as u64);
+            + Dur::from_nanos(
+                ((u128::from(self.busy_bits) - size) * 1_000_000_000).div_ceil(rate) as u64,
+            );
         let elapsed = now.saturating_since(start).as_nanos() as u128;
         Some((pkt, (elapsed * rate / 1_000_000_000).min(size) as u64))
     }
@@ -107,7 +220,7 @@ impl Link {
         if self.current.is_none() && self.busy_bits == 0 {
             self.busy_since = now;
         }
-        self.busy_bits += pkt.size as u128 * 8;
+        self.busy_bits += u64::from(pkt.size) * 8;
         self.current = Some(pkt);
         self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, self.rate.bps()))
     }
@@ -139,17 +252,24 @@ impl Link {
 
 #[cfg(test)]
 mod tests {
-    use super::ceil_ns;
+    use super::{ceil_ns, Link};
     use proptest::prelude::*;
+
+    /// Two cache lines: the size the engine's prefetch and the memory estimate
+    /// (BENCHMARKS.md, cost per flow) count on.
+    #[test]
+    fn a_link_is_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Link>(), 128);
+    }
 
     proptest! {
         /// The u64 path rounds exactly as the u128 one, on both sides of its limit.
         #[test]
         fn ceil_ns_matches_u128_arithmetic(
-            bits in prop_oneof![0u128..1 << 40, 0u128..1 << 80],
+            bits in prop_oneof![0u64..1 << 40, 0u64..=u64::MAX],
             bps in 1u64..=u64::MAX,
         ) {
-            let want = (bits * 1_000_000_000).div_ceil(u128::from(bps)).min(u64::MAX as u128) as u64;
+            let want = (u128::from(bits) * 1_000_000_000).div_ceil(u128::from(bps)).min(u64::MAX as u128) as u64;
             prop_assert_eq!(ceil_ns(bits, bps), want);
         }
     }

@@ -115,7 +115,6 @@ impl Simulation {
 
     /// Every link's qdisc diagnostic, monitored or not, in link order.
     fn diagnostics(&self) -> Vec<DiagnosticResult> {
-        use aqm::Qdisc;
         self.net
             .links
             .iter()

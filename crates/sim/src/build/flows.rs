@@ -2,7 +2,7 @@
 //! endpoints, start time and timers.
 
 use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
-use crate::flow::{Endpoints, Flow, TimerSlot};
+use crate::flow::{Endpoints, Flow, TimerSlot, UdpEnd};
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
@@ -161,23 +161,18 @@ pub fn build(
                     sender: Box::new(TcpSender::new(&group.tcp)),
                     receiver: TcpReceiver::default(),
                 },
-                Some(u) => Endpoints::Udp {
+                Some(u) => Endpoints::Udp(Box::new(UdpEnd {
                     source: UdpSource::new(u),
                     received: 0,
-                },
+                    rng: frng,
+                })),
             };
             let mut timers = [TimerSlot::default(); TIMER_KINDS];
-            timers[TimerKind::Send as usize] = TimerSlot {
-                deadline: Some(start),
-                pending: Some(start),
-            };
+            timers[TimerKind::Send as usize] = TimerSlot::armed(start);
             events.push(start, Event::Timer(id as u32, TimerKind::Send));
             let stop = spec.stop.map(|d| Time::ZERO + d);
             if let Some(t) = stop {
-                timers[TimerKind::Stop as usize] = TimerSlot {
-                    deadline: Some(t),
-                    pending: Some(t),
-                };
+                timers[TimerKind::Stop as usize] = TimerSlot::armed(t);
                 events.push(t, Event::Timer(id as u32, TimerKind::Stop));
             }
             flows.push(Flow {
@@ -196,7 +191,6 @@ pub fn build(
                 timers,
                 drops: [0; DropReason::COUNT],
                 marks: 0,
-                rng: frng,
             });
         }
         groups.push(group);

@@ -4,7 +4,7 @@
 use super::routes::{Graph, Routes};
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
-use crate::link::Link;
+use crate::link::{Link, Queue};
 use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
 use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::collections::HashMap;
@@ -52,6 +52,16 @@ struct LinkFactory<'a> {
 }
 
 impl LinkFactory<'_> {
+    /// A dumbbell's access link direction `from -> to`: a default DropTail, built
+    /// when a packet first waits (`Queue::lazy_droptail`). Its random stream would be
+    /// the link's own; DropTail never draws, so leaving it out changes nothing.
+    fn add_access(&mut self, (from, to): (u32, u32), rate: Rate, delay: Dur) -> u32 {
+        let i = self.links.len();
+        self.links
+            .push(Link::new(from, to, rate, delay, Queue::lazy_droptail()));
+        i as u32
+    }
+
     /// Adds the link direction `from -> to` with the qdisc `spec`, which the
     /// scenario gives at `path` (errors name it).
     fn add(
@@ -76,7 +86,7 @@ impl LinkFactory<'_> {
         }
         let stream = rng::stream(seed, STREAM_LINK + i as u64);
         self.links
-            .push(Link::new(from, to, rate, delay, qdisc, stream));
+            .push(Link::new(from, to, rate, delay, Queue::new(qdisc, stream)));
         Ok(i as u32)
     }
 }
@@ -131,10 +141,11 @@ impl Network {
         for (d, table) in self.deferred.drain(..).zip(&tables) {
             let link = &mut self.links[d.link as usize];
             let info = link_info(s.file.seed, d.link as usize, link.rate).with_flows(table);
-            link.qdisc = d
+            let qdisc = d
                 .spec
                 .build(&info)
                 .map_err(|e| s.error_at(&d.path.key(e.key), format!("{}.{e}", d.path)))?;
+            link.qdisc.rebuild(qdisc);
         }
         Ok(())
     }
@@ -163,7 +174,6 @@ impl Network {
         let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
         let rev_path = KeyPath::top("topology").key("reverse_qdisc");
         let rl = make.add((1, 0), rate, delay, rev_spec, &rev_path)?;
-        let access_path = KeyPath::top("topology").key("access");
         let mut nodes: Vec<String> = vec!["left".into(), "right".into()];
         // Four access link directions and two nodes per flow, reserved up front:
         // growing by doubling would hold twice the memory at the end.
@@ -182,11 +192,10 @@ impl Network {
                 let (sn, rn) = (nodes.len() as u32, nodes.len() as u32 + 1);
                 nodes.push(format!("s{i}"));
                 nodes.push(format!("r{i}"));
-                let access = &access_path;
-                let s_l = make.add((sn, 0), rate, delay, &droptail, access)?;
-                let l_s = make.add((0, sn), rate, delay, &droptail, access)?;
-                let r_r = make.add((1, rn), rate, delay, &droptail, access)?;
-                let r_rr = make.add((rn, 1), rate, delay, &droptail, access)?;
+                let s_l = make.add_access((sn, 0), rate, delay);
+                let l_s = make.add_access((0, sn), rate, delay);
+                let r_r = make.add_access((1, rn), rate, delay);
+                let r_rr = make.add_access((rn, 1), rate, delay);
                 let fwd = routes.push(&[s_l, lr, r_r]);
                 let rev = routes.push(&[r_rr, rl, l_s]);
                 flow_routes.push((fwd, rev));

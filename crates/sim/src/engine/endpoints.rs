@@ -79,7 +79,7 @@ impl Simulation {
                     &mut act,
                 );
             }
-            (Endpoints::Udp { received, .. }, Kind::Udp) => *received += 1,
+            (Endpoints::Udp(u), Kind::Udp) => u.received += 1,
             _ => unreachable!("a packet reached an endpoint of the wrong transport"),
         }
         self.apply(fi, &act);
@@ -123,11 +123,11 @@ impl Simulation {
     fn set_timer(&mut self, fi: usize, k: usize, cmd: TimerCmd) {
         let slot = &mut self.flows[fi].timers[k];
         match cmd {
-            TimerCmd::Cancel => slot.deadline = None,
+            TimerCmd::Cancel => slot.set_deadline(None),
             TimerCmd::Arm(at) => {
-                slot.deadline = Some(at);
-                if slot.pending.is_none_or(|p| p > at) {
-                    slot.pending = Some(at);
+                slot.set_deadline(Some(at));
+                if slot.pending().is_none_or(|p| p > at) {
+                    slot.set_pending(Some(at));
                     self.events
                         .push(at, Event::Timer(fi as u32, TimerKind::ALL[k]));
                 }
@@ -138,14 +138,14 @@ impl Simulation {
     pub(super) fn on_timer(&mut self, fi: usize, kind: TimerKind) {
         let now = self.now;
         let slot = &mut self.flows[fi].timers[kind as usize];
-        if slot.pending != Some(now) {
+        if slot.pending() != Some(now) {
             return; // superseded by an earlier arming
         }
-        slot.pending = None;
-        match slot.deadline {
-            Some(d) if d <= now => slot.deadline = None,
+        slot.set_pending(None);
+        match slot.deadline() {
+            Some(d) if d <= now => slot.set_deadline(None),
             Some(d) => {
-                slot.pending = Some(d);
+                slot.set_pending(Some(d));
                 self.events.push(d, Event::Timer(fi as u32, kind));
                 return;
             }
@@ -171,12 +171,12 @@ impl Simulation {
                 receiver.on_delack_timer(&mut act)
             }
             (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
-            (Endpoints::Udp { source, .. }, TimerKind::Send) => {
+            (Endpoints::Udp(u), TimerKind::Send) => {
                 if flow.stop.is_none_or(|s| now < s) {
-                    let w = source.wake(
+                    let w = u.source.wake(
                         now,
                         group.udp.as_ref().expect("UDP flow has a UDP config"),
-                        &mut flow.rng,
+                        &mut u.rng,
                     );
                     udp_send = w.send;
                     if let Some(next) = w.next {
@@ -184,7 +184,7 @@ impl Simulation {
                     }
                 }
             }
-            (Endpoints::Udp { .. }, _) => {}
+            (Endpoints::Udp(_), _) => {}
         }
         if udp_send {
             self.send(fi, Kind::Udp, 0, 0, SackBlocks::default(), 0);

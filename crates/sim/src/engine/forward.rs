@@ -7,7 +7,7 @@ use crate::build::routes::ROUTE_END;
 use crate::event::{Deferred, Event};
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
-use aqm::{Ctx, Packet, Qdisc, Time};
+use aqm::{Packet, Time};
 
 impl Simulation {
     pub(super) fn enqueue_on(&mut self, l: usize, mut pkt: Packet) {
@@ -24,16 +24,14 @@ impl Simulation {
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
             // timing as queueing and dequeueing it at this instant.
-            if let Some(m) = link.monitor {
+            if let Some(m) = link.monitor() {
                 self.obs.links[m as usize].on_pass_through(&pkt);
             }
             self.transmit(l, pkt);
             return;
         }
-        let verdict = link
-            .qdisc
-            .enqueue(pkt, &mut Ctx::new(now, &mut link.rng, &mut self.sink));
-        if let Some(m) = link.monitor {
+        let verdict = link.qdisc.enqueue(pkt, now, &mut self.sink);
+        if let Some(m) = link.monitor() {
             let len = link.qdisc.len();
             self.obs.links[m as usize].on_enqueue(now, &pkt, verdict, &self.sink, len);
         }
@@ -78,10 +76,8 @@ impl Simulation {
     fn start_next(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
-        let next = link
-            .qdisc
-            .dequeue(&mut Ctx::new(now, &mut link.rng, &mut self.sink));
-        if let Some(m) = link.monitor {
+        let next = link.qdisc.dequeue(now, &mut self.sink);
+        if let Some(m) = link.monitor() {
             let len = link.qdisc.len();
             self.obs.links[m as usize].on_dequeue(now, next.as_ref(), &self.sink, len);
         }
@@ -89,7 +85,7 @@ impl Simulation {
             Some(pkt) => self.transmit(l, pkt),
             None => {
                 let busy = link.go_idle(now);
-                if let Some(m) = link.monitor {
+                if let Some(m) = link.monitor() {
                     self.obs.links[m as usize].on_idle(busy.as_nanos());
                 }
             }
@@ -110,7 +106,7 @@ impl Simulation {
         if schedule {
             self.events.push(now + link.delay, Event::Arrive(l as u32));
         }
-        if let Some(m) = link.monitor {
+        if let Some(m) = link.monitor() {
             self.obs.links[m as usize].on_tx_done(&pkt);
         }
         if self.obs.pcap.as_ref().is_some_and(|tap| tap.link == l) {

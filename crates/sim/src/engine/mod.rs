@@ -19,7 +19,7 @@ use crate::observe::{pcap::PcapTap, Observers};
 use crate::scenario::Scenario;
 use crate::tcp::{Actions, Reduction, TcpSender};
 use crate::wire::WireSlab;
-use aqm::{Qdisc, Time, VecSink};
+use aqm::{Time, VecSink};
 use std::path::Path;
 
 /// Prefetches the cache lines of `x` (a hint: no effect on results).
@@ -71,10 +71,10 @@ impl Simulation {
         events: EventQueue,
     ) -> Simulation {
         for (k, m) in obs.links.iter().enumerate() {
-            net.links[m.link as usize].monitor = Some(k as u32);
+            net.links[m.link as usize].set_monitor(k as u32);
         }
         for link in &mut net.links {
-            link.send_ahead = link.monitor.is_none() && link.qdisc.passes_through_when_empty();
+            link.send_ahead = link.monitor().is_none() && link.qdisc.passes_through_when_empty();
         }
 
         let f = &s.file;

@@ -167,8 +167,7 @@ impl Observers {
         let t = now.as_secs_f64();
         for m in &mut self.links {
             let q = &links[m.link as usize].qdisc;
-            m.samples
-                .push((t, aqm::Qdisc::len(q) as u32, aqm::Qdisc::bytes(q)));
+            m.samples.push((t, q.len() as u32, q.bytes()));
         }
     }
 

@@ -86,7 +86,8 @@ pub enum Signal {
 #[derive(Debug, Clone)]
 pub enum Congestion {
     Reno,
-    Cubic(Cubic),
+    /// Boxed: CUBIC's state is 100-odd bytes every Reno sender would otherwise carry.
+    Cubic(Box<Cubic>),
 }
 
 /// CUBIC's state (RFC 9438 section 4.1's variables).
@@ -267,7 +268,7 @@ impl Cubic {
 impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
         match cfg.variant {
-            Variant::Cubic => Congestion::Cubic(Cubic::new(cfg)),
+            Variant::Cubic => Congestion::Cubic(Box::new(Cubic::new(cfg))),
             Variant::Reno | Variant::NewReno | Variant::Sack => Congestion::Reno,
         }
     }
@@ -275,7 +276,7 @@ impl Congestion {
     /// Whether the sender should time every packet (HyStart++ wants an RTT
     /// sample per ACK during the first slow start).
     pub fn wants_rtt_samples(&self) -> bool {
-        matches!(self, Congestion::Cubic(Cubic { hystart: Some(h), .. }) if !h.done)
+        matches!(self, Congestion::Cubic(c) if c.hystart.is_some_and(|h| !h.done))
     }
 
     /// Grows `cwnd` (and may end slow start by setting `ssthresh`) on a new ACK
