@@ -51,14 +51,18 @@ pub struct Link {
 const NO_MONITOR: u32 = u32::MAX;
 
 /// A link's qdisc and its random stream, out of line: 8 bytes in the link instead
-/// of 88. A dumbbell's access links (a default DropTail each) start without one
-/// (`lazy`) and build it when a packet first has to wait, which in most runs is
-/// never; until then it answers as the empty DropTail it stands for.
+/// of 88. A dumbbell's access links (a default DropTail each) have one only while
+/// packets wait in it: it is built when a packet has to wait and freed when the
+/// last one leaves (an empty DropTail holds nothing else), so their memory follows
+/// the packets queued, not the number of links. Without one it answers as the
+/// empty DropTail it stands for.
 pub struct Queue(Option<Box<QueueState>>);
 
 struct QueueState {
     qdisc: AnyQdisc,
     rng: Rng,
+    /// A default DropTail standing for `Queue(None)`: freed when empty.
+    lazy: bool,
 }
 
 /// The random stream of a lazily built DropTail. DropTail never draws (a FIFO has
@@ -68,10 +72,14 @@ const DROPTAIL_STREAM: u64 = 0;
 impl Queue {
     /// `qdisc`, drawing from `rng`.
     pub fn new(qdisc: AnyQdisc, rng: Rng) -> Self {
-        Queue(Some(Box::new(QueueState { qdisc, rng })))
+        Queue(Some(Box::new(QueueState {
+            qdisc,
+            rng,
+            lazy: false,
+        })))
     }
 
-    /// A DropTail of the default parameters, built when first needed.
+    /// A DropTail of the default parameters, built while packets wait in it.
     pub fn lazy_droptail() -> Self {
         Queue(None)
     }
@@ -103,6 +111,7 @@ impl Queue {
             Box::new(QueueState {
                 qdisc: Self::droptail(),
                 rng: aqm::rng::stream(0, DROPTAIL_STREAM),
+                lazy: true,
             })
         });
         q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink))
@@ -111,7 +120,11 @@ impl Queue {
     #[inline]
     pub fn dequeue(&mut self, now: Time, sink: &mut VecSink) -> Option<Packet> {
         let q = self.0.as_deref_mut()?;
-        q.qdisc.dequeue(&mut Ctx::new(now, &mut q.rng, sink))
+        let pkt = q.qdisc.dequeue(&mut Ctx::new(now, &mut q.rng, sink));
+        if q.lazy && q.qdisc.is_empty() {
+            self.0 = None;
+        }
+        pkt
     }
 
     #[inline]
@@ -252,8 +265,31 @@ impl Link {
 
 #[cfg(test)]
 mod tests {
-    use super::{ceil_ns, Link};
+    use super::{ceil_ns, Link, Queue};
+    use aqm::{FlowId, Packet, Time, VecSink};
     use proptest::prelude::*;
+
+    /// An access link's DropTail exists only while packets wait in it, and behaves
+    /// as a DropTail throughout: FIFO order, counts, an empty one passes through.
+    #[test]
+    fn a_lazy_droptail_is_built_while_packets_wait_and_freed_after() {
+        let (mut q, mut sink, t) = (Queue::lazy_droptail(), VecSink::default(), Time::ZERO);
+        assert!(q.0.is_none() && q.is_empty() && q.passes_through_when_empty());
+        assert_eq!(q.kind(), "droptail");
+        assert!(q.dequeue(t, &mut sink).is_none());
+        for round in 0..2 {
+            for i in 0..3 {
+                q.enqueue(Packet::new(FlowId(i), 1000), t, &mut sink);
+            }
+            assert_eq!((q.len(), q.bytes()), (3, 3000), "round {round}");
+            assert!(q.0.is_some());
+            for i in 0..3 {
+                assert_eq!(q.dequeue(t, &mut sink).map(|p| p.flow), Some(FlowId(i)));
+                assert_eq!(q.0.is_none(), i == 2, "freed only when empty");
+            }
+        }
+        assert!(sink.drops.is_empty());
+    }
 
     /// Two cache lines: the size the engine's prefetch and the memory estimate
     /// (BENCHMARKS.md, cost per flow) count on.

@@ -2,7 +2,6 @@
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
-use crate::flow::FlowCounters;
 use crate::observe::delays::Histogram;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
@@ -18,10 +17,9 @@ type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
-        let (flow_counts, link_counts) =
-            self.obs.measured(self.now(), &self.net.links, &self.flows);
+        let link_counts = self.obs.measured_links(self.now(), &self.net.links);
         let secs = self.measured_seconds().max(1e-12);
-        let flows = self.flow_results(&flow_counts, secs);
+        let flows = self.flow_results(secs);
         let (groups, group_fairness) = self.group_results(&flows);
         let tcp: Vec<f64> = flows
             .iter()
@@ -31,7 +29,14 @@ impl Simulation {
             .collect();
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
         let mut links = Vec::new();
-        let mut link_flows = Vec::new();
+        // One row per flow that crossed a monitored link, counted first: a vector
+        // grown by doubling holds up to twice its rows at the peak of a big run.
+        let rows = link_counts
+            .iter()
+            .flat_map(|c| &c.per_flow)
+            .filter(|c| c.packets > 0 || c.queue_area > 0)
+            .count();
+        let mut link_flows = Vec::with_capacity(rows);
         let mut flow_series = Vec::new();
         let mut delays = Vec::new();
         let mut delay_histogram = Vec::new();
@@ -160,13 +165,13 @@ impl Simulation {
         max_min_fair(&capacities, &demands)
     }
 
-    fn flow_results(&self, counts: &[FlowCounters], secs: f64) -> Vec<FlowResult> {
+    fn flow_results(&self, secs: f64) -> Vec<FlowResult> {
         let shares = self.fair_shares();
         self.flows
             .iter()
-            .zip(counts)
             .enumerate()
-            .map(|(id, (f, c))| {
+            .map(|(id, f)| {
+                let c = &self.obs.measured_flow(id, f);
                 let group = &self.groups[f.group as usize];
                 FlowResult {
                     id: id as u32,
@@ -235,8 +240,8 @@ impl Simulation {
         let samples = &stats.samples;
         LinkResult {
             name: name.to_string(),
-            from: self.net.nodes[l.from as usize].clone(),
-            to: self.net.nodes[l.to as usize].clone(),
+            from: self.net.nodes.name(l.from).into_owned(),
+            to: self.net.nodes.name(l.to).into_owned(),
             rate_bps: l.rate.bps(),
             delay_s: l.delay.as_secs_f64(),
             qdisc: l.qdisc.kind().to_string(),

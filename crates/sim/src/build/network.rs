@@ -7,6 +7,7 @@ use crate::flow::Flow;
 use crate::link::{Link, Queue};
 use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
 use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Stream numbers for `rng::stream`: each link direction draws from its own.
@@ -21,8 +22,28 @@ fn link_info(run_seed: u64, link: usize, rate: Rate) -> LinkInfo<'static> {
     LinkInfo::with_seed(rate, rng::mix64(run_seed ^ salt))
 }
 
+/// The nodes' names. A dumbbell's hosts, two per flow, are named on demand
+/// (`s{i}` and `r{i}` for flow `i`): as strings they were 112 bytes a flow.
+pub struct Nodes {
+    named: Vec<String>,
+}
+
+impl Nodes {
+    /// Node `i`'s name.
+    pub fn name(&self, i: u32) -> Cow<'_, str> {
+        match self.named.get(i as usize) {
+            Some(n) => Cow::Borrowed(n),
+            None => {
+                let host = i as usize - self.named.len();
+                let side = if host.is_multiple_of(2) { 's' } else { 'r' };
+                Cow::Owned(format!("{side}{}", host / 2))
+            }
+        }
+    }
+}
+
 pub struct Network {
-    pub nodes: Vec<String>,
+    pub nodes: Nodes,
     pub links: Vec<Link>,
     /// The monitored link directions, in the order results report them.
     pub monitored: Vec<u32>,
@@ -174,11 +195,12 @@ impl Network {
         let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
         let rev_path = KeyPath::top("topology").key("reverse_qdisc");
         let rl = make.add((1, 0), rate, delay, rev_spec, &rev_path)?;
-        let mut nodes: Vec<String> = vec!["left".into(), "right".into()];
-        // Four access link directions and two nodes per flow, reserved up front:
-        // growing by doubling would hold twice the memory at the end.
+        let nodes = Nodes {
+            named: vec!["left".into(), "right".into()],
+        };
+        // Four access link directions per flow, reserved up front: growing by
+        // doubling would hold twice the memory at the end.
         make.links.reserve_exact(4 * total_flows);
-        nodes.reserve_exact(2 * total_flows);
         let mut routes = Routes::default();
         routes.reserve(8 * total_flows);
         let mut flow_routes = Vec::with_capacity(total_flows);
@@ -188,10 +210,9 @@ impl Network {
             let rate = spec.access_rate.unwrap_or(access.rate);
             let delay = spec.access_delay.unwrap_or(access.delay);
             for _ in 0..spec.count.unwrap_or(1) {
-                let i = flow_routes.len();
-                let (sn, rn) = (nodes.len() as u32, nodes.len() as u32 + 1);
-                nodes.push(format!("s{i}"));
-                nodes.push(format!("r{i}"));
+                // Hosts `s{i}` and `r{i}` of flow `i`, as `Nodes::name` names them.
+                let i = flow_routes.len() as u32;
+                let (sn, rn) = (2 + 2 * i, 3 + 2 * i);
                 let s_l = make.add_access((sn, 0), rate, delay);
                 let l_s = make.add_access((0, sn), rate, delay);
                 let r_r = make.add_access((1, rn), rate, delay);
@@ -289,7 +310,9 @@ impl Network {
             }
         }
         Ok(Network {
-            nodes: nodes.clone(),
+            nodes: Nodes {
+                named: nodes.clone(),
+            },
             links: make.links,
             monitored,
             routes,

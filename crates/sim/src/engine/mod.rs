@@ -125,7 +125,8 @@ impl Simulation {
         let link = &self.net.links[l];
         format!(
             "{}->{}",
-            self.net.nodes[link.from as usize], self.net.nodes[link.to as usize]
+            self.net.nodes.name(link.from),
+            self.net.nodes.name(link.to)
         )
     }
 
@@ -145,7 +146,7 @@ impl Simulation {
         self.net
             .links
             .iter()
-            .position(|l| nodes[l.from as usize] == from && nodes[l.to as usize] == to)
+            .position(|l| nodes.name(l.from) == from && nodes.name(l.to) == to)
     }
 
     /// Writes a pcap of link direction `link` to `path` as the run goes (call it

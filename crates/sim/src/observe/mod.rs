@@ -211,23 +211,31 @@ impl Observers {
             .collect()
     }
 
-    /// The counters of the measured interval so far: per flow, per monitored link.
-    pub fn measured(
-        &self,
-        now: Time,
-        links: &[Link],
-        flows: &[Flow],
-    ) -> (Vec<FlowCounters>, Vec<LinkCounters>) {
-        let mut f: Vec<FlowCounters> = flows.iter().map(Flow::counters).collect();
+    /// The counters of the measured interval so far, per monitored link.
+    pub fn measured_links(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
         let mut l = self.link_counters(now, links);
         if let Some(s) = &self.snapshot {
-            for (c, b) in f.iter_mut().zip(&s.flows) {
-                *c = c.since(b);
-            }
             for (c, b) in l.iter_mut().zip(&s.links) {
+                // The per-flow table in place: a second one beside it was 64 bytes a
+                // flow at the report's peak.
+                let mut per_flow = std::mem::take(&mut c.per_flow);
+                for (x, y) in per_flow.iter_mut().zip(&b.per_flow) {
+                    *x = x.since(y);
+                }
                 *c = c.since(b);
+                c.per_flow = per_flow;
             }
         }
-        (f, l)
+        l
+    }
+
+    /// The counters of flow `i` over the measured interval so far: one at a time,
+    /// as the report reads them (a table of them was 144 bytes a flow at its peak).
+    pub fn measured_flow(&self, i: usize, flow: &Flow) -> FlowCounters {
+        let c = flow.counters();
+        match &self.snapshot {
+            Some(s) => c.since(&s.flows[i]),
+            None => c,
+        }
     }
 }

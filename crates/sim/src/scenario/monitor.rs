@@ -124,10 +124,7 @@ impl Monitor {
         };
         let name_of = |l: u32| {
             let link = &net.links[l as usize];
-            format!(
-                "{}->{}",
-                net.nodes[link.from as usize], net.nodes[link.to as usize]
-            )
+            format!("{}->{}", net.nodes.name(link.from), net.nodes.name(link.to))
         };
         let monitored: Vec<(u32, String)> =
             net.monitored.iter().map(|&l| (l, name_of(l))).collect();
