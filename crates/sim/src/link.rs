@@ -52,11 +52,17 @@ const NO_MONITOR: u32 = u32::MAX;
 
 /// A link's qdisc and its random stream, out of line: 8 bytes in the link instead
 /// of 88. A dumbbell's access links (a default DropTail each) have one only while
-/// packets wait in it: it is built when a packet has to wait and freed when the
-/// last one leaves (an empty DropTail holds nothing else), so their memory follows
-/// the packets queued, not the number of links. Without one it answers as the
-/// empty DropTail it stands for.
+/// packets wait in it: it is taken from a pool when a packet has to wait and goes
+/// back when the last one leaves (an empty DropTail holds nothing else), so their
+/// memory follows the links with a backlog, not the number of links, and no
+/// packet allocates. Without one it answers as the empty DropTail it stands for.
 pub struct Queue(Option<Box<QueueState>>);
+
+/// The empty default DropTails that access links borrow while packets wait.
+/// Boxed in the pool too: a link holds the same box, handed back and forth.
+#[derive(Default)]
+#[allow(clippy::vec_box)]
+pub struct QueuePool(Vec<Box<QueueState>>);
 
 struct QueueState {
     qdisc: AnyQdisc,
@@ -104,25 +110,39 @@ impl Queue {
             .qdisc = qdisc;
     }
 
-    /// Enqueues `pkt` at `now`, building a lazy DropTail first.
+    /// Enqueues `pkt` at `now`; a lazy DropTail takes one from `pool` first.
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet, now: Time, sink: &mut VecSink) -> Verdict {
+    pub fn enqueue(
+        &mut self,
+        pkt: Packet,
+        now: Time,
+        sink: &mut VecSink,
+        pool: &mut QueuePool,
+    ) -> Verdict {
         let q = self.0.get_or_insert_with(|| {
-            Box::new(QueueState {
-                qdisc: Self::droptail(),
-                rng: aqm::rng::stream(0, DROPTAIL_STREAM),
-                lazy: true,
+            pool.0.pop().unwrap_or_else(|| {
+                Box::new(QueueState {
+                    qdisc: Self::droptail(),
+                    rng: aqm::rng::stream(0, DROPTAIL_STREAM),
+                    lazy: true,
+                })
             })
         });
         q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink))
     }
 
+    /// Dequeues at `now`; a lazy DropTail left empty goes back to `pool`.
     #[inline]
-    pub fn dequeue(&mut self, now: Time, sink: &mut VecSink) -> Option<Packet> {
+    pub fn dequeue(
+        &mut self,
+        now: Time,
+        sink: &mut VecSink,
+        pool: &mut QueuePool,
+    ) -> Option<Packet> {
         let q = self.0.as_deref_mut()?;
         let pkt = q.qdisc.dequeue(&mut Ctx::new(now, &mut q.rng, sink));
         if q.lazy && q.qdisc.is_empty() {
-            self.0 = None;
+            pool.0.extend(self.0.take());
         }
         pkt
     }
@@ -265,7 +285,7 @@ impl Link {
 
 #[cfg(test)]
 mod tests {
-    use super::{ceil_ns, Link, Queue};
+    use super::{ceil_ns, Link, Queue, QueuePool};
     use aqm::{FlowId, Packet, Time, VecSink};
     use proptest::prelude::*;
 
@@ -274,19 +294,22 @@ mod tests {
     #[test]
     fn a_lazy_droptail_is_built_while_packets_wait_and_freed_after() {
         let (mut q, mut sink, t) = (Queue::lazy_droptail(), VecSink::default(), Time::ZERO);
+        let mut pool = QueuePool::default();
         assert!(q.0.is_none() && q.is_empty() && q.passes_through_when_empty());
         assert_eq!(q.kind(), "droptail");
-        assert!(q.dequeue(t, &mut sink).is_none());
+        assert!(q.dequeue(t, &mut sink, &mut pool).is_none());
         for round in 0..2 {
             for i in 0..3 {
-                q.enqueue(Packet::new(FlowId(i), 1000), t, &mut sink);
+                q.enqueue(Packet::new(FlowId(i), 1000), t, &mut sink, &mut pool);
             }
             assert_eq!((q.len(), q.bytes()), (3, 3000), "round {round}");
-            assert!(q.0.is_some());
+            assert!(q.0.is_some() && pool.0.is_empty(), "taken from the pool");
             for i in 0..3 {
-                assert_eq!(q.dequeue(t, &mut sink).map(|p| p.flow), Some(FlowId(i)));
-                assert_eq!(q.0.is_none(), i == 2, "freed only when empty");
+                let got = q.dequeue(t, &mut sink, &mut pool).map(|p| p.flow);
+                assert_eq!(got, Some(FlowId(i)));
+                assert_eq!(q.0.is_none(), i == 2, "returned only when empty");
             }
+            assert_eq!(pool.0.len(), 1);
         }
         assert!(sink.drops.is_empty());
     }

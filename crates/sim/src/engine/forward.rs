@@ -30,7 +30,9 @@ impl Simulation {
             self.transmit(l, pkt);
             return;
         }
-        let verdict = link.qdisc.enqueue(pkt, now, &mut self.sink);
+        let verdict = link
+            .qdisc
+            .enqueue(pkt, now, &mut self.sink, &mut self.queues);
         if let Some(m) = link.monitor() {
             let len = link.qdisc.len();
             self.obs.links[m as usize].on_enqueue(now, &pkt, verdict, &self.sink, len);
@@ -76,7 +78,7 @@ impl Simulation {
     fn start_next(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
-        let next = link.qdisc.dequeue(now, &mut self.sink);
+        let next = link.qdisc.dequeue(now, &mut self.sink, &mut self.queues);
         if let Some(m) = link.monitor() {
             let len = link.qdisc.len();
             self.obs.links[m as usize].on_dequeue(now, next.as_ref(), &self.sink, len);

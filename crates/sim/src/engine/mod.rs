@@ -15,6 +15,7 @@ use crate::build::{Group, Network};
 use crate::event::{Event, EventQueue, Tick};
 use crate::flow::{Endpoints, Flow};
 use crate::header::HeaderSlab;
+use crate::link::QueuePool;
 use crate::observe::{pcap::PcapTap, Observers};
 use crate::scenario::Scenario;
 use crate::tcp::{Actions, Reduction, TcpSender};
@@ -51,6 +52,8 @@ pub struct Simulation {
     pub(crate) groups: Vec<Group>,
     headers: HeaderSlab,
     wires: WireSlab,
+    /// The access links' DropTails not in use (`link::Queue`).
+    queues: QueuePool,
     sink: VecSink,
     actions: Actions,
     next_uid: u64,
@@ -90,6 +93,7 @@ impl Simulation {
             groups,
             headers: HeaderSlab::default(),
             wires: WireSlab::default(),
+            queues: QueuePool::default(),
             sink: VecSink::default(),
             actions: Actions::default(),
             next_uid: 0,
