@@ -8,10 +8,11 @@
 //! compared with the memory available (`MemAvailable` of /proc/meminfo), or with
 //! `AQMLAB_MEMORY_LIMIT` (bytes, or with a unit: `"8GiB"`, `"512MB"`) when set.
 
-use crate::flow::Flow;
+use crate::flow::{Flow, FlowCounters};
 use crate::header::Header;
 use crate::link::Link;
 use crate::observe::monitor_rows;
+use crate::results::FlowResult;
 use crate::scenario::{Scenario, ScenarioError, Topology};
 use crate::tcp::TcpSender;
 use aqm::Packet;
@@ -27,16 +28,16 @@ pub struct Estimate {
 /// A packet in the network: its header, its place on a wire or in a queue.
 const PER_PACKET: u64 = (size_of::<Header>() + 2 * size_of::<Packet>() + 8) as u64;
 
-/// Per flow beyond its `Flow`: a TCP sender, its scoreboard and the receiver's
-/// out-of-order runs (a few cache lines), two node names in a dumbbell, routes.
+/// Per flow beyond its `Flow` (its links are counted with the links): a TCP
+/// sender (boxed) with its scoreboard and the receiver's out-of-order runs; its
+/// counters frozen at the warm-up and its row of results with two strings; its
+/// routes (its own two in a dumbbell) and end nodes. BENCHMARKS.md ("Cost per
+/// flow") measures each.
 fn per_flow(dumbbell: bool) -> u64 {
-    let tcp = size_of::<TcpSender>() as u64 + 256;
-    let hosts = if dumbbell {
-        2 * 32 + 4 * size_of::<Link>() as u64 + 10 * 4
-    } else {
-        0
-    };
-    size_of::<Flow>() as u64 + tcp + hosts + 16
+    let tcp = size_of::<TcpSender>() as u64 + 16 + 64;
+    let results = (size_of::<FlowCounters>() + size_of::<FlowResult>()) as u64 + 2 * 32;
+    let routes = if dumbbell { 8 * 4 + 16 } else { 16 };
+    size_of::<Flow>() as u64 + tcp + results + routes
 }
 
 pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {

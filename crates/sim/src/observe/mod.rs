@@ -47,7 +47,9 @@ pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, se
     let ticks = |d: Option<Dur>| d.map_or(0.0, |d| secs / d.as_secs_f64().max(1e-9)) as u64;
     let queue = ticks(Some(m.queue_interval).filter(|d| !d.is_zero()));
     let selected = m.links.as_ref().map_or(monitored, |l| l.len() as u64);
-    let per_link = flows.saturating_mul(48);
+    // Per flow: its counters and queue occupancy (48 bytes), the counters again at
+    // the warm-up and in the report (2 x 32), its row of results (88).
+    let per_link = flows.saturating_mul(48 + 2 * 32 + 88);
     let series = ticks(m.flow_series)
         .saturating_mul(flows)
         .saturating_mul(selected)
