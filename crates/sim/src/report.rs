@@ -14,12 +14,103 @@ use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
+/// What the report reads of the link directions, so that the rest of it can be
+/// made after they are freed (`Simulation::into_report`).
+struct LinksRead {
+    /// The monitored link directions' names and measured counters, in report order.
+    names: Vec<String>,
+    counts: Vec<LinkCounters>,
+    links: Vec<LinkResult>,
+    flow_series: Vec<FlowSeriesResult>,
+    delays: Vec<DelayResult>,
+    delay_histogram: Vec<DelayBucket>,
+    /// Each flow's max-min fair share (capacities are the links' rates).
+    shares: Vec<f64>,
+    diagnostics: Vec<DiagnosticResult>,
+    queue_events: Vec<QueueEventResult>,
+}
+
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
-        let link_counts = self.obs.measured_links(self.now(), &self.net.links);
+        let read = self.read_links();
+        self.finish_report(read, wall_seconds)
+    }
+
+    /// [`Simulation::report`] for a run that is over: the link directions are
+    /// freed once read, before the rows of the flows are made (at 100,000 flows
+    /// in a dumbbell the links are 512 bytes a flow and the rows 300).
+    pub fn into_report(mut self, wall_seconds: f64) -> RunResult {
+        let read = self.read_links();
+        self.net.links = Vec::new();
+        self.finish_report(read, wall_seconds)
+    }
+
+    /// Everything the report needs of the link directions themselves.
+    fn read_links(&self) -> LinksRead {
+        let counts = self.obs.measured_links(self.now(), &self.net.links);
         let secs = self.measured_seconds().max(1e-12);
-        let flows = self.flow_results(secs);
+        let mut read = LinksRead {
+            names: Vec::new(),
+            links: Vec::new(),
+            flow_series: Vec::new(),
+            delays: Vec::new(),
+            delay_histogram: Vec::new(),
+            shares: self.fair_shares(),
+            diagnostics: self.diagnostics(),
+            queue_events: self.queue_event_results(),
+            counts: Vec::new(),
+        };
+        for (stats, c) in self.obs.links.iter().zip(&counts) {
+            let name = self.link_name(stats.link as usize);
+            read.links.push(self.link_result(stats, c, &name, secs));
+            if let Some(series) = &stats.series {
+                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
+                read.flow_series
+                    .extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
+                        let dt = r.len.as_secs_f64();
+                        FlowSeriesResult {
+                            link: name.clone(),
+                            t_s: r.start.as_secs_f64(),
+                            dt_s: dt,
+                            flow: r.flow,
+                            packets: r.packets,
+                            bytes: r.bits as f64 / 8.0,
+                            throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
+                            drops: r.drops,
+                            marks: r.marks,
+                        }
+                    }));
+            }
+            if let Some(d) = &stats.delays {
+                let named = std::iter::once((None, &d.all)).chain(
+                    self.groups
+                        .iter()
+                        .zip(&d.groups)
+                        .map(|(g, h)| (Some(g.name.clone()), h)),
+                );
+                for (group, h) in named {
+                    read.delays.push(delay_result(&name, group.clone(), h));
+                    read.delay_histogram
+                        .extend(h.buckets().map(|(lo, hi, count)| DelayBucket {
+                            link: name.clone(),
+                            group: group.clone(),
+                            lo_s: lo as f64 * 1e-9,
+                            hi_s: hi as f64 * 1e-9,
+                            count,
+                        }));
+                }
+            }
+            read.names.push(name);
+        }
+        read.counts = counts;
+        read
+    }
+
+    /// The rest of the report, from what `read_links` read; touches no link.
+    fn finish_report(&self, read: LinksRead, wall_seconds: f64) -> RunResult {
+        let secs = self.measured_seconds().max(1e-12);
+        let flows = self.flow_results(&read.shares, secs);
         let (groups, group_fairness) = self.group_results(&flows);
         let tcp: Vec<f64> = flows
             .iter()
@@ -28,21 +119,16 @@ impl Simulation {
             .map(|(r, _)| r.goodput_bps)
             .collect();
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
-        let mut links = Vec::new();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
-        let rows = link_counts
+        let rows = read
+            .counts
             .iter()
             .flat_map(|c| &c.per_flow)
             .filter(|c| c.packets > 0 || c.queue_area > 0)
             .count();
         let mut link_flows = Vec::with_capacity(rows);
-        let mut flow_series = Vec::new();
-        let mut delays = Vec::new();
-        let mut delay_histogram = Vec::new();
-        for (stats, c) in self.obs.links.iter().zip(&link_counts) {
-            let name = self.link_name(stats.link as usize);
-            links.push(self.link_result(stats, c, &name, secs));
+        for (name, c) in read.names.iter().zip(&read.counts) {
             for (flow, c) in c.per_flow.iter().enumerate() {
                 if c.packets > 0 || c.queue_area > 0 {
                     link_flows.push(LinkFlowResult {
@@ -54,42 +140,8 @@ impl Simulation {
                     });
                 }
             }
-            if let Some(series) = &stats.series {
-                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
-                flow_series.extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
-                    let dt = r.len.as_secs_f64();
-                    FlowSeriesResult {
-                        link: name.clone(),
-                        t_s: r.start.as_secs_f64(),
-                        dt_s: dt,
-                        flow: r.flow,
-                        packets: r.packets,
-                        bytes: r.bits as f64 / 8.0,
-                        throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
-                        drops: r.drops,
-                        marks: r.marks,
-                    }
-                }));
-            }
-            if let Some(d) = &stats.delays {
-                let named = std::iter::once((None, &d.all)).chain(
-                    self.groups
-                        .iter()
-                        .zip(&d.groups)
-                        .map(|(g, h)| (Some(g.name.clone()), h)),
-                );
-                for (group, h) in named {
-                    delays.push(delay_result(&name, group.clone(), h));
-                    delay_histogram.extend(h.buckets().map(|(lo, hi, count)| DelayBucket {
-                        link: name.clone(),
-                        group: group.clone(),
-                        lo_s: lo as f64 * 1e-9,
-                        hi_s: hi as f64 * 1e-9,
-                        count,
-                    }));
-                }
-            }
         }
+        drop(read.counts);
         RunResult {
             scenario: self.name.clone(),
             seed: self.seed,
@@ -100,21 +152,21 @@ impl Simulation {
             sim_seconds: self.now().as_secs_f64(),
             flows,
             groups,
-            links,
+            links: read.links,
             link_flows,
             fairness: FairnessSummary {
                 tcp: fairness(&tcp),
                 all: fairness(&all),
                 groups: group_fairness,
             },
-            flow_series,
+            flow_series: read.flow_series,
             tcp_trace: self.tcp_trace_results(),
-            delays,
-            delay_histogram,
+            delays: read.delays,
+            delay_histogram: read.delay_histogram,
             objects: self.object_results(),
-            queue_events: self.queue_event_results(),
+            queue_events: read.queue_events,
             queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
-            diagnostics: self.diagnostics(),
+            diagnostics: read.diagnostics,
         }
     }
 
@@ -165,8 +217,7 @@ impl Simulation {
         max_min_fair(&capacities, &demands)
     }
 
-    fn flow_results(&self, secs: f64) -> Vec<FlowResult> {
-        let shares = self.fair_shares();
+    fn flow_results(&self, shares: &[f64], secs: f64) -> Vec<FlowResult> {
         self.flows
             .iter()
             .enumerate()

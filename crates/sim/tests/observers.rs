@@ -384,3 +384,24 @@ fn a_saturated_links_throughput_never_exceeds_its_rate() {
         assert!(row.throughput_bps <= 1e6 * (1.0 + 1e-12), "{row:?}");
     }
 }
+
+/// `into_report` frees the links before making the flows' rows; what it reports
+/// must be `report`'s, every observer on.
+#[test]
+fn into_report_reports_what_report_does() {
+    let text = dumbbell(
+        "10Mbps",
+        "kind = \"red\"",
+        "flow_series = \"1s\"\ntcp_trace = \"500ms\"\ndelays = true\nevents = true\nobjects = true",
+        "[[flows]]\nname = \"t\"\nkind = \"tcp\"\nvariant = \"cubic\"\ncount = 6\n\
+         [[flows]]\nname = \"u\"\nkind = \"poisson\"\nrate = \"2Mbps\"\n",
+    );
+    let s = Scenario::from_toml(&text, "test.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = sim::Simulation::new(&s).unwrap();
+    sim.run(&mut |_| {});
+    let kept = sim.report(0.0);
+    let freed = sim.into_report(0.0);
+    assert!(!kept.link_flows.is_empty() && !kept.flow_series.is_empty());
+    assert!(!kept.delays.is_empty() && !kept.queue_events.is_empty());
+    assert_eq!(kept, freed);
+}
