@@ -7,7 +7,7 @@
 /// directions its data crosses.
 pub struct Demand<'a> {
     pub demand_bps: f64,
-    pub path: &'a [usize],
+    pub path: &'a [u32],
 }
 
 /// Max-min fair rates, one per flow, for links of the given capacities.
@@ -23,7 +23,7 @@ pub fn max_min_fair(capacity_bps: &[f64], flows: &[Demand<'_>]) -> Vec<f64> {
             if !frozen[i] {
                 any = true;
                 for &l in f.path {
-                    users[l] += 1;
+                    users[l as usize] += 1;
                 }
             }
         }
@@ -49,7 +49,7 @@ pub fn max_min_fair(capacity_bps: &[f64], flows: &[Demand<'_>]) -> Vec<f64> {
             if !frozen[i] {
                 rate[i] += inc;
                 for &l in f.path {
-                    remaining[l] -= inc;
+                    remaining[l as usize] -= inc;
                 }
             }
         }
@@ -58,7 +58,7 @@ pub fn max_min_fair(capacity_bps: &[f64], flows: &[Demand<'_>]) -> Vec<f64> {
                 && (rate[i] >= f.demand_bps - EPS * f.demand_bps.max(1.0)
                     || f.path
                         .iter()
-                        .any(|&l| remaining[l] <= EPS * capacity_bps[l].max(1.0)))
+                        .any(|&l| remaining[l as usize] <= EPS * capacity_bps[l as usize].max(1.0)))
             {
                 frozen[i] = true;
             }
@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn one_link_water_filling() {
         // 1 Mbps link: a 100 kbps CBR gets its demand, the three TCPs split the rest.
-        let p = [0usize];
+        let p = [0u32];
         let flows = [
             Demand {
                 demand_bps: 100e3,
@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn parking_lot_gives_the_long_flow_the_tightest_share() {
         // Links 0 (1 Mbps) and 1 (2 Mbps); flow A crosses both, B only 0, C only 1.
-        let (both, l0, l1) = ([0usize, 1], [0usize], [1usize]);
+        let (both, l0, l1) = ([0u32, 1], [0u32], [1u32]);
         let flows = [
             Demand {
                 demand_bps: f64::INFINITY,

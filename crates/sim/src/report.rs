@@ -48,6 +48,9 @@ impl Simulation {
 
     /// Everything the report needs of the link directions themselves.
     fn read_links(&self) -> LinksRead {
+        // The fair shares first: their working memory is gone before the counters
+        // are read.
+        let shares = self.fair_shares();
         let counts = self.obs.measured_links(self.now(), &self.net.links);
         let secs = self.measured_seconds().max(1e-12);
         let mut read = LinksRead {
@@ -56,7 +59,7 @@ impl Simulation {
             flow_series: Vec::new(),
             delays: Vec::new(),
             delay_histogram: Vec::new(),
-            shares: self.fair_shares(),
+            shares,
             diagnostics: self.diagnostics(),
             queue_events: self.queue_event_results(),
             counts: Vec::new(),
@@ -193,25 +196,14 @@ impl Simulation {
     /// Each flow's max-min fair share given every flow's demand and data route.
     fn fair_shares(&self) -> Vec<f64> {
         let capacities: Vec<f64> = self.net.links.iter().map(|l| l.rate.as_f64()).collect();
-        let paths: Vec<Vec<usize>> = self
-            .flows
-            .iter()
-            .map(|f| {
-                self.net
-                    .routes
-                    .route(f.fwd)
-                    .iter()
-                    .map(|&l| l as usize)
-                    .collect()
-            })
-            .collect();
+        // Each flow's data route, borrowed from the routes (a copy of each was 48
+        // bytes a flow at the report's peak).
         let demands: Vec<Demand<'_>> = self
             .flows
             .iter()
-            .zip(&paths)
-            .map(|(f, p)| Demand {
+            .map(|f| Demand {
                 demand_bps: self.groups[f.group as usize].demand_bps,
-                path: p,
+                path: self.net.routes.route(f.fwd),
             })
             .collect();
         max_min_fair(&capacities, &demands)
