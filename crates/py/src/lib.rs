@@ -114,7 +114,9 @@ fn simulate(py: Python<'_>, s: Scenario, pcap: Option<(&str, &str)>) -> PyResult
     simulation
         .finish_capture()
         .map_err(|e| Error::Internal(format!("finishing the pcap: {e}")))?;
-    Ok(Finished(simulation.report(started.elapsed().as_secs_f64())))
+    Ok(Finished(
+        simulation.into_report(started.elapsed().as_secs_f64()),
+    ))
 }
 
 /// Runs a scenario given as TOML text; `origin` names it in error messages.

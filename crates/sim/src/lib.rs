@@ -73,5 +73,5 @@ pub fn run_scenario(
     let started = std::time::Instant::now();
     let mut sim = Simulation::new(scenario)?;
     sim.run(progress);
-    Ok(sim.report(started.elapsed().as_secs_f64()))
+    Ok(sim.into_report(started.elapsed().as_secs_f64()))
 }
