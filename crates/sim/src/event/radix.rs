@@ -14,8 +14,15 @@
 //! touches), and to take a key below that peeked minimum afterwards; the crate only
 //! peeks by popping and refuses such a key.
 
-/// Buckets 1 to 128 (bucket 0, a key equal to `base`, is `least`).
-const BUCKETS: usize = 128;
+/// Keys are read in digits of this many bits: a key's bucket is the highest digit
+/// where it differs from `base` and its value there. When `base` moves up into a
+/// bucket, the keys of the other buckets of that digit still differ from it there,
+/// so they stay put; the keys of its own bucket fall a whole digit or more (one
+/// bit per move with single-bit buckets).
+const DIGIT_BITS: u32 = 4;
+const DIGIT_VALUES: usize = 1 << DIGIT_BITS;
+const BUCKETS: usize = 128 / DIGIT_BITS as usize * DIGIT_VALUES;
+const WORDS: usize = BUCKETS / 64;
 
 /// How many keys of the lowest bucket [`RadixHeap::hint`] looks through.
 const HINT_SCAN: usize = 8;
@@ -25,10 +32,11 @@ pub struct RadixHeap {
     base: u128,
     /// The least key, once a peek or pop has found it and until it is popped.
     least: Option<u128>,
-    /// Keys by the highest bit where they differ from `base` (bucket `i` at `i - 1`).
+    /// Keys by the highest digit where they differ from `base` and their value
+    /// there, in key order.
     buckets: Box<[Vec<u128>; BUCKETS]>,
-    /// Bit `i - 1` set: bucket `i` is not empty.
-    occupied: u128,
+    /// Bit `i % 64` of word `i / 64` set: bucket `i` is not empty.
+    occupied: [u64; WORDS],
     len: usize,
 }
 
@@ -44,7 +52,7 @@ impl RadixHeap {
             base: 0,
             least: None,
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
-            occupied: 0,
+            occupied: [0; WORDS],
             len: 0,
         }
     }
@@ -53,7 +61,21 @@ impl RadixHeap {
     #[inline]
     fn slot(base: u128, key: u128) -> usize {
         debug_assert!(key != base);
-        127 - (key ^ base).leading_zeros() as usize
+        let digit = (127 - (key ^ base).leading_zeros()) / DIGIT_BITS;
+        let value = (key >> (digit * DIGIT_BITS)) as usize & (DIGIT_VALUES - 1);
+        digit as usize * DIGIT_VALUES + value
+    }
+
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        self.occupied[i / 64] |= 1 << (i % 64);
+    }
+
+    /// The lowest non-empty bucket, if any.
+    #[inline]
+    fn lowest(&self) -> Option<usize> {
+        let w = self.occupied.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
     }
 
     #[inline]
@@ -64,7 +86,7 @@ impl RadixHeap {
         } else {
             let i = Self::slot(self.base, key);
             self.buckets[i].push(key);
-            self.occupied |= 1 << i;
+            self.mark(i);
         }
     }
 
@@ -81,8 +103,10 @@ impl RadixHeap {
     /// The least key, found if need be (which moves `base` up to it).
     #[inline]
     pub fn peek(&mut self) -> Option<u128> {
-        if self.least.is_none() && self.occupied != 0 {
-            self.find_least();
+        if self.least.is_none() {
+            if let Some(i) = self.lowest() {
+                self.find_least(i);
+            }
         }
         self.least
     }
@@ -95,12 +119,11 @@ impl RadixHeap {
         Some(key)
     }
 
-    /// Empties the lowest non-empty bucket: its least key becomes `base` and
+    /// Empties the lowest non-empty bucket, `i`: its least key becomes `base` and
     /// `least`, the others go to lower buckets relative to it.
     #[inline]
-    fn find_least(&mut self) {
-        let i = self.occupied.trailing_zeros() as usize;
-        self.occupied &= !(1 << i);
+    fn find_least(&mut self, i: usize) {
+        self.occupied[i / 64] &= !(1 << (i % 64));
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         let least = *bucket.iter().min().expect("an occupied bucket has a key");
         self.base = least;
@@ -110,7 +133,7 @@ impl RadixHeap {
                 let j = Self::slot(least, key);
                 debug_assert!(j < i);
                 self.buckets[j].push(key);
-                self.occupied |= 1 << j;
+                self.mark(j);
             }
         }
         bucket.clear();
@@ -121,10 +144,10 @@ impl RadixHeap {
     /// lowest bucket is small), for prefetching; `None` otherwise.
     #[inline]
     pub fn hint(&self) -> Option<u128> {
-        if self.least.is_some() || self.occupied == 0 {
+        if self.least.is_some() {
             return self.least;
         }
-        let bucket = &self.buckets[self.occupied.trailing_zeros() as usize];
+        let bucket = &self.buckets[self.lowest()?];
         (bucket.len() <= HINT_SCAN)
             .then(|| bucket.iter().min().copied())
             .flatten()
@@ -140,7 +163,7 @@ impl RadixHeap {
         for bucket in self.buckets.iter_mut() {
             keys.append(bucket);
         }
-        self.occupied = 0;
+        self.occupied = [0; WORDS];
         self.base = 0;
         self.len = 0;
         keys
