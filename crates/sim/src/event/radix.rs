@@ -124,20 +124,26 @@ impl RadixHeap {
     #[inline]
     fn find_least(&mut self, i: usize) {
         self.occupied[i / 64] &= !(1 << (i % 64));
-        let mut bucket = std::mem::take(&mut self.buckets[i]);
-        let least = *bucket.iter().min().expect("an occupied bucket has a key");
+        // Every key of bucket `i` goes to a lower bucket: split there to read one
+        // while writing the others.
+        let (lower, rest) = self.buckets.split_at_mut(i);
+        let bucket = &mut rest[0];
+        let least = if let [only] = bucket[..] {
+            only
+        } else {
+            let least = *bucket.iter().min().expect("an occupied bucket has a key");
+            for &key in bucket.iter() {
+                if key != least {
+                    let j = Self::slot(least, key);
+                    lower[j].push(key);
+                    self.occupied[j / 64] |= 1 << (j % 64);
+                }
+            }
+            least
+        };
+        bucket.clear(); // keeps its capacity for the next time
         self.base = least;
         self.least = Some(least);
-        for &key in &bucket {
-            if key != least {
-                let j = Self::slot(least, key);
-                debug_assert!(j < i);
-                self.buckets[j].push(key);
-                self.mark(j);
-            }
-        }
-        bucket.clear();
-        self.buckets[i] = bucket; // keeps its capacity for the next time
     }
 
     /// The least key if it is cheap to tell without moving any (it is found, or the
