@@ -4,7 +4,8 @@ PYTHON ?= python3
 # The wheel a cluster installs: manylinux2014 (glibc 2.17), abi3 for CPython 3.9+,
 # linked by zig so any Linux builds it. The tests run against this same wheel.
 WHEELS := target/wheels
-BUILD_TOOLS := "maturin==1.16.0" "ziglang==0.17.1"
+# Every Python package installed here is pinned by constraints.txt.
+PIP_INSTALL := $(PYTHON) -m pip install --quiet --constraint constraints.txt
 
 .PHONY: test install wheel wheel-check lint rust-test py-test face
 
@@ -13,17 +14,17 @@ test: install lint rust-test py-test wheel-check
 # Builds the manylinux wheel and installs it with the test tools.
 install: wheel
 	$(PYTHON) -m pip uninstall --quiet --yes aqmlab
-	$(PYTHON) -m pip install --quiet "$$(ls $(WHEELS)/aqmlab-*.whl)[test]"
+	$(PIP_INSTALL) "$$(ls $(WHEELS)/aqmlab-*.whl)[test]"
 
 wheel:
-	$(PYTHON) -m pip install --quiet $(BUILD_TOOLS)
+	$(PIP_INSTALL) maturin ziglang
 	rm -rf $(WHEELS)
 	$(PYTHON) -m maturin build --quiet --release --zig --compatibility manylinux2014 --out $(WHEELS)
 
 # The wheel alone in a clean venv runs the default scenario, from the command and
 # from Python; its tag is manylinux2014 and abi3; the sdist builds.
 wheel-check:
-	bash .ci/wheel_check.sh $(PYTHON) $(WHEELS)
+	bash .ci/wheel_check.sh $(PYTHON) $(WHEELS) constraints.txt
 
 lint:
 	cargo fmt --all -- --check

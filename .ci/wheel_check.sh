@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The wheel `make wheel` built, installed alone into a clean venv (as on a cluster's
 # node), runs the default scenario from the command and from Python; its tags say
-# manylinux2014 and abi3; the sdist builds. Usage: wheel_check.sh PYTHON WHEELS_DIR
+# manylinux2014 and abi3; the sdist builds.
+# Usage: wheel_check.sh PYTHON WHEELS_DIR CONSTRAINTS
 set -euo pipefail
 python=$1
 wheels=$(realpath "$2")
+constraints=$(realpath "$3")
 wheel=$(ls "$wheels"/aqmlab-*.whl)
 case $(basename "$wheel") in
     *-cp39-abi3-manylinux2014_x86_64*) ;;
@@ -13,7 +15,7 @@ esac
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"' EXIT
 "$python" -m venv "$venv/env"
-"$venv/env/bin/pip" install --quiet "$wheel"
+"$venv/env/bin/pip" install --quiet --constraint "$constraints" "$wheel"
 cd "$venv"
 "$venv/env/bin/aqmlab" run > run.txt
 grep -q "^tcp " run.txt || { echo "wheel_check: no TCP row in aqmlab run's summary" >&2; cat run.txt >&2; exit 1; }

@@ -1,8 +1,8 @@
 """Writing output folders, the same way ``crates/cli/src/output.rs`` writes them.
 
 :func:`atomic_file` (and :func:`write_atomic` over it) is the one way a file is
-written: a temporary file in the same folder (``.STEM.partial-PID.EXT``), then a
-rename, so a reader sees the old file, the whole new one, or nothing, and an error
+written: a temporary file in the same folder (``.STEM.partial-HOST-PID.EXT``),
+then a rename, so a reader sees the old file, the whole new one, or nothing, and an error
 leaves no temporary file behind. Files get the mode the user's umask leaves.
 :func:`write_folder` writes a folder of tables so that it never looks finished
 while it mixes two runs: ``summary.json`` (the mark of a finished run) is removed
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
@@ -38,7 +39,37 @@ TableLike = Union["pa.Table", "pd.DataFrame"]
 
 
 def _partial_name(path: Path) -> Path:
-    return path.with_name(f".{path.stem}{PARTIAL}{os.getpid()}{path.suffix}")
+    # The host and process: a later sweep on this host can tell a killed writer's
+    # file from a live one's (:func:`remove_abandoned`).
+    return path.with_name(f".{path.stem}{PARTIAL}{socket.gethostname()}-{os.getpid()}{path.suffix}")
+
+
+def remove_abandoned(folder: Path) -> int:
+    """Removes the temporary files in ``folder`` of writers on this host that are no
+    longer running (a killed sweep's); returns how many. A live writer's, another
+    host's (a cache on a shared file system) and unnamed ones are left alone."""
+    mine = f"{PARTIAL}{socket.gethostname()}-"
+    removed = 0
+    for entry in folder.iterdir():
+        name = entry.name
+        if not (name.startswith(".") and mine in name):
+            continue
+        pid = name.split(mine, 1)[1].split(".", 1)[0]
+        if pid.isdigit() and not _running(int(pid)) and entry.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+                removed += 1
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 @contextlib.contextmanager

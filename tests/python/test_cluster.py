@@ -307,6 +307,28 @@ def test_outputs_and_store_entries_get_the_users_umask(tmp_path):
         assert stat.S_IMODE(path.stat().st_mode) == 0o640, path
 
 
+def test_opening_a_cache_removes_what_killed_writers_on_this_host_left(tmp_path):
+    import socket
+
+    from aqmlab._io import atomic_file
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    host = socket.gethostname()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    killed = cache / f".k1.partial-{host}-{int(dead.stdout)}.parquet"
+    elsewhere = cache / ".k2.partial-another-host-1.parquet"  # a shared file system's
+    unnamed = cache / ".k3.partial-1.parquet"  # no host: not known to be dead
+    for f in (killed, elsewhere, unnamed):
+        f.write_bytes(b"half an entry")
+    with atomic_file(cache / "k4.parquet") as live:  # a writer still at work
+        live.write(b"x")
+        Store(cache)
+        assert Path(live.name).exists()
+    assert not killed.exists() and elsewhere.exists() and unnamed.exists()
+    assert (cache / "k4.parquet").read_bytes() == b"x"
+
+
 def test_progress_counts_done_cached_and_failed_on_stderr(tmp_path):
     args = ["sweep", str(CHOKE_FIG3), "--set", "qdisc.kind=red,choke", "--seeds", "2", "--out", str(tmp_path)]
     args += ["--duration", QUICK["duration"], "--warmup", QUICK["warmup"], "-j", "1"]

@@ -541,3 +541,29 @@ fn delack_timeout_needs_delayed_acks_and_stays_under_half_a_second() {
     assert!((rtt[0] - 0.061).abs() < 0.002, "{rtt:?}");
     assert!((rtt[1] - 0.121).abs() < 0.002, "{rtt:?}");
 }
+
+#[test]
+fn a_run_stopped_and_resumed_at_any_instant_equals_one_run() {
+    // Stopping makes the event queue find its next event without popping it (the
+    // radix heap moves its base up to that event); the run must go on exactly as
+    // one that never stopped.
+    let s = scenario(
+        &CHOKE_FIG3
+            .replace("duration = \"100s\"", "duration = \"20s\"")
+            .replace("warmup = \"20s\"", "warmup = \"1s\""),
+    );
+    let mut whole = Simulation::new(&s).unwrap();
+    whole.run(&mut |_| {});
+    let mut stepped = Simulation::new(&s).unwrap();
+    let mut at = 0;
+    let mut stops = 0;
+    while at < stepped.end().as_nanos() {
+        at += 7_300_001 + stops % 5 * 1_000; // no multiple of any period in the run
+        stepped.run_until(aqm::Time::from_nanos(at), &mut |_| {});
+        stops += 1;
+    }
+    assert!(stops > 2_000);
+    assert!(whole.events() > 10_000);
+    assert_eq!(stepped.events(), whole.events());
+    assert_eq!(stepped.report(0.0), whole.report(0.0));
+}

@@ -152,7 +152,8 @@ def decode(data_or_path: bytes | Path, key: str | None = None) -> Result | LabRu
 class Store:
     """A folder of entries: ``folder`` (kept), or a temporary folder removed when
     the store is garbage-collected or the interpreter exits (a sweep without a
-    cache still keeps its results on disk, not in memory)."""
+    cache still keeps its results on disk, not in memory). Opening a kept folder
+    removes the temporary files that writers killed on this host left in it."""
 
     def __init__(self, folder: str | os.PathLike[str] | None) -> None:
         if folder is None:
@@ -162,6 +163,10 @@ class Store:
         else:
             self.folder = Path(folder)
             self.kept = True
+            if self.folder.is_dir():
+                from aqmlab._io import remove_abandoned
+
+                remove_abandoned(self.folder)
 
     def path(self, key: str) -> Path:
         return self.folder / f"{key}.parquet"

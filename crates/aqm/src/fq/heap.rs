@@ -9,8 +9,8 @@
 const ABSENT: u32 = u32::MAX;
 
 /// Children per node: a 4-ary heap is half as deep as a binary one and its
-/// siblings share a cache line, which is what costs at 10,000 classes (the
-/// engine's event queue is 4-ary for the same reason).
+/// siblings share a cache line, which is what costs at 10,000 classes (the engine's
+/// event queue is a radix heap: its keys only grow, where LQD's lengths go both ways).
 const ARITY: usize = 4;
 
 /// An entry: the key mapped to an order-preserving u64, then the id, packed so that

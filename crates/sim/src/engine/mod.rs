@@ -214,7 +214,7 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.event_count += 1;
-            if let Some((_, next)) = self.events.peek() {
+            if let Some(next) = self.events.peek_hint() {
                 self.prefetch_for(next);
             }
             match ev {

@@ -1,25 +1,27 @@
-//! The event queue: a 4-ary min-heap of 16-byte keys ordered by (time, insertion
+//! The event queue: a radix heap of 16-byte keys ordered by (time, insertion
 //! sequence), and deferred `TxDone`s that hold their place in that order outside it.
 //!
 //! Events at the same instant pop in the order they were scheduled (FIFO), which is
 //! what makes a run deterministic without any tie-breaking by address or hash.
 //!
-//! Why this shape: the heap's `pop` was 40% of a profile of the 400-flow benchmark
-//! (BENCHMARKS.md). Each entry is one `u128` whose integer order *is* the event
-//! order: the time in the high 64 bits, then a 32-bit insertion sequence, then the
-//! event packed in 32 bits. Comparing two events is one integer comparison, and an
-//! entry is 16 bytes, so the four children a 4-ary heap compares on the way down sit
-//! in one 64-byte cache line, and the tree is half as deep as a binary one. (A timing
-//! wheel of 65,536 slots of 4 us in front of the heap was tried for issue #17: as
+//! Why this shape: the event queue's `pop` was a third to 40% of a profile of the
+//! 400-flow benchmark (BENCHMARKS.md). Each entry is one `u128` whose integer order
+//! *is* the event order: the time in the high 64 bits, then a 32-bit insertion
+//! sequence, then the event packed in 32 bits. A run only ever schedules at or
+//! after the event it is running, so the keys only grow, which is what a radix heap
+//! ([`radix`]) needs: a push is constant time and a pop costs a few moves of keys
+//! between buckets read in order, where the 4-ary heap before it compared its way
+//! down a tree. (A timing wheel of 65,536 slots of 4 us was tried for issue #17: as
 //! many instructions, and 15-70% more CPU time on the 400-flow benchmark: its slot
 //! vectors spread over megabytes where a heap of a few thousand keys stays in cache.)
 //!
 //! The sequence is 32 bits; when it runs out (every 2^32 pushes) the pending events
 //! are renumbered in their current order, which keeps FIFO among equal times.
 
+mod radix;
+
 use aqm::Time;
-use dary_heap::QuaternaryHeap;
-use std::cmp::Reverse;
+use radix::RadixHeap;
 
 /// Which timer of a flow fired.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -116,6 +118,11 @@ impl Event {
 }
 
 #[inline]
+fn unkey(k: u128) -> (Time, Event) {
+    (Time::from_nanos((k >> 64) as u64), Event::unpack(k as u32))
+}
+
+#[inline]
 fn key(time: Time, seq: u32, event: Event) -> u128 {
     u128::from(time.as_nanos()) << 64 | u128::from(seq) << 32 | u128::from(event.pack())
 }
@@ -148,7 +155,7 @@ const RENUMBER_MARGIN: u32 = 1 << 24;
 
 /// A min-queue of events by (time, insertion order).
 pub struct EventQueue {
-    heap: QuaternaryHeap<Reverse<u128>>,
+    heap: RadixHeap,
     /// The last key popped: where the run is in the event order.
     last: u128,
     next_seq: u32,
@@ -165,7 +172,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: QuaternaryHeap::new(),
+            heap: RadixHeap::new(),
             last: 0,
             next_seq: 0,
             seq_limit: u32::MAX,
@@ -229,29 +236,32 @@ impl EventQueue {
 
     #[inline]
     fn insert(&mut self, k: u128) {
-        self.heap.push(Reverse(k));
+        self.heap.push(k);
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let Reverse(k) = self.heap.pop()?;
+        let k = self.heap.pop()?;
         self.last = k;
-        Some((Time::from_nanos((k >> 64) as u64), Event::unpack(k as u32)))
+        Some(unkey(k))
     }
 
     /// The next event to pop, without popping it.
     #[inline]
-    pub fn peek(&self) -> Option<(Time, Event)> {
-        self.heap
-            .peek()
-            .map(|&Reverse(k)| (Time::from_nanos((k >> 64) as u64), Event::unpack(k as u32)))
+    pub fn peek(&mut self) -> Option<(Time, Event)> {
+        self.heap.peek().map(unkey)
+    }
+
+    /// The next event if the queue can tell it cheaply, without any work a pop
+    /// would have to redo: for prefetching what it will touch.
+    #[inline]
+    pub fn peek_hint(&self) -> Option<Event> {
+        self.heap.hint().map(|k| Event::unpack(k as u32))
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap
-            .peek()
-            .map(|Reverse(k)| Time::from_nanos((k >> 64) as u64))
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.heap.peek().map(|k| unkey(k).0)
     }
 
     pub fn len(&self) -> usize {
@@ -274,9 +284,8 @@ impl EventQueue {
             Deferred(usize),
             Last,
         }
-        let mut keys: Vec<(u128, Home)> = std::mem::take(&mut self.heap)
-            .into_iter()
-            .map(|Reverse(k)| (k, Home::Queue))
+        let mut keys: Vec<(u128, Home)> = (self.heap.take_all().into_iter())
+            .map(|k| (k, Home::Queue))
             .collect();
         let mut homes: Vec<&mut Deferred> = deferred.filter(|d| d.is_some()).collect();
         for (i, d) in homes.iter().enumerate() {
