@@ -11,8 +11,11 @@ use aqm::Time;
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub n: u8,
-    pub blocks: [(u32, u32); 3],
+    pub blocks: [(u32, u32); SACK_BLOCKS],
 }
+
+/// How many SACK blocks an ACK carries.
+pub const SACK_BLOCKS: usize = 3;
 
 impl SackBlocks {
     pub fn push(&mut self, b: (u32, u32)) {

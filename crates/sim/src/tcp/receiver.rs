@@ -2,7 +2,7 @@
 
 use super::{Actions, Seg, TcpConfig, TimerCmd};
 use crate::event::TimerKind;
-use crate::header::SackBlocks;
+use crate::header::{SackBlocks, SACK_BLOCKS};
 use aqm::Time;
 
 /// The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo.
@@ -97,15 +97,19 @@ impl TcpReceiver {
 
     fn ack_now(&mut self, latest: Option<u32>, act: &mut Actions) {
         let mut sack = SackBlocks::default();
-        // RFC 2018: the first block holds the packet that triggered this ACK.
-        let first = latest.and_then(|s| self.ooo.iter().position(|&(a, b)| a <= s && s < b));
+        // RFC 2018: the first block holds the packet that triggered this ACK, then
+        // the highest runs. Both are found without reading every run: a window of
+        // thousands of packets after a burst of losses holds hundreds of them.
+        let first = latest.and_then(|s| {
+            let i = self.ooo.partition_point(|&(_, end)| end <= s);
+            (self.ooo.get(i).is_some_and(|&(start, _)| start <= s)).then_some(i)
+        });
         if let Some(i) = first {
             sack.push(self.ooo[i]);
         }
-        for (i, &run) in self.ooo.iter().enumerate().rev() {
-            if Some(i) != first {
-                sack.push(run);
-            }
+        let highest = self.ooo.iter().enumerate().rev();
+        for (_, &run) in highest.filter(|&(i, _)| Some(i) != first).take(SACK_BLOCKS) {
+            sack.push(run);
         }
         act.segs.push(Seg::Ack {
             ack: self.rcv_nxt,
