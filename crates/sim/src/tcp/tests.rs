@@ -425,3 +425,44 @@ fn limited_transmit_is_off_by_default_and_respects_the_receiver_window() {
     s.on_ack(Time::ZERO, 0, &[], false, &cfg, &mut act);
     assert!(datas(&act).is_empty());
 }
+
+proptest::proptest! {
+    /// Every ACK against the rule read off RFC 2018 on a plain set of the packets
+    /// held: the cumulative ACK is the first one missing; the first block is the
+    /// run holding the packet just received (if it went out of order), then the
+    /// highest other runs, at most three blocks in all.
+    #[test]
+    fn every_ack_carries_the_blocks_rfc_2018_asks_for(
+        arrivals in proptest::collection::vec(0u32..400, 1..600),
+    ) {
+        let cfg = TcpConfig { delayed_ack: false, ..TcpConfig::default() };
+        let mut r = TcpReceiver::default();
+        let mut held = std::collections::BTreeSet::new();
+        for seq in arrivals {
+            let mut act = Actions::default();
+            r.on_data(Time::ZERO, seq, false, false, &cfg, &mut act);
+            held.insert(seq);
+            let cum = (0..).find(|s| !held.contains(s)).unwrap();
+            let mut runs: Vec<(u32, u32)> = Vec::new();
+            for &s in held.range(cum..) {
+                match runs.last_mut() {
+                    Some(run) if run.1 == s => run.1 += 1,
+                    _ => runs.push((s, s + 1)),
+                }
+            }
+            let mut want: Vec<(u32, u32)> = Vec::new();
+            let first = runs.iter().position(|&(a, b)| a <= seq && seq < b);
+            want.extend(first.map(|i| runs[i]));
+            for (i, &run) in runs.iter().enumerate().rev() {
+                if Some(i) != first && want.len() < 3 {
+                    want.push(run);
+                }
+            }
+            let Seg::Ack { ack, sack, .. } = *act.segs.last().unwrap() else {
+                panic!("no ACK")
+            };
+            proptest::prop_assert_eq!(ack, cum);
+            proptest::prop_assert_eq!(sack.as_slice(), &want[..]);
+        }
+    }
+}
