@@ -38,7 +38,8 @@ impl Delta for aqm::QueueCounts {
     }
 }
 
-/// Declares a struct of counters and implements [`Delta`] for it (`since`).
+/// Declares a struct of counters and implements [`Delta`] for it (`since`), and
+/// [`Pack`](crate::observe::packed::Pack) (a warm-up snapshot is kept packed).
 #[macro_export]
 macro_rules! counters {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)* }) => {
@@ -48,6 +49,15 @@ macro_rules! counters {
         impl $crate::observe::delta::Delta for $name {
             fn delta(&self, earlier: &Self) -> Self {
                 $name { $($field: $crate::observe::delta::Delta::delta(&self.$field, &earlier.$field),)* }
+            }
+        }
+
+        impl $crate::observe::packed::Pack for $name {
+            fn pack(&self, out: &mut Vec<u8>) {
+                $($crate::observe::packed::Pack::pack(&self.$field, out);)*
+            }
+            fn unpack(inp: &mut &[u8]) -> Self {
+                $name { $($field: $crate::observe::packed::Pack::unpack(inp),)* }
             }
         }
 
