@@ -39,25 +39,17 @@ impl Delta for aqm::QueueCounts {
 }
 
 /// Declares a struct of counters and implements [`Delta`] for it (`since`), and
-/// [`Pack`](crate::observe::packed::Pack) (a warm-up snapshot is kept packed).
+/// serde's traits (a warm-up snapshot is kept packed: `observe::packed`).
 #[macro_export]
 macro_rules! counters {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)* }) => {
         $(#[$meta])*
+        #[derive(serde::Serialize, serde::Deserialize)]
         pub struct $name { $($(#[$fmeta])* pub $field: $ty,)* }
 
         impl $crate::observe::delta::Delta for $name {
             fn delta(&self, earlier: &Self) -> Self {
                 $name { $($field: $crate::observe::delta::Delta::delta(&self.$field, &earlier.$field),)* }
-            }
-        }
-
-        impl $crate::observe::packed::Pack for $name {
-            fn pack(&self, out: &mut Vec<u8>) {
-                $($crate::observe::packed::Pack::pack(&self.$field, out);)*
-            }
-            fn unpack(inp: &mut &[u8]) -> Self {
-                $name { $($field: $crate::observe::packed::Pack::unpack(inp),)* }
             }
         }
 
