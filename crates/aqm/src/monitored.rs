@@ -15,7 +15,7 @@ use crate::time::Time;
 use crate::Rng;
 
 /// Counters a monitored qdisc keeps; all are totals since it was built.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueueCounts {
     pub received: u64,
     pub queued: u64,

@@ -5,7 +5,7 @@ use crate::event::TIMER_KINDS;
 use crate::scenario::FlowKind;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::udp::UdpSource;
-use aqm::{ReasonCounts, Rng, Time};
+use aqm::{DropReason, ReasonCounts, Rng, Time};
 
 /// A timer with lazy cancellation: at most one event is pending per timer; re-arming
 /// later than the pending event only moves the deadline, and the event re-schedules
@@ -94,23 +94,60 @@ crate::counters! {
     }
 }
 
+/// A flow's drops by reason, in 32 bytes instead of 80: nearly every flow is
+/// dropped for at most two reasons (a DropTail's overflows; RED's early and
+/// forced drops), counted here; a flow dropped for more keeps the others apart.
+#[derive(Clone, Debug, Default)]
+pub struct FlowDrops {
+    reasons: [u8; 2],
+    counts: [u64; 2],
+    others: Option<Box<ReasonCounts>>,
+}
+
+impl FlowDrops {
+    /// One more drop for `reason`.
+    #[inline]
+    pub fn add(&mut self, reason: DropReason) {
+        // Reason indices start at 0, so a slot's reason is stored plus one (0: free).
+        let r = reason.index() as u8 + 1;
+        for i in 0..2 {
+            if self.reasons[i] == r || self.reasons[i] == 0 {
+                self.reasons[i] = r;
+                self.counts[i] += 1;
+                return;
+            }
+        }
+        self.others.get_or_insert_with(Box::default)[reason.index()] += 1;
+    }
+
+    /// The counts of every reason.
+    pub fn counts(&self) -> ReasonCounts {
+        let mut c = self.others.as_deref().copied().unwrap_or_default();
+        for (&r, &n) in self.reasons.iter().zip(&self.counts) {
+            if r != 0 {
+                c[r as usize - 1] += n;
+            }
+        }
+        c
+    }
+}
+
+const _: () = assert!(DropReason::COUNT < u8::MAX as usize);
+
 pub struct Flow {
     pub group: u32,
     pub kind: FlowKind,
     pub aggregate: u32,
-    /// Scheduling weight (fair queueing).
-    pub weight: f64,
     pub packet_size: u32,
     pub ecn_capable: bool,
     /// Where the routes of its data and of its ACKs start in the network's routes.
     pub fwd: u32,
     pub rev: u32,
     pub start: Time,
-    pub stop: Option<Time>,
     pub started: bool,
     pub endpoints: Endpoints,
     pub timers: [TimerSlot; TIMER_KINDS],
-    pub drops: ReasonCounts,
+    pub drops: FlowDrops,
     pub marks: u64,
 }
 
@@ -125,7 +162,7 @@ impl Flow {
 
     pub fn counters(&self) -> FlowCounters {
         let mut c = FlowCounters {
-            drops: self.drops,
+            drops: self.drops.counts(),
             marks: self.marks,
             ..Default::default()
         };
@@ -146,5 +183,29 @@ impl Flow {
             }
         }
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_count_every_reason_in_any_order() {
+        let mut d = FlowDrops::default();
+        let mut want = ReasonCounts::default();
+        // Four reasons, interleaved: two fill the inline slots, two go apart.
+        for (i, &r) in DropReason::ALL.iter().rev().cycle().take(40).enumerate() {
+            if i % 3 == 0 || r.index() < 4 {
+                continue;
+            }
+            d.add(r);
+            want[r.index()] += 1;
+        }
+        assert!(want.iter().filter(|&&n| n > 0).count() > 2);
+        assert_eq!(d.counts(), want);
+        assert!(d.others.is_some());
+        assert_eq!(FlowDrops::default().counts(), ReasonCounts::default());
+        assert!(std::mem::size_of::<FlowDrops>() <= 32);
     }
 }

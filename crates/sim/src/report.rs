@@ -212,9 +212,9 @@ impl Simulation {
     fn flow_results(&self, shares: &[f64], secs: f64) -> Vec<FlowResult> {
         self.flows
             .iter()
+            .zip(self.obs.measured_flows(&self.flows))
             .enumerate()
-            .map(|(id, f)| {
-                let c = &self.obs.measured_flow(id, f);
+            .map(|(id, (f, c))| {
                 let group = &self.groups[f.group as usize];
                 FlowResult {
                     id: id as u32,

@@ -2,11 +2,11 @@
 //! endpoints, start time and timers.
 
 use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
-use crate::flow::{Endpoints, Flow, TimerSlot, UdpEnd};
+use crate::flow::{Endpoints, Flow, FlowDrops, TimerSlot, UdpEnd};
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
-use aqm::{rng, DropReason, Dur, Rate, Time};
+use aqm::{rng, Dur, Rate, Time};
 use rand::Rng as _;
 
 /// Stream numbers for `rng::stream`: each flow draws from its own.
@@ -18,6 +18,10 @@ pub struct Group {
     pub kind: FlowKind,
     pub tcp: TcpConfig,
     pub udp: Option<UdpConfig>,
+    /// Scheduling weight of each flow (fair queueing).
+    pub weight: f64,
+    /// When its flows stop sending, if they do.
+    pub stop: Option<Time>,
     /// Mean offered rate over the measured interval (infinite for TCP).
     pub demand_bps: f64,
     /// The group's flows: `first..first + count`.
@@ -123,6 +127,8 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         kind,
         tcp,
         udp,
+        weight: spec.weight.unwrap_or(1.0),
+        stop: spec.stop.map(|d| Time::ZERO + d),
         demand_bps,
         first: 0,
         count: spec.count.unwrap_or(1),
@@ -170,7 +176,7 @@ pub fn build(
             let mut timers = [TimerSlot::default(); TIMER_KINDS];
             timers[TimerKind::Send as usize] = TimerSlot::armed(start);
             events.push(start, Event::Timer(id as u32, TimerKind::Send));
-            let stop = spec.stop.map(|d| Time::ZERO + d);
+            let stop = group.stop;
             if let Some(t) = stop {
                 timers[TimerKind::Stop as usize] = TimerSlot::armed(t);
                 events.push(t, Event::Timer(id as u32, TimerKind::Stop));
@@ -179,17 +185,15 @@ pub fn build(
                 group: gi as u32,
                 kind: group.kind,
                 aggregate: spec.aggregate.unwrap_or(OWN_AGGREGATE + id as u32),
-                weight: spec.weight.unwrap_or(1.0),
                 packet_size: group.tcp.packet_size,
                 ecn_capable: group.tcp.ecn,
                 fwd,
                 rev,
                 start,
-                stop,
                 started: false,
                 endpoints,
                 timers,
-                drops: [0; DropReason::COUNT],
+                drops: FlowDrops::default(),
                 marks: 0,
             });
         }

@@ -8,7 +8,7 @@
 //! compared with the memory available (`MemAvailable` of /proc/meminfo), or with
 //! `AQMLAB_MEMORY_LIMIT` (bytes, or with a unit: `"8GiB"`, `"512MB"`) when set.
 
-use crate::flow::{Flow, FlowCounters};
+use crate::flow::Flow;
 use crate::header::Header;
 use crate::link::Link;
 use crate::observe::monitor_rows;
@@ -28,14 +28,19 @@ pub struct Estimate {
 /// A packet in the network: its header, its place on a wire or in a queue.
 const PER_PACKET: u64 = (size_of::<Header>() + 2 * size_of::<Packet>() + 8) as u64;
 
+/// A flow's counters frozen at the warm-up, packed (`observe::packed`): seven
+/// counters below 2^21 in 3 bytes each, two non-zero reasons in 3 and the other
+/// eight in 1, the float's 8 bytes (under 30 in bench/scale.py's 100,000-flow run).
+pub(crate) const PACKED_FLOW_COUNTERS: u64 = 7 * 3 + 2 * 3 + 8 + 8;
+
 /// Per flow beyond its `Flow` (its links are counted with the links): a TCP
 /// sender (boxed) with its scoreboard and the receiver's out-of-order runs; its
-/// counters frozen at the warm-up and its row of results with two strings; its
+/// counters frozen at the warm-up (packed) and its row of results with two strings; its
 /// routes (its own two in a dumbbell) and end nodes. BENCHMARKS.md ("Cost per
 /// flow") measures each.
 fn per_flow(dumbbell: bool) -> u64 {
     let tcp = size_of::<TcpSender>() as u64 + 16 + 64;
-    let results = (size_of::<FlowCounters>() + size_of::<FlowResult>()) as u64 + 2 * 32;
+    let results = PACKED_FLOW_COUNTERS + size_of::<FlowResult>() as u64 + 2 * 32;
     let routes = if dumbbell { 8 * 4 + 16 } else { 16 };
     size_of::<Flow>() as u64 + tcp + results + routes
 }

@@ -25,7 +25,7 @@ impl Simulation {
         let mut net = Network::build(s, total_flows)?;
         let mut events = EventQueue::new();
         let (groups, flows) = flows::build(s, &net.flow_routes, &mut events);
-        net.announce_flows(s, &flows)?;
+        net.announce_flows(s, &groups, &flows)?;
         let obs = Observers::new(s, &net, &groups, flows.len())?;
         for (tick, at) in obs.first_ticks() {
             events.push(at, Event::Tick(tick));

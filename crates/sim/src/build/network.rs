@@ -1,6 +1,7 @@
 //! The network a scenario describes: nodes, link directions with their qdiscs, the
 //! monitored link directions, and every flow's routes and end nodes.
 
+use super::flows::Group;
 use super::routes::{Graph, Routes};
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
@@ -132,7 +133,12 @@ impl Network {
     /// Builds again, now announcing the flows routed over their links, the qdiscs
     /// that read them (each flow on the links of its data and of its ACKs, with
     /// its aggregate and weight).
-    pub fn announce_flows(&mut self, s: &Scenario, flows: &[Flow]) -> Result<(), ScenarioError> {
+    pub fn announce_flows(
+        &mut self,
+        s: &Scenario,
+        groups: &[Group],
+        flows: &[Flow],
+    ) -> Result<(), ScenarioError> {
         if self.deferred.is_empty() {
             return Ok(());
         }
@@ -147,7 +153,7 @@ impl Network {
             let class = FlowClass {
                 flow: FlowId(id as u32),
                 aggregate: f.aggregate,
-                weight: f.weight,
+                weight: groups[f.group as usize].weight,
             };
             for start in [f.fwd, f.rev] {
                 for l in self.routes.route(start) {

@@ -172,7 +172,7 @@ impl Simulation {
             }
             (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Endpoints::Udp(u), TimerKind::Send) => {
-                if flow.stop.is_none_or(|s| now < s) {
+                if group.stop.is_none_or(|s| now < s) {
                     let w = u.source.wake(
                         now,
                         group.udp.as_ref().expect("UDP flow has a UDP config"),

@@ -186,7 +186,7 @@ impl Simulation {
         if !self.sink.drops.is_empty() {
             for (pkt, reason) in self.sink.drops.drain(..) {
                 let flow = pkt.flow.index();
-                self.flows[flow].drops[reason.index()] += 1;
+                self.flows[flow].drops.add(reason);
                 self.headers.free(pkt.tag);
             }
         }

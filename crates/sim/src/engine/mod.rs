@@ -179,14 +179,14 @@ impl Simulation {
     /// Records every congestion-window reduction of a TCP flow.
     pub fn trace_tcp(&mut self, flow: u32) {
         if let Endpoints::Tcp { sender, .. } = &mut self.flows[flow as usize].endpoints {
-            sender.trace = Some(Vec::new());
+            sender.trace = Some(Box::default());
         }
     }
 
     /// The reductions recorded by [`Simulation::trace_tcp`].
     pub fn tcp_trace(&self, flow: u32) -> &[Reduction] {
         self.tcp_sender(flow)
-            .and_then(|s| s.trace.as_deref())
+            .and_then(|s| s.trace.as_deref().map(Vec::as_slice))
             .unwrap_or(&[])
     }
 

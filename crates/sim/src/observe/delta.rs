@@ -38,11 +38,13 @@ impl Delta for aqm::QueueCounts {
     }
 }
 
-/// Declares a struct of counters and implements [`Delta`] for it (`since`).
+/// Declares a struct of counters and implements [`Delta`] for it (`since`), and
+/// serde's traits (a warm-up snapshot is kept packed: `observe::packed`).
 #[macro_export]
 macro_rules! counters {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)* }) => {
         $(#[$meta])*
+        #[derive(serde::Serialize, serde::Deserialize)]
         pub struct $name { $($(#[$fmeta])* pub $field: $ty,)* }
 
         impl $crate::observe::delta::Delta for $name {

@@ -22,6 +22,7 @@ pub mod event_log;
 pub mod flow_series;
 pub mod link_stats;
 pub mod objects;
+pub mod packed;
 pub mod pcap;
 pub mod tcp_trace;
 
@@ -34,8 +35,9 @@ use aqm::{Dur, Time};
 use delays::Delays;
 use event_log::EventLog;
 use flow_series::SeriesAcc;
-use link_stats::{LinkCounters, LinkStats};
+use link_stats::{LinkCounters, LinkFlowCounters, LinkStats};
 use objects::Objects;
+use packed::Packed;
 use pcap::PcapTap;
 use std::sync::Arc;
 use tcp_trace::TcpTrace;
@@ -73,10 +75,12 @@ pub fn in_progress(link: &Link, now: Time) -> Option<(usize, u64)> {
         .map(|(p, bits)| (p.flow.index(), bits))
 }
 
-/// Counters frozen when the warm-up ends.
+/// Counters frozen when the warm-up ends, packed (see [`packed`]): read once, in
+/// order, by the report.
 struct Snapshot {
-    flows: Vec<FlowCounters>,
-    links: Vec<LinkCounters>,
+    flows: Packed<FlowCounters>,
+    /// Each monitored link's counters without its per-flow table, and the table.
+    links: Vec<(LinkCounters, Packed<LinkFlowCounters>)>,
 }
 
 /// Every observer of a run.
@@ -195,9 +199,18 @@ impl Observers {
 
     /// The warm-up ends at `now`: freeze the counters, clear the distributions.
     pub fn end_warmup(&mut self, now: Time, links: &[Link], flows: &[Flow]) {
+        let links = self
+            .links
+            .iter()
+            .map(|m| {
+                let mut c = m.counters_at(now, &links[m.link as usize]);
+                let per_flow = std::mem::take(&mut c.per_flow).into_iter().collect();
+                (c, per_flow)
+            })
+            .collect();
         self.snapshot = Some(Snapshot {
             flows: flows.iter().map(Flow::counters).collect(),
-            links: self.link_counters(now, links),
+            links,
         });
         for m in &mut self.links {
             if let Some(d) = &mut m.delays {
@@ -217,12 +230,13 @@ impl Observers {
     pub fn measured_links(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
         let mut l = self.link_counters(now, links);
         if let Some(s) = &self.snapshot {
-            for (c, b) in l.iter_mut().zip(&s.links) {
+            for (c, (b, b_flows)) in l.iter_mut().zip(&s.links) {
                 // The per-flow table in place: a second one beside it was 64 bytes a
                 // flow at the report's peak.
                 let mut per_flow = std::mem::take(&mut c.per_flow);
-                for (x, y) in per_flow.iter_mut().zip(&b.per_flow) {
-                    *x = x.since(y);
+                debug_assert_eq!(per_flow.len(), b_flows.len());
+                for (x, y) in per_flow.iter_mut().zip(b_flows.iter()) {
+                    *x = x.since(&y);
                 }
                 *c = c.since(b);
                 c.per_flow = per_flow;
@@ -231,13 +245,23 @@ impl Observers {
         l
     }
 
-    /// The counters of flow `i` over the measured interval so far: one at a time,
-    /// as the report reads them (a table of them was 144 bytes a flow at its peak).
-    pub fn measured_flow(&self, i: usize, flow: &Flow) -> FlowCounters {
-        let c = flow.counters();
-        match &self.snapshot {
-            Some(s) => c.since(&s.flows[i]),
-            None => c,
-        }
+    /// The counters of each of `flows` over the measured interval so far, in
+    /// order, one at a time as the report reads them (a table of them was 144
+    /// bytes a flow at its peak).
+    pub fn measured_flows<'a>(
+        &'a self,
+        flows: &'a [Flow],
+    ) -> impl Iterator<Item = FlowCounters> + 'a {
+        let mut warmup = self.snapshot.as_ref().map(|s| {
+            debug_assert_eq!(s.flows.len(), flows.len());
+            s.flows.iter()
+        });
+        flows.iter().map(move |f| {
+            let c = f.counters();
+            match &mut warmup {
+                Some(w) => c.since(&w.next().expect("a snapshot of every flow")),
+                None => c,
+            }
+        })
     }
 }

@@ -52,13 +52,22 @@ pub struct TcpSender {
     thinking: bool,
     stopped: bool,
     cc: Congestion,
-    /// Send times of packets `sent_base..snd_max`, kept only while the congestion
-    /// control wants an RTT sample per ACK (HyStart++ in the first slow start).
-    sent_at: VecDeque<Time>,
-    sent_base: u32,
+    /// Send times of packets from the first not yet acknowledged, kept only while
+    /// the congestion control wants an RTT sample per ACK (HyStart++ in the first
+    /// slow start); boxed, as a sender spends most of its life without them.
+    /// `None` is the same as none kept.
+    sent_at: Option<Box<SentTimes>>,
     pub stats: TcpStats,
-    /// Window reductions, when `trace` is on.
-    pub trace: Option<Vec<Reduction>>,
+    /// Window reductions, when `trace` is on (boxed: the sender is a run's largest
+    /// per-flow structure, and tracing is rare).
+    pub trace: Option<Box<Vec<Reduction>>>,
+}
+
+/// Send times of packets `base..base + times.len()`.
+#[derive(Debug, Clone, Default)]
+struct SentTimes {
+    times: VecDeque<Time>,
+    base: u32,
 }
 
 impl TcpSender {
@@ -92,8 +101,7 @@ impl TcpSender {
             thinking: false,
             stopped: false,
             cc: Congestion::new(cfg),
-            sent_at: VecDeque::new(),
-            sent_base: 0,
+            sent_at: None,
             stats: TcpStats::default(),
             trace: None,
         }
@@ -161,10 +169,11 @@ impl TcpSender {
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
             if self.cc.wants_rtt_samples() {
-                if self.sent_at.is_empty() {
-                    self.sent_base = seq;
+                let s = self.sent_at.get_or_insert_with(Box::default);
+                if s.times.is_empty() {
+                    s.base = seq;
                 }
-                self.sent_at.push_back(now);
+                s.times.push_back(now);
             }
             // Karn: time one packet per window, never during recovery, where a
             // cumulative ACK waits for the holes below it and would inflate the sample.
@@ -267,18 +276,19 @@ impl TcpSender {
     /// if it was sent once), and forgets the send times it covers.
     fn ack_rtt(&mut self, ack: u32, now: Time) -> Option<f64> {
         if !self.cc.wants_rtt_samples() {
-            self.sent_at.clear();
+            self.sent_at = None;
             return None;
         }
+        let s = self.sent_at.as_deref_mut()?;
         let last = ack - 1;
-        let sample = (last >= self.sent_base)
-            .then(|| self.sent_at.get((last - self.sent_base) as usize))
+        let sample = (last >= s.base)
+            .then(|| s.times.get((last - s.base) as usize))
             .flatten()
             .filter(|_| self.scoreboard[(last - self.snd_una) as usize] & RETX == 0)
             .map(|&t| now.saturating_since(t).as_secs_f64());
-        let covered = (ack.saturating_sub(self.sent_base) as usize).min(self.sent_at.len());
-        self.sent_at.drain(..covered);
-        self.sent_base += covered as u32;
+        let covered = (ack.saturating_sub(s.base) as usize).min(s.times.len());
+        s.times.drain(..covered);
+        s.base += covered as u32;
         sample
     }
 
@@ -506,7 +516,7 @@ impl TcpSender {
         self.object_start = now;
         // The next object starts over in slow start, as a new connection would.
         self.cc.reset(cfg);
-        self.sent_at.clear();
+        self.sent_at = None;
         self.cwnd = cfg.initial_window as f64;
         self.ssthresh = cfg.initial_ssthresh;
         if cfg.think.is_zero() {

@@ -173,7 +173,7 @@ fn ecn_reductions(s: &TcpSender) -> Vec<f64> {
 fn ecn_echo_on_every_ack_of_a_window_halves_once_and_the_next_window_again() {
     let cfg = ecn_cfg(20);
     let mut s = TcpSender::new(&cfg);
-    s.trace = Some(Vec::new());
+    s.trace = Some(Box::default());
     let mut act = Actions::default();
     s.start(Time::ZERO, &cfg, &mut act);
     let first: Vec<u32> = datas(&act);
@@ -196,7 +196,7 @@ fn ecn_echo_on_every_ack_of_a_window_halves_once_and_the_next_window_again() {
 fn repeated_ecn_echo_walks_cwnd_down_to_one_packet_and_not_below() {
     let cfg = ecn_cfg(16);
     let mut s = TcpSender::new(&cfg);
-    s.trace = Some(Vec::new());
+    s.trace = Some(Box::default());
     let mut act = Actions::default();
     s.start(Time::ZERO, &cfg, &mut act);
     let mut in_flight = datas(&act);
