@@ -1,13 +1,14 @@
 //! A radix heap: a min-queue of distinct `u128` keys for a run whose keys only grow.
 //!
 //! Every key in it is at least `base` (the last key popped). A key sits in the
-//! bucket named by the highest bit where it differs from `base`, so every key of a
-//! lower bucket is below every key of a higher one. A push is one `xor` and one
-//! `Vec::push`; a pop takes the lowest non-empty bucket, makes its least key the
-//! new `base` and spreads the rest over lower buckets. A key only ever moves down,
-//! so it moves at most 128 times, in practice a few. Unlike a comparison heap its
-//! work does not grow with the number of pending keys, and it reads its buckets in
-//! order instead of hopping down a tree.
+//! bucket named by the highest 4-bit digit where it differs from `base` and its
+//! value in that digit, so every key of a lower bucket is below every key of a
+//! higher one. A push is one `xor` and one `Vec::push`; a pop takes the lowest
+//! non-empty bucket, makes its least key the new `base` and spreads the rest over
+//! lower buckets. A key only ever moves down a digit at least, so it moves at most
+//! 32 times, in a run a few. It reads its buckets in order instead of hopping down
+//! a tree; with only a handful of pending keys a comparison heap is cheaper
+//! (BENCHMARKS.md, issue #17).
 //!
 //! Why not the `radix-heap` crate: the engine needs to look at the next key without
 //! popping it (to stop at the end of a run, and to prefetch what the next event
