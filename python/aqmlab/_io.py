@@ -47,7 +47,10 @@ def _partial_name(path: Path) -> Path:
 def remove_abandoned(folder: Path) -> int:
     """Removes the temporary files in ``folder`` of writers on this host that are no
     longer running (a killed sweep's); returns how many. A live writer's, another
-    host's (a cache on a shared file system) and unnamed ones are left alone."""
+    host's (a cache on a shared file system) and unnamed ones are left alone.
+    POSIX only: elsewhere ``os.kill(pid, 0)`` does not merely ask."""
+    if os.name != "posix":
+        return 0
     mine = f"{PARTIAL}{socket.gethostname()}-"
     removed = 0
     for entry in folder.iterdir():
