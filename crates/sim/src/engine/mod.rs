@@ -40,6 +40,13 @@ fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// Prefetch the next event's state from this many link directions on (a dumbbell of
+/// 4,096 flows, about 5 MB of per-flow state). Below it the state stays in cache
+/// and the prefetch only costs the queue's look-ahead: 32 to 2,000 flows ran 3-8%
+/// faster without it, 5,000 flows the same, 10,000 and 20,000 flows 2-5% slower
+/// (BENCHMARKS.md, issue #17).
+const PREFETCH_FROM_LINKS: usize = 16_384;
+
 pub struct Simulation {
     pub(crate) name: String,
     pub(crate) seed: u64,
@@ -58,6 +65,9 @@ pub struct Simulation {
     actions: Actions,
     next_uid: u64,
     pub(crate) event_count: u64,
+    /// Whether to prefetch the next event's link or flow: only when the per-flow
+    /// state outgrows the caches (`PREFETCH_FROM_LINKS`).
+    prefetch_next: bool,
     pub(crate) obs: Observers,
     /// (flow, seq) of data packets to lose on first transmission (tests).
     faults: Vec<(u32, u32)>,
@@ -81,6 +91,7 @@ impl Simulation {
         }
 
         let f = &s.file;
+        let prefetch_next = net.links.len() >= PREFETCH_FROM_LINKS;
         Simulation {
             name: f.name.clone(),
             seed: f.seed,
@@ -98,6 +109,7 @@ impl Simulation {
             actions: Actions::default(),
             next_uid: 0,
             event_count: 0,
+            prefetch_next,
             obs,
             faults: Vec::new(),
         }
@@ -214,8 +226,10 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.event_count += 1;
-            if let Some(next) = self.events.peek_hint() {
-                self.prefetch_for(next);
+            if self.prefetch_next {
+                if let Some(next) = self.events.peek_hint() {
+                    self.prefetch_for(next);
+                }
             }
             match ev {
                 Event::TxDone(l) => self.on_tx_done(l as usize),
