@@ -24,8 +24,6 @@ struct LinksRead {
     flow_series: Vec<FlowSeriesResult>,
     delays: Vec<DelayResult>,
     delay_histogram: Vec<DelayBucket>,
-    /// Each flow's max-min fair share (capacities are the links' rates).
-    shares: Vec<f64>,
     diagnostics: Vec<DiagnosticResult>,
     queue_events: Vec<QueueEventResult>,
 }
@@ -33,25 +31,28 @@ struct LinksRead {
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
+        let shares = self.fair_shares(&self.capacities());
         let read = self.read_links();
-        self.finish_report(read, wall_seconds)
+        self.finish_report(read, &shares, wall_seconds)
     }
 
     /// [`Simulation::report`] for a run that is over: the link directions are
-    /// freed once read, before the rows of the flows are made (at 100,000 flows
-    /// in a dumbbell the links are 512 bytes a flow and the rows 300).
+    /// freed once read, before the fair shares are computed and the rows of the
+    /// flows are made (at 100,000 flows in a dumbbell the links are 256 bytes a
+    /// flow, the fair shares' working memory 113 and the rows 300).
     pub fn into_report(mut self, wall_seconds: f64) -> RunResult {
         let read = self.read_links();
+        let capacities = self.capacities();
         self.net.links = Vec::new();
-        self.finish_report(read, wall_seconds)
+        let shares = self.fair_shares(&capacities);
+        drop(capacities);
+        self.finish_report(read, &shares, wall_seconds)
     }
 
     /// Everything the report needs of the link directions themselves.
     fn read_links(&self) -> LinksRead {
-        // The fair shares first: their working memory is gone before the counters
-        // are read.
-        let shares = self.fair_shares();
-        let counts = self.obs.measured_links(self.now(), &self.net.links);
+        let links = self.net.view(&self.wires);
+        let counts = self.obs.measured_links(self.now(), links);
         let secs = self.measured_seconds().max(1e-12);
         let mut read = LinksRead {
             names: Vec::new(),
@@ -59,7 +60,6 @@ impl Simulation {
             flow_series: Vec::new(),
             delays: Vec::new(),
             delay_histogram: Vec::new(),
-            shares,
             diagnostics: self.diagnostics(),
             queue_events: self.queue_event_results(),
             counts: Vec::new(),
@@ -68,7 +68,7 @@ impl Simulation {
             let name = self.link_name(stats.link as usize);
             read.links.push(self.link_result(stats, c, &name, secs));
             if let Some(series) = &stats.series {
-                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
+                let partial = in_progress(links, stats.link as usize, self.now());
                 read.flow_series
                     .extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
                         let dt = r.len.as_secs_f64();
@@ -111,9 +111,9 @@ impl Simulation {
     }
 
     /// The rest of the report, from what `read_links` read; touches no link.
-    fn finish_report(&self, read: LinksRead, wall_seconds: f64) -> RunResult {
+    fn finish_report(&self, read: LinksRead, shares: &[f64], wall_seconds: f64) -> RunResult {
         let secs = self.measured_seconds().max(1e-12);
-        let flows = self.flow_results(&read.shares, secs);
+        let flows = self.flow_results(shares, secs);
         let (groups, group_fairness) = self.group_results(&flows);
         let tcp: Vec<f64> = flows
             .iter()
@@ -193,9 +193,16 @@ impl Simulation {
         self.now().saturating_since(self.warmup()).as_secs_f64()
     }
 
-    /// Each flow's max-min fair share given every flow's demand and data route.
-    fn fair_shares(&self) -> Vec<f64> {
-        let capacities: Vec<f64> = self.net.links.iter().map(|l| l.rate.as_f64()).collect();
+    /// The link directions' rates, bits per second.
+    fn capacities(&self) -> Vec<f64> {
+        (0..self.net.links.len())
+            .map(|l| self.net.pipe(l).rate.as_f64())
+            .collect()
+    }
+
+    /// Each flow's max-min fair share given every flow's demand and data route,
+    /// over links of `capacities`.
+    fn fair_shares(&self, capacities: &[f64]) -> Vec<f64> {
         // Each flow's data route, borrowed from the routes (a copy of each was 48
         // bytes a flow at the report's peak).
         let demands: Vec<Demand<'_>> = self
@@ -206,7 +213,7 @@ impl Simulation {
                 path: self.net.routes.route(f.fwd),
             })
             .collect();
-        max_min_fair(&capacities, &demands)
+        max_min_fair(capacities, &demands)
     }
 
     fn flow_results(&self, shares: &[f64], secs: f64) -> Vec<FlowResult> {
@@ -285,8 +292,8 @@ impl Simulation {
             name: name.to_string(),
             from: self.net.nodes.name(l.from).into_owned(),
             to: self.net.nodes.name(l.to).into_owned(),
-            rate_bps: l.rate.bps(),
-            delay_s: l.delay.as_secs_f64(),
+            rate_bps: self.net.pipe(stats.link as usize).rate.bps(),
+            delay_s: self.net.pipe(stats.link as usize).delay.as_secs_f64(),
             qdisc: l.qdisc.kind().to_string(),
             utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
             throughput_bps: c.tx_bits as f64 / secs,

@@ -10,7 +10,7 @@
 
 use super::delays::Delays;
 use super::flow_series::SeriesAcc;
-use crate::link::Link;
+use crate::link::Links;
 use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
 
 crate::counters! {
@@ -214,10 +214,10 @@ impl LinkStats {
 
     /// The counters as of `now`: the backlog integrals brought up to date, and the
     /// running busy period and the bits sent of the packet in transmission included.
-    pub fn counters_at(&self, now: Time, link: &Link) -> LinkCounters {
+    pub fn counters_at(&self, now: Time, links: Links<'_>) -> LinkCounters {
         let mut c = self.counters.clone();
-        let busy_since = link.busy_since();
-        if let Some((pkt, bits)) = link.in_progress(now) {
+        let busy_since = links.links[self.link as usize].busy_since();
+        if let Some((pkt, bits)) = links.in_progress(self.link as usize, now) {
             c.tx_bits += bits;
             c.per_flow[pkt.flow.index()].bits += bits;
         }
