@@ -14,6 +14,15 @@ use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
+/// What the report reads of the flows, so that the rest of it can be made after
+/// they are freed (`Simulation::into_report`).
+struct FlowsRead {
+    rows: Vec<FlowResult>,
+    /// The TCP flows' goodputs, in flow order.
+    tcp: Vec<f64>,
+    objects: Vec<ObjectResult>,
+}
+
 /// What the report reads of the link directions, so that the rest of it can be
 /// made after they are freed (`Simulation::into_report`).
 struct LinksRead {
@@ -33,20 +42,29 @@ impl Simulation {
     pub fn report(&self, wall_seconds: f64) -> RunResult {
         let shares = self.fair_shares(&self.capacities());
         let read = self.read_links();
-        self.finish_report(read, &shares, wall_seconds)
+        let flows = self.read_flows(&shares);
+        self.finish_report(read, flows, wall_seconds)
     }
 
-    /// [`Simulation::report`] for a run that is over: the link directions are
-    /// freed once read, before the fair shares are computed and the rows of the
-    /// flows are made (at 100,000 flows in a dumbbell the links are 256 bytes a
-    /// flow, the fair shares' working memory 113 and the rows 300).
+    /// [`Simulation::report`] for a run that is over: each part is freed once
+    /// read, so that the report's peak stays below the running simulation's.
+    /// The link directions and the monitored links' per-flow tables go before
+    /// the fair shares are computed, the routes before the flows' rows are made,
+    /// the flows before the rows of the links' flows (at 100,000 flows in a
+    /// dumbbell: links 256 bytes a flow, per-flow tables 96, fair shares' working
+    /// memory 113, flows 480, their rows 300).
     pub fn into_report(mut self, wall_seconds: f64) -> RunResult {
         let read = self.read_links();
         let capacities = self.capacities();
         self.net.links = Vec::new();
+        self.obs.links = Vec::new();
         let shares = self.fair_shares(&capacities);
         drop(capacities);
-        self.finish_report(read, &shares, wall_seconds)
+        self.net.routes = Default::default();
+        let flows = self.read_flows(&shares);
+        drop(shares);
+        self.flows = Vec::new();
+        self.finish_report(read, flows, wall_seconds)
     }
 
     /// Everything the report needs of the link directions themselves.
@@ -110,17 +128,39 @@ impl Simulation {
         read
     }
 
-    /// The rest of the report, from what `read_links` read; touches no link.
-    fn finish_report(&self, read: LinksRead, shares: &[f64], wall_seconds: f64) -> RunResult {
+    /// Everything the report needs of the flows themselves, given their fair
+    /// `shares`.
+    fn read_flows(&self, shares: &[f64]) -> FlowsRead {
         let secs = self.measured_seconds().max(1e-12);
-        let flows = self.flow_results(shares, secs);
-        let (groups, group_fairness) = self.group_results(&flows);
-        let tcp: Vec<f64> = flows
+        let rows = self.flow_results(shares, secs);
+        let tcp = rows
             .iter()
             .zip(&self.flows)
             .filter(|(_, f)| f.kind.is_tcp())
             .map(|(r, _)| r.goodput_bps)
             .collect();
+        FlowsRead {
+            rows,
+            tcp,
+            objects: self.object_results(),
+        }
+    }
+
+    /// The rest of the report, from what `read_links` and `read_flows` read;
+    /// touches no link, flow or monitored link's per-flow table.
+    fn finish_report(
+        &self,
+        read: LinksRead,
+        read_flows: FlowsRead,
+        wall_seconds: f64,
+    ) -> RunResult {
+        let secs = self.measured_seconds().max(1e-12);
+        let FlowsRead {
+            rows: flows,
+            tcp,
+            objects,
+        } = read_flows;
+        let (groups, group_fairness) = self.group_results(&flows);
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
@@ -166,7 +206,7 @@ impl Simulation {
             tcp_trace: self.tcp_trace_results(),
             delays: read.delays,
             delay_histogram: read.delay_histogram,
-            objects: self.object_results(),
+            objects,
             queue_events: read.queue_events,
             queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
             diagnostics: read.diagnostics,
