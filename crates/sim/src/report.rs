@@ -40,8 +40,12 @@ struct LinksRead {
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
-        let shares = self.fair_shares(&self.capacities());
-        let read = self.read_links();
+        let net = &self.net;
+        let shares = self.fair_shares(net.links.len(), |l| net.pipe(l).rate.as_f64());
+        let counts = self
+            .obs
+            .measured_links(self.now(), self.net.view(&self.wires));
+        let read = self.read_links(counts);
         let flows = self.read_flows(&shares);
         self.finish_report(read, flows, wall_seconds)
     }
@@ -54,12 +58,19 @@ impl Simulation {
     /// dumbbell: links 256 bytes a flow, per-flow tables 96, fair shares' working
     /// memory 113, flows 480, their rows 300).
     pub fn into_report(mut self, wall_seconds: f64) -> RunResult {
-        let read = self.read_links();
-        let capacities = self.capacities();
+        // Each link's pipe, for its capacity once the links are gone: 4 bytes a
+        // link instead of 8 for its rate.
+        let pipes: Vec<u32> = self.net.links.iter().map(|l| l.pipe).collect();
+        let now = self.now();
+        let counts = self
+            .obs
+            .take_measured_links(now, self.net.view(&self.wires));
+        let read = self.read_links(counts);
         self.net.links = Vec::new();
         self.obs.links = Vec::new();
-        let shares = self.fair_shares(&capacities);
-        drop(capacities);
+        let net = &self.net;
+        let shares = self.fair_shares(pipes.len(), |l| net.pipes.get(pipes[l]).rate.as_f64());
+        drop(pipes);
         self.net.routes = Default::default();
         let flows = self.read_flows(&shares);
         drop(shares);
@@ -67,10 +78,10 @@ impl Simulation {
         self.finish_report(read, flows, wall_seconds)
     }
 
-    /// Everything the report needs of the link directions themselves.
-    fn read_links(&self) -> LinksRead {
+    /// Everything the report needs of the link directions themselves, with
+    /// `counts`, the monitored links' measured counters.
+    fn read_links(&self, counts: Vec<LinkCounters>) -> LinksRead {
         let links = self.net.view(&self.wires);
-        let counts = self.obs.measured_links(self.now(), links);
         let secs = self.measured_seconds().max(1e-12);
         let mut read = LinksRead {
             names: Vec::new(),
@@ -233,16 +244,10 @@ impl Simulation {
         self.now().saturating_since(self.warmup()).as_secs_f64()
     }
 
-    /// The link directions' rates, bits per second.
-    fn capacities(&self) -> Vec<f64> {
-        (0..self.net.links.len())
-            .map(|l| self.net.pipe(l).rate.as_f64())
-            .collect()
-    }
-
     /// Each flow's max-min fair share given every flow's demand and data route,
-    /// over links of `capacities`.
-    fn fair_shares(&self, capacities: &[f64]) -> Vec<f64> {
+    /// link `l` of capacity `capacity(l)`.
+    fn fair_shares(&self, links: usize, capacity: impl Fn(usize) -> f64) -> Vec<f64> {
+        let capacities: Vec<f64> = (0..links).map(capacity).collect();
         // Each flow's data route, borrowed from the routes (a copy of each was 48
         // bytes a flow at the report's peak).
         let demands: Vec<Demand<'_>> = self
@@ -253,7 +258,7 @@ impl Simulation {
                 path: self.net.routes.route(f.fwd),
             })
             .collect();
-        max_min_fair(capacities, &demands)
+        max_min_fair(&capacities, &demands)
     }
 
     fn flow_results(&self, shares: &[f64], secs: f64) -> Vec<FlowResult> {

@@ -229,7 +229,22 @@ impl Observers {
 
     /// The counters of the measured interval so far, per monitored link.
     pub fn measured_links(&self, now: Time, links: Links<'_>) -> Vec<LinkCounters> {
-        let mut l = self.link_counters(now, links);
+        self.measured(self.link_counters(now, links))
+    }
+
+    /// [`Observers::measured_links`] for the last reading: the counters are moved
+    /// out of the observers, which are left without them.
+    pub fn take_measured_links(&mut self, now: Time, links: Links<'_>) -> Vec<LinkCounters> {
+        let l = self
+            .links
+            .iter_mut()
+            .map(|m| m.take_counters_at(now, links))
+            .collect();
+        self.measured(l)
+    }
+
+    /// `l`, each monitored link's counters now, less the warm-up's.
+    fn measured(&self, mut l: Vec<LinkCounters>) -> Vec<LinkCounters> {
         if let Some(s) = &self.snapshot {
             for (c, (b, b_flows)) in l.iter_mut().zip(&s.links) {
                 // The per-flow table in place: a second one beside it was 64 bytes a
