@@ -401,7 +401,8 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::{ceil_ns, Link, Queue, QueuePool};
-    use aqm::{FlowId, Packet, Time, VecSink};
+    use crate::wire::WireSlab;
+    use aqm::{Dur, FlowId, Packet, Rate, Time, VecSink};
     use proptest::prelude::*;
 
     /// An access link's DropTail exists only while packets wait in it, and behaves
@@ -427,6 +428,55 @@ mod tests {
             assert_eq!(pool.0.len(), 1);
         }
         assert!(sink.drops.is_empty());
+    }
+
+    /// A monitored link keeps its queue (the observer's index lives there): a
+    /// lazy DropTail becomes a kept one, never handed back to the pool.
+    #[test]
+    fn a_monitored_access_link_keeps_its_droptail() {
+        let (mut q, mut sink, t) = (Queue::lazy_droptail(), VecSink::default(), Time::ZERO);
+        let mut pool = QueuePool::default();
+        assert_eq!(q.monitor(), None);
+        q.set_monitor(3);
+        assert_eq!((q.monitor(), q.kind()), (Some(3), "droptail"));
+        q.enqueue(Packet::new(FlowId(0), 1000), t, &mut sink, &mut pool);
+        assert!(q.dequeue(t, &mut sink, &mut pool).is_some());
+        assert!(q.0.is_some() && pool.0.is_empty());
+        assert_eq!(q.monitor(), Some(3));
+    }
+
+    /// The transmitter's states: a begun packet waits in the slab; sent ahead it
+    /// is on the wire; ended it is on the wire and the link is free.
+    #[test]
+    fn a_packet_in_transmission_waits_in_the_wire_slab() {
+        let mut wires = WireSlab::default();
+        let mut link = Link::new(0, 1, 0, Queue::lazy_droptail());
+        let rate = Rate::from_mbps(8); // 1000 bytes in 1 ms
+        let ms = |n: u64| Time::from_nanos(n * 1_000_000);
+        assert!(!link.is_busy());
+        assert_eq!(
+            link.begin_tx(Packet::new(FlowId(7), 1000), ms(0), rate, &mut wires),
+            ms(1)
+        );
+        assert!(link.is_busy() && !link.sent_ahead());
+        let (pkt, bits) = link
+            .in_progress(Time::from_nanos(500_000), rate, &wires)
+            .unwrap();
+        assert_eq!((pkt.flow, bits), (FlowId(7), 4000));
+        let (pkt, first) = link.end_tx(ms(3), &mut wires);
+        assert!(first && pkt.flow == FlowId(7) && !link.is_busy());
+        assert_eq!(wires.front_arrival(&link.wire), Some(ms(3)));
+        // Back to back: timed from the busy period's start; sent ahead at once.
+        assert_eq!(
+            link.begin_tx(Packet::new(FlowId(8), 1000), ms(1), rate, &mut wires),
+            ms(2)
+        );
+        assert!(!link.send_ahead(ms(4), &mut wires), "behind the first");
+        assert!(link.is_busy() && link.sent_ahead());
+        assert!(link.in_progress(ms(1), rate, &wires).is_none());
+        link.end_sent_ahead();
+        assert!(!link.is_busy());
+        assert_eq!(link.go_idle(ms(2)), Dur::from_nanos(2_000_000));
     }
 
     /// One cache line, aligned to one: the size the engine's prefetch and the

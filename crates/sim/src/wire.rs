@@ -131,6 +131,32 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::VecDeque;
 
+    /// A parked packet (a link's packet in transmission) is on no wire until it is
+    /// pushed, and then behind every packet already there; its node is reused.
+    #[test]
+    fn a_parked_packet_joins_the_wire_when_pushed() {
+        let mut slab = WireSlab::default();
+        let mut wire = Wire::default();
+        let t = Time::from_nanos;
+        assert!(slab.push_back(&mut wire, t(5), Packet::new(FlowId(1), 1)));
+        let i = slab.park(Packet::new(FlowId(2), 1));
+        assert_eq!(slab.parked(i).flow, FlowId(2));
+        assert_eq!(slab.front_arrival(&wire), Some(t(5)));
+        assert!(
+            !slab.push_parked(&mut wire, i, t(9)),
+            "the wire was not empty"
+        );
+        let got: Vec<_> = std::iter::from_fn(|| slab.pop_front(&mut wire))
+            .map(|(t, p)| (t.as_nanos(), p.flow.0))
+            .collect();
+        assert_eq!(got, [(5, 1), (9, 2)]);
+        assert_eq!(
+            slab.park(Packet::new(FlowId(3), 1)),
+            i,
+            "freed nodes are reused"
+        );
+    }
+
     proptest! {
         /// Several wires sharing one slab each behave as their own FIFO.
         #[test]
