@@ -208,4 +208,12 @@ mod tests {
         assert_eq!(FlowDrops::default().counts(), ReasonCounts::default());
         assert!(std::mem::size_of::<FlowDrops>() <= 32);
     }
+
+    /// Every flow has one, in one array: 176 bytes since the receiver's
+    /// out-of-order runs are boxed while there are any (192 before; BENCHMARKS.md,
+    /// memory per flow).
+    #[test]
+    fn a_flow_is_176_bytes() {
+        assert_eq!(std::mem::size_of::<Flow>(), 176);
+    }
 }

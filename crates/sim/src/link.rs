@@ -15,40 +15,91 @@ use crate::event::Deferred;
 use crate::wire::{Wire, WireSlab};
 use aqm::droptail::{DropTail, DropTailParams};
 use aqm::{AnyQdisc, Ctx, Dur, Limit, Packet, Qdisc, Rate, Rng, Time, VecSink, Verdict};
+use std::collections::HashMap;
 
-/// A link direction: 128 bytes, two cache lines, for every one of the four access
-/// link directions a dumbbell has per flow (issue #17: memory per flow). What only
-/// some links use is behind one pointer (`Queue`).
+/// A link direction: 64 bytes, one cache line, for every one of the four access
+/// link directions a dumbbell has per flow (issue #17: memory per flow). What
+/// many links share (rate, delay, sending ahead) is a `Pipe` in a table; what only
+/// some links use (a qdisc that holds packets, an observer) is behind one pointer
+/// (`Queue`); the packet being serialized waits in the wire slab.
+#[repr(align(64))]
 pub struct Link {
     /// The deferred `TxDone`'s place in the event order, if it is not queued.
     pub deferred: Deferred,
-    pub from: u32,
-    pub to: u32,
-    pub rate: Rate,
-    pub delay: Dur,
-    pub qdisc: Queue,
-    /// The packet being serialized.
-    pub current: Option<Packet>,
     /// Start of the current busy period and bits sent in it (0: idle). In u64: 2^64
     /// bits are 3.6e16 packets of 64 bytes in one busy period, more than any run
     /// can send.
     busy_since: Time,
     busy_bits: u64,
+    pub qdisc: Queue,
     /// Packets on the wire with their arrival times, oldest first.
     pub wire: Wire,
-    /// Index of this link's observer (`NO_MONITOR`: not monitored).
-    monitor: u32,
+    pub from: u32,
+    pub to: u32,
+    /// Index of this link's `Pipe` in the network's table.
+    pub pipe: u32,
+    /// The transmitter: `IDLE`; `SENT_AHEAD` (the packet being serialized is on
+    /// the wire already, its `TxDone` deferred in `deferred` or queued: see
+    /// `engine::forward`); or the wire-slab node holding the packet being
+    /// serialized, to be linked onto the wire when its last bit leaves.
+    current: u32,
+}
+
+const IDLE: u32 = u32::MAX;
+const SENT_AHEAD: u32 = u32::MAX - 1;
+
+/// What links share: a dumbbell's access links take their rate and delay from
+/// their group, so a handful of these serve millions of links.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pipe {
+    pub rate: Rate,
+    pub delay: Dur,
     /// Whether a packet may go on the wire when its transmission starts, its
     /// `TxDone` deferred (unobserved links whose qdisc passes packets through when
     /// empty: nothing watches the transmitter's end, and an idle dequeue does
     /// nothing). Set by the engine.
     pub send_ahead: bool,
-    /// The packet being serialized is already on the wire; its `TxDone` is
-    /// deferred (`deferred`) or queued (see `engine::forward`).
-    pub sent_ahead: bool,
 }
 
-const NO_MONITOR: u32 = u32::MAX;
+/// The table of distinct pipes, each stored once.
+#[derive(Default)]
+pub struct Pipes {
+    table: Vec<Pipe>,
+    index: HashMap<Pipe, u32>,
+}
+
+impl Pipes {
+    /// The index of `pipe`, added if new.
+    pub fn intern(&mut self, pipe: Pipe) -> u32 {
+        *self.index.entry(pipe).or_insert_with(|| {
+            self.table.push(pipe);
+            u32::try_from(self.table.len() - 1).expect("fewer than 2^32 pipes")
+        })
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Pipe {
+        &self.table[i as usize]
+    }
+}
+
+/// What observers read of the link directions: the links, what they share, and
+/// the wire slab holding the packets being serialized.
+#[derive(Copy, Clone)]
+pub struct Links<'a> {
+    pub links: &'a [Link],
+    pub pipes: &'a Pipes,
+    pub wires: &'a WireSlab,
+}
+
+impl<'a> Links<'a> {
+    /// The packet link `l` is serializing at `now`, and how many of its bits have
+    /// left the transmitter by then.
+    pub fn in_progress(&self, l: usize, now: Time) -> Option<(&'a Packet, u64)> {
+        let link = &self.links[l];
+        link.in_progress(now, self.pipes.get(link.pipe).rate, self.wires)
+    }
+}
 
 /// A link's qdisc and its random stream, out of line: 8 bytes in the link instead
 /// of 88. A dumbbell's access links (a default DropTail each) have one only while
@@ -69,7 +120,12 @@ struct QueueState {
     rng: Rng,
     /// A default DropTail standing for `Queue(None)`: freed when empty.
     lazy: bool,
+    /// Index of the link's observer (`NO_MONITOR`: not monitored). Here, not in
+    /// the link: a monitored link keeps its queue.
+    monitor: u32,
 }
+
+const NO_MONITOR: u32 = u32::MAX;
 
 /// The random stream of a lazily built DropTail. DropTail never draws (a FIFO has
 /// no random choice), so no other stream is shifted by it and no result depends on it.
@@ -82,6 +138,7 @@ impl Queue {
             qdisc,
             rng,
             lazy: false,
+            monitor: NO_MONITOR,
         })))
     }
 
@@ -92,6 +149,31 @@ impl Queue {
 
     fn droptail() -> AnyQdisc {
         AnyQdisc::DropTail(DropTail::new(DropTailParams::default()).expect("valid defaults"))
+    }
+
+    /// Index of the link's observer, if it is monitored.
+    #[inline]
+    pub fn monitor(&self) -> Option<u32> {
+        self.0
+            .as_ref()
+            .and_then(|q| (q.monitor != NO_MONITOR).then_some(q.monitor))
+    }
+
+    /// Monitors the link by observer `k`. A lazy DropTail becomes a kept one (the
+    /// same DropTail: it never draws from its stream), so a monitored link's queue
+    /// is never handed back to the pool.
+    pub fn set_monitor(&mut self, k: u32) {
+        assert!(k != NO_MONITOR, "fewer than 2^32 - 1 monitored links");
+        let q = self.0.get_or_insert_with(|| {
+            Box::new(QueueState {
+                qdisc: Self::droptail(),
+                rng: aqm::rng::stream(0, DROPTAIL_STREAM),
+                lazy: false,
+                monitor: NO_MONITOR,
+            })
+        });
+        q.lazy = false;
+        q.monitor = k;
     }
 
     /// The qdisc's `kind`.
@@ -125,6 +207,7 @@ impl Queue {
                     qdisc: Self::droptail(),
                     rng: aqm::rng::stream(0, DROPTAIL_STREAM),
                     lazy: true,
+                    monitor: NO_MONITOR,
                 })
             })
         });
@@ -194,38 +277,47 @@ fn ceil_ns(bits: u64, bps: u64) -> u64 {
 }
 
 impl Link {
-    pub fn new(from: u32, to: u32, rate: Rate, delay: Dur, qdisc: Queue) -> Self {
+    pub fn new(from: u32, to: u32, pipe: u32, qdisc: Queue) -> Self {
         Link {
             deferred: Deferred::NONE,
-            from,
-            to,
-            rate,
-            delay,
-            qdisc,
-            current: None,
             busy_since: Time::ZERO,
             busy_bits: 0,
+            qdisc,
             wire: Wire::default(),
-            monitor: NO_MONITOR,
-            send_ahead: false,
-            sent_ahead: false,
+            from,
+            to,
+            pipe,
+            current: IDLE,
         }
     }
 
     /// Index of this link's observer, if it is monitored.
     #[inline]
     pub fn monitor(&self) -> Option<u32> {
-        (self.monitor != NO_MONITOR).then_some(self.monitor)
+        self.qdisc.monitor()
     }
 
     pub fn set_monitor(&mut self, k: u32) {
-        assert!(k != NO_MONITOR, "fewer than 2^32 - 1 monitored links");
-        self.monitor = k;
+        self.qdisc.set_monitor(k);
     }
 
     #[inline]
     pub fn is_busy(&self) -> bool {
-        self.current.is_some() || self.sent_ahead
+        self.current != IDLE
+    }
+
+    /// Whether the packet being serialized is on the wire already (its `TxDone`
+    /// deferred or queued).
+    #[inline]
+    pub fn sent_ahead(&self) -> bool {
+        self.current == SENT_AHEAD
+    }
+
+    /// The sent-ahead packet's transmission has ended: the transmitter is free.
+    #[inline]
+    pub fn end_sent_ahead(&mut self) {
+        debug_assert!(self.sent_ahead());
+        self.current = IDLE;
     }
 
     /// When the running busy period began, if the transmitter is in one.
@@ -233,12 +325,20 @@ impl Link {
         (self.busy_bits > 0).then_some(self.busy_since)
     }
 
-    /// The packet being serialized at `now`, and how many of its bits have left
-    /// the transmitter by then.
-    pub fn in_progress(&self, now: Time) -> Option<(&Packet, u64)> {
-        let pkt = self.current.as_ref()?;
+    /// The packet being serialized at `now` (kept in `wires`) on this link of
+    /// `rate`, and how many of its bits have left the transmitter by then.
+    pub fn in_progress<'w>(
+        &self,
+        now: Time,
+        rate: Rate,
+        wires: &'w WireSlab,
+    ) -> Option<(&'w Packet, u64)> {
+        if self.current == IDLE || self.current == SENT_AHEAD {
+            return None;
+        }
+        let pkt = wires.parked(self.current);
         let size = pkt.size as u128 * 8;
-        let rate = self.rate.bps() as u128;
+        let rate = rate.bps() as u128;
         let start = self.busy_since
             + Dur::from_nanos(
                 ((u128::from(self.busy_bits) - size) * 1_000_000_000).div_ceil(rate) as u64,
@@ -247,26 +347,41 @@ impl Link {
         Some((pkt, (elapsed * rate / 1_000_000_000).min(size) as u64))
     }
 
-    /// Starts serializing `pkt` at `now`; returns when the last bit leaves.
+    /// Starts serializing `pkt` at `now` at `rate` (the transmitter is idle); the
+    /// packet waits in `wires`. Returns when the last bit leaves.
     #[inline]
-    pub fn begin_tx(&mut self, pkt: Packet, now: Time) -> Time {
-        if self.current.is_none() && self.busy_bits == 0 {
+    pub fn begin_tx(&mut self, pkt: Packet, now: Time, rate: Rate, wires: &mut WireSlab) -> Time {
+        debug_assert!(!self.is_busy());
+        if self.busy_bits == 0 {
             self.busy_since = now;
         }
         self.busy_bits += u64::from(pkt.size) * 8;
-        self.current = Some(pkt);
-        self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, self.rate.bps()))
+        self.current = wires.park(pkt);
+        self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, rate.bps()))
     }
 
-    /// The current packet's last bit left at `now`; it goes on the wire. Returns the
-    /// packet and whether an `Arrive` must be scheduled (the wire was empty).
+    /// The packet just begun goes on the wire now, arriving at `arrives`; its
+    /// transmission's end is deferred. Returns whether the wire was empty (an
+    /// `Arrive` must be scheduled).
     #[inline]
-    pub fn end_tx(&mut self, now: Time, wires: &mut WireSlab) -> (Packet, bool) {
-        let pkt = self
-            .current
-            .take()
-            .expect("TxDone without a packet in transmission");
-        let was_empty = wires.push_back(&mut self.wire, now + self.delay, pkt);
+    pub fn send_ahead(&mut self, arrives: Time, wires: &mut WireSlab) -> bool {
+        let node = std::mem::replace(&mut self.current, SENT_AHEAD);
+        debug_assert!(node != IDLE && node != SENT_AHEAD);
+        wires.push_parked(&mut self.wire, node, arrives)
+    }
+
+    /// The current packet's last bit left; it goes on the wire, arriving at
+    /// `arrives`. Returns the packet and whether an `Arrive` must be scheduled
+    /// (the wire was empty).
+    #[inline]
+    pub fn end_tx(&mut self, arrives: Time, wires: &mut WireSlab) -> (Packet, bool) {
+        let node = std::mem::replace(&mut self.current, IDLE);
+        assert!(
+            node != IDLE && node != SENT_AHEAD,
+            "TxDone without a packet in transmission"
+        );
+        let pkt = *wires.parked(node);
+        let was_empty = wires.push_parked(&mut self.wire, node, arrives);
         (pkt, was_empty)
     }
 
@@ -286,7 +401,8 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::{ceil_ns, Link, Queue, QueuePool};
-    use aqm::{FlowId, Packet, Time, VecSink};
+    use crate::wire::WireSlab;
+    use aqm::{Dur, FlowId, Packet, Rate, Time, VecSink};
     use proptest::prelude::*;
 
     /// An access link's DropTail exists only while packets wait in it, and behaves
@@ -314,11 +430,62 @@ mod tests {
         assert!(sink.drops.is_empty());
     }
 
-    /// Two cache lines: the size the engine's prefetch and the memory estimate
-    /// (BENCHMARKS.md, cost per flow) count on.
+    /// A monitored link keeps its queue (the observer's index lives there): a
+    /// lazy DropTail becomes a kept one, never handed back to the pool.
     #[test]
-    fn a_link_is_two_cache_lines() {
-        assert_eq!(std::mem::size_of::<Link>(), 128);
+    fn a_monitored_access_link_keeps_its_droptail() {
+        let (mut q, mut sink, t) = (Queue::lazy_droptail(), VecSink::default(), Time::ZERO);
+        let mut pool = QueuePool::default();
+        assert_eq!(q.monitor(), None);
+        q.set_monitor(3);
+        assert_eq!((q.monitor(), q.kind()), (Some(3), "droptail"));
+        q.enqueue(Packet::new(FlowId(0), 1000), t, &mut sink, &mut pool);
+        assert!(q.dequeue(t, &mut sink, &mut pool).is_some());
+        assert!(q.0.is_some() && pool.0.is_empty());
+        assert_eq!(q.monitor(), Some(3));
+    }
+
+    /// The transmitter's states: a begun packet waits in the slab; sent ahead it
+    /// is on the wire; ended it is on the wire and the link is free.
+    #[test]
+    fn a_packet_in_transmission_waits_in_the_wire_slab() {
+        let mut wires = WireSlab::default();
+        let mut link = Link::new(0, 1, 0, Queue::lazy_droptail());
+        let rate = Rate::from_mbps(8); // 1000 bytes in 1 ms
+        let ms = |n: u64| Time::from_nanos(n * 1_000_000);
+        assert!(!link.is_busy());
+        assert_eq!(
+            link.begin_tx(Packet::new(FlowId(7), 1000), ms(0), rate, &mut wires),
+            ms(1)
+        );
+        assert!(link.is_busy() && !link.sent_ahead());
+        let (pkt, bits) = link
+            .in_progress(Time::from_nanos(500_000), rate, &wires)
+            .unwrap();
+        assert_eq!((pkt.flow, bits), (FlowId(7), 4000));
+        let (pkt, first) = link.end_tx(ms(3), &mut wires);
+        assert!(first && pkt.flow == FlowId(7) && !link.is_busy());
+        assert_eq!(wires.front_arrival(&link.wire), Some(ms(3)));
+        // Back to back: timed from the busy period's start; sent ahead at once.
+        assert_eq!(
+            link.begin_tx(Packet::new(FlowId(8), 1000), ms(1), rate, &mut wires),
+            ms(2)
+        );
+        assert!(!link.send_ahead(ms(4), &mut wires), "behind the first");
+        assert!(link.is_busy() && link.sent_ahead());
+        assert!(link.in_progress(ms(1), rate, &wires).is_none());
+        link.end_sent_ahead();
+        assert!(!link.is_busy());
+        assert_eq!(link.go_idle(ms(2)), Dur::from_nanos(2_000_000));
+    }
+
+    /// One cache line, aligned to one: the size the engine's prefetch and the
+    /// memory estimate (BENCHMARKS.md, cost per flow) count on. A dumbbell has
+    /// four per flow; at 128 bytes they were 512 bytes of a flow's 1,247.
+    #[test]
+    fn a_link_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Link>(), 64);
+        assert_eq!(std::mem::align_of::<Link>(), 64);
     }
 
     proptest! {

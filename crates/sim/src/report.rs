@@ -14,6 +14,15 @@ use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
+/// What the report reads of the flows, so that the rest of it can be made after
+/// they are freed (`Simulation::into_report`).
+struct FlowsRead {
+    rows: Vec<FlowResult>,
+    /// The TCP flows' goodputs, in flow order.
+    tcp: Vec<f64>,
+    objects: Vec<ObjectResult>,
+}
+
 /// What the report reads of the link directions, so that the rest of it can be
 /// made after they are freed (`Simulation::into_report`).
 struct LinksRead {
@@ -24,8 +33,6 @@ struct LinksRead {
     flow_series: Vec<FlowSeriesResult>,
     delays: Vec<DelayResult>,
     delay_histogram: Vec<DelayBucket>,
-    /// Each flow's max-min fair share (capacities are the links' rates).
-    shares: Vec<f64>,
     diagnostics: Vec<DiagnosticResult>,
     queue_events: Vec<QueueEventResult>,
 }
@@ -33,25 +40,48 @@ struct LinksRead {
 impl Simulation {
     /// The results of the measured interval so far. `wall_seconds` is the caller's.
     pub fn report(&self, wall_seconds: f64) -> RunResult {
-        let read = self.read_links();
-        self.finish_report(read, wall_seconds)
+        let net = &self.net;
+        let shares = self.fair_shares(net.links.len(), |l| net.pipe(l).rate.as_f64());
+        let counts = self
+            .obs
+            .measured_links(self.now(), self.net.view(&self.wires));
+        let read = self.read_links(counts);
+        let flows = self.read_flows(&shares);
+        self.finish_report(read, flows, wall_seconds)
     }
 
-    /// [`Simulation::report`] for a run that is over: the link directions are
-    /// freed once read, before the rows of the flows are made (at 100,000 flows
-    /// in a dumbbell the links are 512 bytes a flow and the rows 300).
+    /// [`Simulation::report`] for a run that is over: each part is freed once
+    /// read, so that the report's peak stays below the running simulation's.
+    /// The link directions and the monitored links' per-flow tables go before
+    /// the fair shares are computed, the routes before the flows' rows are made,
+    /// the flows before the rows of the links' flows (at 100,000 flows in a
+    /// dumbbell: links 256 bytes a flow, per-flow tables 96, fair shares' working
+    /// memory 113, flows 480, their rows 300).
     pub fn into_report(mut self, wall_seconds: f64) -> RunResult {
-        let read = self.read_links();
+        // Each link's pipe, for its capacity once the links are gone: 4 bytes a
+        // link instead of 8 for its rate.
+        let pipes: Vec<u32> = self.net.links.iter().map(|l| l.pipe).collect();
+        let now = self.now();
+        let counts = self
+            .obs
+            .take_measured_links(now, self.net.view(&self.wires));
+        let read = self.read_links(counts);
         self.net.links = Vec::new();
-        self.finish_report(read, wall_seconds)
+        self.obs.links = Vec::new();
+        let net = &self.net;
+        let shares = self.fair_shares(pipes.len(), |l| net.pipes.get(pipes[l]).rate.as_f64());
+        drop(pipes);
+        self.net.routes = Default::default();
+        let flows = self.read_flows(&shares);
+        drop(shares);
+        self.flows = Vec::new();
+        self.finish_report(read, flows, wall_seconds)
     }
 
-    /// Everything the report needs of the link directions themselves.
-    fn read_links(&self) -> LinksRead {
-        // The fair shares first: their working memory is gone before the counters
-        // are read.
-        let shares = self.fair_shares();
-        let counts = self.obs.measured_links(self.now(), &self.net.links);
+    /// Everything the report needs of the link directions themselves, with
+    /// `counts`, the monitored links' measured counters.
+    fn read_links(&self, counts: Vec<LinkCounters>) -> LinksRead {
+        let links = self.net.view(&self.wires);
         let secs = self.measured_seconds().max(1e-12);
         let mut read = LinksRead {
             names: Vec::new(),
@@ -59,7 +89,6 @@ impl Simulation {
             flow_series: Vec::new(),
             delays: Vec::new(),
             delay_histogram: Vec::new(),
-            shares,
             diagnostics: self.diagnostics(),
             queue_events: self.queue_event_results(),
             counts: Vec::new(),
@@ -68,7 +97,7 @@ impl Simulation {
             let name = self.link_name(stats.link as usize);
             read.links.push(self.link_result(stats, c, &name, secs));
             if let Some(series) = &stats.series {
-                let partial = in_progress(&self.net.links[stats.link as usize], self.now());
+                let partial = in_progress(links, stats.link as usize, self.now());
                 read.flow_series
                     .extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
                         let dt = r.len.as_secs_f64();
@@ -110,17 +139,39 @@ impl Simulation {
         read
     }
 
-    /// The rest of the report, from what `read_links` read; touches no link.
-    fn finish_report(&self, read: LinksRead, wall_seconds: f64) -> RunResult {
+    /// Everything the report needs of the flows themselves, given their fair
+    /// `shares`.
+    fn read_flows(&self, shares: &[f64]) -> FlowsRead {
         let secs = self.measured_seconds().max(1e-12);
-        let flows = self.flow_results(&read.shares, secs);
-        let (groups, group_fairness) = self.group_results(&flows);
-        let tcp: Vec<f64> = flows
+        let rows = self.flow_results(shares, secs);
+        let tcp = rows
             .iter()
             .zip(&self.flows)
             .filter(|(_, f)| f.kind.is_tcp())
             .map(|(r, _)| r.goodput_bps)
             .collect();
+        FlowsRead {
+            rows,
+            tcp,
+            objects: self.object_results(),
+        }
+    }
+
+    /// The rest of the report, from what `read_links` and `read_flows` read;
+    /// touches no link, flow or monitored link's per-flow table.
+    fn finish_report(
+        &self,
+        read: LinksRead,
+        read_flows: FlowsRead,
+        wall_seconds: f64,
+    ) -> RunResult {
+        let secs = self.measured_seconds().max(1e-12);
+        let FlowsRead {
+            rows: flows,
+            tcp,
+            objects,
+        } = read_flows;
+        let (groups, group_fairness) = self.group_results(&flows);
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
@@ -166,7 +217,7 @@ impl Simulation {
             tcp_trace: self.tcp_trace_results(),
             delays: read.delays,
             delay_histogram: read.delay_histogram,
-            objects: self.object_results(),
+            objects,
             queue_events: read.queue_events,
             queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
             diagnostics: read.diagnostics,
@@ -193,9 +244,10 @@ impl Simulation {
         self.now().saturating_since(self.warmup()).as_secs_f64()
     }
 
-    /// Each flow's max-min fair share given every flow's demand and data route.
-    fn fair_shares(&self) -> Vec<f64> {
-        let capacities: Vec<f64> = self.net.links.iter().map(|l| l.rate.as_f64()).collect();
+    /// Each flow's max-min fair share given every flow's demand and data route,
+    /// link `l` of capacity `capacity(l)`.
+    fn fair_shares(&self, links: usize, capacity: impl Fn(usize) -> f64) -> Vec<f64> {
+        let capacities: Vec<f64> = (0..links).map(capacity).collect();
         // Each flow's data route, borrowed from the routes (a copy of each was 48
         // bytes a flow at the report's peak).
         let demands: Vec<Demand<'_>> = self
@@ -285,8 +337,8 @@ impl Simulation {
             name: name.to_string(),
             from: self.net.nodes.name(l.from).into_owned(),
             to: self.net.nodes.name(l.to).into_owned(),
-            rate_bps: l.rate.bps(),
-            delay_s: l.delay.as_secs_f64(),
+            rate_bps: self.net.pipe(stats.link as usize).rate.bps(),
+            delay_s: self.net.pipe(stats.link as usize).delay.as_secs_f64(),
             qdisc: l.qdisc.kind().to_string(),
             utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
             throughput_bps: c.tx_bits as f64 / secs,

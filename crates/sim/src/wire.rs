@@ -51,21 +51,46 @@ impl WireSlab {
     /// wire was empty (the caller then schedules its `Arrive`).
     #[inline]
     pub fn push_back(&mut self, wire: &mut Wire, arrives: Time, pkt: Packet) -> bool {
+        let i = self.park(pkt);
+        self.push_parked(wire, i, arrives)
+    }
+
+    /// Keeps `pkt` in a node of its own, on no wire yet: the packet a link is
+    /// serializing waits here (not in the link, which stays one cache line), and
+    /// its node goes on the wire when the last bit leaves (`push_parked`).
+    #[inline]
+    pub fn park(&mut self, pkt: Packet) -> u32 {
         let node = Node {
-            arrives,
+            arrives: Time::MAX,
             pkt,
             next: NIL,
         };
-        let i = match self.free.pop() {
+        match self.free.pop() {
             Some(i) => {
                 self.nodes[i as usize] = node;
                 i
             }
             None => {
                 self.nodes.push(node);
-                u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 packets in flight")
+                u32::try_from(self.nodes.len() - 1)
+                    .ok()
+                    .filter(|&i| i < NIL - 1)
+                    .expect("fewer than 2^32 - 2 packets in flight")
             }
-        };
+        }
+    }
+
+    /// The packet parked in node `i`.
+    #[inline]
+    pub fn parked(&self, i: u32) -> &Packet {
+        &self.nodes[i as usize].pkt
+    }
+
+    /// Puts the packet parked in node `i` at the back of `wire`, arriving at
+    /// `arrives`; returns whether the wire was empty.
+    #[inline]
+    pub fn push_parked(&mut self, wire: &mut Wire, i: u32, arrives: Time) -> bool {
+        self.nodes[i as usize].arrives = arrives;
         let was_empty = wire.is_empty();
         if was_empty {
             wire.head = i;
@@ -105,6 +130,32 @@ mod tests {
     use aqm::FlowId;
     use proptest::prelude::*;
     use std::collections::VecDeque;
+
+    /// A parked packet (a link's packet in transmission) is on no wire until it is
+    /// pushed, and then behind every packet already there; its node is reused.
+    #[test]
+    fn a_parked_packet_joins_the_wire_when_pushed() {
+        let mut slab = WireSlab::default();
+        let mut wire = Wire::default();
+        let t = Time::from_nanos;
+        assert!(slab.push_back(&mut wire, t(5), Packet::new(FlowId(1), 1)));
+        let i = slab.park(Packet::new(FlowId(2), 1));
+        assert_eq!(slab.parked(i).flow, FlowId(2));
+        assert_eq!(slab.front_arrival(&wire), Some(t(5)));
+        assert!(
+            !slab.push_parked(&mut wire, i, t(9)),
+            "the wire was not empty"
+        );
+        let got: Vec<_> = std::iter::from_fn(|| slab.pop_front(&mut wire))
+            .map(|(t, p)| (t.as_nanos(), p.flow.0))
+            .collect();
+        assert_eq!(got, [(5, 1), (9, 2)]);
+        assert_eq!(
+            slab.park(Packet::new(FlowId(3), 1)),
+            i,
+            "freed nodes are reused"
+        );
+    }
 
     proptest! {
         /// Several wires sharing one slab each behave as their own FIFO.

@@ -5,8 +5,9 @@ use super::flows::Group;
 use super::routes::{Graph, Routes};
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
-use crate::link::{Link, Queue};
+use crate::link::{Link, Links, Pipe, Pipes, Queue};
 use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
+use crate::wire::WireSlab;
 use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -46,13 +47,14 @@ impl Nodes {
 pub struct Network {
     pub nodes: Nodes,
     pub links: Vec<Link>,
+    /// The links' rates, delays and whether they send ahead, each kind once.
+    pub pipes: Pipes,
     /// The monitored link directions, in the order results report them.
     pub monitored: Vec<u32>,
     pub routes: Routes,
-    /// Per flow: where the routes of its data and of its ACKs start in `routes`.
+    /// Per flow: where the routes of its data and of its ACKs start in `routes`
+    /// (taken by the flows as they are built; each keeps its own).
     pub flow_routes: Vec<(u32, u32)>,
-    /// Per flow: its sending and receiving nodes.
-    pub flow_nodes: Vec<(u32, u32)>,
     /// Link directions whose qdisc reads the flows routed over it (fair queueing):
     /// built without them first, rebuilt once the flows are known.
     deferred: Vec<Deferred>,
@@ -70,17 +72,28 @@ struct Deferred {
 struct LinkFactory<'a> {
     s: &'a Scenario,
     links: Vec<Link>,
+    pipes: Pipes,
     deferred: Vec<Deferred>,
 }
 
 impl LinkFactory<'_> {
+    /// The pipe of `rate` and `delay` (sending ahead is the engine's to set).
+    fn pipe(&mut self, rate: Rate, delay: Dur) -> u32 {
+        self.pipes.intern(Pipe {
+            rate,
+            delay,
+            send_ahead: false,
+        })
+    }
+
     /// A dumbbell's access link direction `from -> to`: a default DropTail, built
     /// when a packet first waits (`Queue::lazy_droptail`). Its random stream would be
     /// the link's own; DropTail never draws, so leaving it out changes nothing.
     fn add_access(&mut self, (from, to): (u32, u32), rate: Rate, delay: Dur) -> u32 {
         let i = self.links.len();
+        let pipe = self.pipe(rate, delay);
         self.links
-            .push(Link::new(from, to, rate, delay, Queue::lazy_droptail()));
+            .push(Link::new(from, to, pipe, Queue::lazy_droptail()));
         i as u32
     }
 
@@ -107,13 +120,52 @@ impl LinkFactory<'_> {
             });
         }
         let stream = rng::stream(seed, STREAM_LINK + i as u64);
+        let pipe = self.pipe(rate, delay);
         self.links
-            .push(Link::new(from, to, rate, delay, Queue::new(qdisc, stream)));
+            .push(Link::new(from, to, pipe, Queue::new(qdisc, stream)));
         Ok(i as u32)
     }
 }
 
 impl Network {
+    /// The sending and receiving nodes of the flow whose data route starts at
+    /// `fwd` (a route that crosses at least one link): where its first link
+    /// starts and its last ends. Not stored: 8 bytes a flow.
+    pub fn flow_ends(&self, fwd: u32) -> (u32, u32) {
+        let route = self.routes.route(fwd);
+        let (first, last) = (route[0], route[route.len() - 1]);
+        (
+            self.links[first as usize].from,
+            self.links[last as usize].to,
+        )
+    }
+
+    /// Link direction `l`'s rate, delay and sending ahead.
+    #[inline]
+    pub fn pipe(&self, l: usize) -> &Pipe {
+        self.pipes.get(self.links[l].pipe)
+    }
+
+    /// Lets link direction `l` send ahead or not (`Pipe::send_ahead`).
+    pub fn set_send_ahead(&mut self, l: usize, on: bool) {
+        let link = &mut self.links[l];
+        let pipe = Pipe {
+            send_ahead: on,
+            ..*self.pipes.get(link.pipe)
+        };
+        link.pipe = self.pipes.intern(pipe);
+    }
+
+    /// The link directions as observers read them, with `wires`, the slab
+    /// holding the packets being serialized.
+    pub fn view<'a>(&'a self, wires: &'a WireSlab) -> Links<'a> {
+        Links {
+            links: &self.links,
+            pipes: &self.pipes,
+            wires,
+        }
+    }
+
     /// The network of `s`, which has `total_flows` flows.
     pub fn build(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
         let net = match s.file.topology.get_ref() {
@@ -167,7 +219,8 @@ impl Network {
         }
         for (d, table) in self.deferred.drain(..).zip(&tables) {
             let link = &mut self.links[d.link as usize];
-            let info = link_info(s.file.seed, d.link as usize, link.rate).with_flows(table);
+            let rate = self.pipes.get(link.pipe).rate;
+            let info = link_info(s.file.seed, d.link as usize, rate).with_flows(table);
             let qdisc = d
                 .spec
                 .build(&info)
@@ -193,6 +246,7 @@ impl Network {
         let mut make = LinkFactory {
             s,
             links: Vec::new(),
+            pipes: Pipes::default(),
             deferred: Vec::new(),
         };
         let fwd_spec = f.qdisc.as_ref().map_or(&droptail, |q| q.get_ref());
@@ -210,7 +264,6 @@ impl Network {
         let mut routes = Routes::default();
         routes.reserve(8 * total_flows);
         let mut flow_routes = Vec::with_capacity(total_flows);
-        let mut flow_nodes = Vec::with_capacity(total_flows);
         for g in &f.flows {
             let spec = g.get_ref();
             let rate = spec.access_rate.unwrap_or(access.rate);
@@ -226,16 +279,15 @@ impl Network {
                 let fwd = routes.push(&[s_l, lr, r_r]);
                 let rev = routes.push(&[r_rr, rl, l_s]);
                 flow_routes.push((fwd, rev));
-                flow_nodes.push((sn, rn));
             }
         }
         Ok(Network {
             nodes,
             links: make.links,
+            pipes: make.pipes,
             monitored: vec![lr, rl],
             routes,
             flow_routes,
-            flow_nodes,
             deferred: make.deferred,
         })
     }
@@ -260,6 +312,7 @@ impl Network {
         let mut make = LinkFactory {
             s,
             links: Vec::with_capacity(2 * specs.len()),
+            pipes: Pipes::default(),
             deferred: Vec::new(),
         };
         let mut graph = Graph::new(nodes.len());
@@ -290,7 +343,6 @@ impl Network {
         }
         let mut routes = Routes::default();
         let mut flow_routes = Vec::with_capacity(total_flows);
-        let mut flow_nodes = Vec::with_capacity(total_flows);
         for (i, g) in f.flows.iter().enumerate() {
             let spec = g.get_ref();
             let end = |n: &Option<String>| index[n.as_deref().expect("validated")];
@@ -312,7 +364,6 @@ impl Network {
             let rev = routes.push(&rev);
             for _ in 0..spec.count.unwrap_or(1) {
                 flow_routes.push((fwd, rev));
-                flow_nodes.push((a, b));
             }
         }
         Ok(Network {
@@ -320,10 +371,10 @@ impl Network {
                 named: nodes.clone(),
             },
             links: make.links,
+            pipes: make.pipes,
             monitored,
             routes,
             flow_routes,
-            flow_nodes,
             deferred: make.deferred,
         })
     }

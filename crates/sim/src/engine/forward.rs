@@ -14,10 +14,10 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.net.links[l];
         pkt.enqueued_at = now;
-        if link.sent_ahead && link.deferred.is_some() && self.events.passed(link.deferred) {
+        if link.sent_ahead() && link.deferred.is_some() && self.events.passed(link.deferred) {
             // The deferred end of the last transmission has passed: the link went
             // idle then, as its `TxDone` would have found nothing to send.
-            link.sent_ahead = false;
+            link.end_sent_ahead();
             let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
             link.go_idle(done);
         }
@@ -61,13 +61,12 @@ impl Simulation {
     fn transmit(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.net.links[l];
-        let done = link.begin_tx(pkt, now);
-        if link.send_ahead && link.qdisc.is_empty() {
-            let pkt = link.current.take().expect("just begun");
-            link.sent_ahead = true;
+        let pipe = self.net.pipes.get(link.pipe);
+        let done = link.begin_tx(pkt, now, pipe.rate, &mut self.wires);
+        if pipe.send_ahead && link.qdisc.is_empty() {
             link.deferred = self.events.defer(done, l as u32);
-            if self.wires.push_back(&mut link.wire, done + link.delay, pkt) {
-                self.events.push(done + link.delay, Event::Arrive(l as u32));
+            if link.send_ahead(done + pipe.delay, &mut self.wires) {
+                self.events.push(done + pipe.delay, Event::Arrive(l as u32));
             }
         } else {
             self.events.push(done, Event::TxDone(l as u32));
@@ -98,15 +97,16 @@ impl Simulation {
     pub(super) fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
-        if link.sent_ahead {
+        if link.sent_ahead() {
             // A deferred end, put in the queue: the packet is on the wire already.
-            link.sent_ahead = false;
+            link.end_sent_ahead();
             self.start_next(l);
             return;
         }
-        let (pkt, schedule) = link.end_tx(now, &mut self.wires);
+        let arrives = now + self.net.pipes.get(link.pipe).delay;
+        let (pkt, schedule) = link.end_tx(arrives, &mut self.wires);
         if schedule {
-            self.events.push(now + link.delay, Event::Arrive(l as u32));
+            self.events.push(arrives, Event::Arrive(l as u32));
         }
         if let Some(m) = link.monitor() {
             self.obs.links[m as usize].on_tx_done(&pkt);
@@ -121,8 +121,8 @@ impl Simulation {
     #[cold]
     fn record_capture(&mut self, now: Time, pkt: &Packet) {
         let h = *self.headers.get(pkt.tag);
-        let (src_node, dst_node) = self.net.flow_nodes[h.flow as usize];
         let f = &self.flows[h.flow as usize];
+        let (src_node, dst_node) = self.net.flow_ends(f.fwd);
         let payload = if f.kind.is_tcp() {
             f.packet_size.saturating_sub(40).max(1)
         } else {

@@ -58,7 +58,7 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) groups: Vec<Group>,
     headers: HeaderSlab,
-    wires: WireSlab,
+    pub(crate) wires: WireSlab,
     /// The access links' DropTails not in use (`link::Queue`).
     queues: QueuePool,
     sink: VecSink,
@@ -86,8 +86,10 @@ impl Simulation {
         for (k, m) in obs.links.iter().enumerate() {
             net.links[m.link as usize].set_monitor(k as u32);
         }
-        for link in &mut net.links {
-            link.send_ahead = link.monitor().is_none() && link.qdisc.passes_through_when_empty();
+        for l in 0..net.links.len() {
+            let link = &net.links[l];
+            let on = link.monitor().is_none() && link.qdisc.passes_through_when_empty();
+            net.set_send_ahead(l, on);
         }
 
         let f = &s.file;
@@ -170,7 +172,7 @@ impl Simulation {
     /// link stops sending ahead).
     pub fn capture(&mut self, link: usize, path: &Path) -> std::io::Result<()> {
         self.obs.pcap = Some(PcapTap::create(path, link)?);
-        self.net.links[link].send_ahead = false;
+        self.net.set_send_ahead(link, false);
         Ok(())
     }
 
@@ -236,7 +238,10 @@ impl Simulation {
                 Event::Arrive(l) => self.on_arrive(l as usize),
                 Event::Timer(f, k) => self.on_timer(f as usize, k),
                 Event::Tick(tick) => self.on_tick(tick),
-                Event::MeasureStart => self.obs.end_warmup(self.now, &self.net.links, &self.flows),
+                Event::MeasureStart => {
+                    let links = self.net.view(&self.wires);
+                    self.obs.end_warmup(self.now, links, &self.flows)
+                }
             }
             if self.event_count & 0xffff == 0 {
                 progress(self.now);
@@ -267,7 +272,7 @@ impl Simulation {
         let now = self.now;
         match tick {
             Tick::Queue => self.obs.sample_queues(now, &self.net.links),
-            Tick::Series => self.obs.close_series(now, &self.net.links),
+            Tick::Series => self.obs.close_series(now, self.net.view(&self.wires)),
             Tick::Tcp => self.obs.sample_tcp(now, &self.flows, &self.groups),
         }
         self.events

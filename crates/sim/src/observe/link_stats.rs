@@ -10,7 +10,7 @@
 
 use super::delays::Delays;
 use super::flow_series::SeriesAcc;
-use crate::link::Link;
+use crate::link::Links;
 use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
 
 crate::counters! {
@@ -214,10 +214,22 @@ impl LinkStats {
 
     /// The counters as of `now`: the backlog integrals brought up to date, and the
     /// running busy period and the bits sent of the packet in transmission included.
-    pub fn counters_at(&self, now: Time, link: &Link) -> LinkCounters {
-        let mut c = self.counters.clone();
-        let busy_since = link.busy_since();
-        if let Some((pkt, bits)) = link.in_progress(now) {
+    pub fn counters_at(&self, now: Time, links: Links<'_>) -> LinkCounters {
+        self.brought_up_to(now, links, self.counters.clone())
+    }
+
+    /// [`LinkStats::counters_at`] for the last reading: the counters are moved
+    /// out, not copied (the per-flow table is 32 bytes a flow), and this
+    /// observer is left without them.
+    pub fn take_counters_at(&mut self, now: Time, links: Links<'_>) -> LinkCounters {
+        let c = std::mem::take(&mut self.counters);
+        self.brought_up_to(now, links, c)
+    }
+
+    /// `c`, this link's counters, brought up to `now`.
+    fn brought_up_to(&self, now: Time, links: Links<'_>, mut c: LinkCounters) -> LinkCounters {
+        let busy_since = links.links[self.link as usize].busy_since();
+        if let Some((pkt, bits)) = links.in_progress(self.link as usize, now) {
             c.tx_bits += bits;
             c.per_flow[pkt.flow.index()].bits += bits;
         }

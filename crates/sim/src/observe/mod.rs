@@ -29,7 +29,7 @@ pub mod tcp_trace;
 use crate::build::{Group, Network};
 use crate::event::Tick;
 use crate::flow::{Flow, FlowCounters};
-use crate::link::Link;
+use crate::link::{Link, Links};
 use crate::scenario::{Scenario, ScenarioError};
 use aqm::{Dur, Time};
 use delays::Delays;
@@ -69,9 +69,10 @@ pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, se
         .saturating_add(events)
 }
 
-/// The flow and the bits sent so far of the packet `link` is sending at `now`.
-pub fn in_progress(link: &Link, now: Time) -> Option<(usize, u64)> {
-    link.in_progress(now)
+/// The flow and the bits sent so far of the packet link `l` is sending at `now`.
+pub fn in_progress(links: Links<'_>, l: usize, now: Time) -> Option<(usize, u64)> {
+    links
+        .in_progress(l, now)
         .map(|(p, bits)| (p.flow.index(), bits))
 }
 
@@ -178,10 +179,10 @@ impl Observers {
     }
 
     /// Ends an interval of every per-flow series.
-    pub fn close_series(&mut self, now: Time, links: &[Link]) {
+    pub fn close_series(&mut self, now: Time, links: Links<'_>) {
         for m in &mut self.links {
             if let Some(s) = &mut m.series {
-                s.close_interval(now, in_progress(&links[m.link as usize], now));
+                s.close_interval(now, in_progress(links, m.link as usize, now));
             }
         }
     }
@@ -198,12 +199,12 @@ impl Observers {
     }
 
     /// The warm-up ends at `now`: freeze the counters, clear the distributions.
-    pub fn end_warmup(&mut self, now: Time, links: &[Link], flows: &[Flow]) {
+    pub fn end_warmup(&mut self, now: Time, links: Links<'_>, flows: &[Flow]) {
         let links = self
             .links
             .iter()
             .map(|m| {
-                let mut c = m.counters_at(now, &links[m.link as usize]);
+                let mut c = m.counters_at(now, links);
                 let per_flow = std::mem::take(&mut c.per_flow).into_iter().collect();
                 (c, per_flow)
             })
@@ -219,16 +220,31 @@ impl Observers {
         }
     }
 
-    fn link_counters(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
+    fn link_counters(&self, now: Time, links: Links<'_>) -> Vec<LinkCounters> {
         self.links
             .iter()
-            .map(|m| m.counters_at(now, &links[m.link as usize]))
+            .map(|m| m.counters_at(now, links))
             .collect()
     }
 
     /// The counters of the measured interval so far, per monitored link.
-    pub fn measured_links(&self, now: Time, links: &[Link]) -> Vec<LinkCounters> {
-        let mut l = self.link_counters(now, links);
+    pub fn measured_links(&self, now: Time, links: Links<'_>) -> Vec<LinkCounters> {
+        self.measured(self.link_counters(now, links))
+    }
+
+    /// [`Observers::measured_links`] for the last reading: the counters are moved
+    /// out of the observers, which are left without them.
+    pub fn take_measured_links(&mut self, now: Time, links: Links<'_>) -> Vec<LinkCounters> {
+        let l = self
+            .links
+            .iter_mut()
+            .map(|m| m.take_counters_at(now, links))
+            .collect();
+        self.measured(l)
+    }
+
+    /// `l`, each monitored link's counters now, less the warm-up's.
+    fn measured(&self, mut l: Vec<LinkCounters>) -> Vec<LinkCounters> {
         if let Some(s) = &self.snapshot {
             for (c, (b, b_flows)) in l.iter_mut().zip(&s.links) {
                 // The per-flow table in place: a second one beside it was 64 bytes a

@@ -26,8 +26,11 @@ pub struct TcpSender {
     has_rtt: bool,
     rto_base: Dur,
     backoff: u32,
-    /// Karn: the packet being timed and when it was sent.
-    timed: Option<(u32, Time)>,
+    /// Karn: the packet being timed and when it was sent (`Time::MAX`: none).
+    /// Two fields, not an `Option` of a pair: that was 24 bytes, this 12, and
+    /// every flow has one (issue #17: memory per flow).
+    timed_seq: u32,
+    timed_at: Time,
     /// Per outstanding packet (index seq - snd_una): SACKED and RETX flags.
     scoreboard: VecDeque<u8>,
     sacked: u32,
@@ -86,7 +89,8 @@ impl TcpSender {
             has_rtt: false,
             rto_base: cfg.initial_rto,
             backoff: 1,
-            timed: None,
+            timed_seq: 0,
+            timed_at: Time::MAX,
             scoreboard: VecDeque::new(),
             sacked: 0,
             retx_out: 0,
@@ -105,6 +109,17 @@ impl TcpSender {
             stats: TcpStats::default(),
             trace: None,
         }
+    }
+
+    /// The packet being timed and when it was sent, if one is.
+    #[inline]
+    fn timed(&self) -> Option<(u32, Time)> {
+        (self.timed_at != Time::MAX).then_some((self.timed_seq, self.timed_at))
+    }
+
+    #[inline]
+    fn set_timed(&mut self, t: Option<(u32, Time)>) {
+        (self.timed_seq, self.timed_at) = t.unwrap_or((0, Time::MAX));
     }
 
     pub fn cwnd(&self) -> f64 {
@@ -177,13 +192,13 @@ impl TcpSender {
             }
             // Karn: time one packet per window, never during recovery, where a
             // cumulative ACK waits for the holes below it and would inflate the sample.
-            if self.timed.is_none() && !self.in_recovery {
-                self.timed = Some((seq, now));
+            if self.timed().is_none() && !self.in_recovery {
+                self.set_timed(Some((seq, now)));
             }
         } else {
             self.stats.retransmits += 1;
-            if matches!(self.timed, Some((s, _)) if s == seq) {
-                self.timed = None; // Karn: never time a retransmitted packet.
+            if matches!(self.timed(), Some((s, _)) if s == seq) {
+                self.set_timed(None); // Karn: never time a retransmitted packet.
             }
         }
         self.stats.sent += 1;
@@ -341,7 +356,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.ecn_hold = false;
         self.in_recovery = true;
-        self.timed = None;
+        self.set_timed(None);
         self.stats.fast_recoveries += 1;
         let cwnd = match cfg.variant.recovery() {
             Recovery::Sack => self.ssthresh,
@@ -371,10 +386,10 @@ impl TcpSender {
         let mut object_ended = false;
         if ack > self.snd_una {
             let newly = ack - self.snd_una;
-            if let Some((s, t)) = self.timed {
+            if let Some((s, t)) = self.timed() {
                 if ack > s {
                     self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
-                    self.timed = None;
+                    self.set_timed(None);
                 }
             }
             let rtt = self.ack_rtt(ack, now);
@@ -556,7 +571,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.backoff = (self.backoff * 2).min(64);
-        self.timed = None;
+        self.set_timed(None);
         for f in self.scoreboard.iter_mut() {
             *f = 0;
         }

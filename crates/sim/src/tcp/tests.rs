@@ -466,3 +466,10 @@ proptest::proptest! {
         }
     }
 }
+
+/// Every TCP flow has a sender, boxed: at 232 bytes its allocation is 240 (glibc
+/// adds 8 and rounds to 16), at 240 it was 256 (BENCHMARKS.md, memory per flow).
+#[test]
+fn a_sender_fits_a_240_byte_allocation() {
+    assert!(std::mem::size_of::<TcpSender>() <= 232);
+}
