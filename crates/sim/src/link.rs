@@ -9,10 +9,12 @@
 //! transmissions are timed from the cumulative bits of the busy period, so
 //! per-packet rounding to nanoseconds never drifts. When nothing waits behind a
 //! packet on an unobserved link, it goes on the wire as its transmission starts and
-//! its `TxDone` is deferred: most access links never need one (`engine::forward`).
+//! its `TxDone` is deferred: most access links never need one; and a packet bound
+//! for an idle link fed by this one alone goes on that link's wire instead, with no
+//! `Arrive` between (cut-through; both in `engine::forward`).
 
 use crate::event::Deferred;
-use crate::wire::{Wire, WireSlab};
+use crate::wire::Wire;
 use aqm::droptail::{DropTail, DropTailParams};
 use aqm::{AnyQdisc, Ctx, Dur, Limit, Packet, Qdisc, Rate, Rng, Time, VecSink, Verdict};
 
@@ -256,18 +258,6 @@ impl Link {
         self.busy_bits += u64::from(pkt.size) * 8;
         self.current = Some(pkt);
         self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, self.rate.bps()))
-    }
-
-    /// The current packet's last bit left at `now`; it goes on the wire. Returns the
-    /// packet and whether an `Arrive` must be scheduled (the wire was empty).
-    #[inline]
-    pub fn end_tx(&mut self, now: Time, wires: &mut WireSlab) -> (Packet, bool) {
-        let pkt = self
-            .current
-            .take()
-            .expect("TxDone without a packet in transmission");
-        let was_empty = wires.push_back(&mut self.wire, now + self.delay, pkt);
-        (pkt, was_empty)
     }
 
     /// Nothing more to send at `now`: the busy period, if one was running, ends.
