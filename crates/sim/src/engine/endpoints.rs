@@ -55,7 +55,7 @@ impl Simulation {
         let fi = h.flow as usize;
         let now = self.now;
         #[cfg(test)]
-        self.probe.deliveries.push((h.uid, h.kind, now));
+        self.probe.deliveries.push((h.uid, h.flow, h.kind, now));
         let mut act = std::mem::take(&mut self.actions);
         act.clear();
         let flow = &mut self.flows[fi];

@@ -14,8 +14,8 @@ use aqm::Time;
 /// What a run did, for comparing runs.
 #[derive(Default)]
 pub struct Probe {
-    /// Every packet delivered: (uid, kind, when).
-    pub deliveries: Vec<(u64, Kind, Time)>,
+    /// Every packet delivered: (uid, flow, kind, when).
+    pub deliveries: Vec<(u64, u32, Kind, Time)>,
     /// `TxDone` and `Arrive` events run.
     pub tx_done: u64,
     pub arrive: u64,
@@ -210,7 +210,7 @@ fn a_dumbbell_packet_and_its_ack_cost_two_events_fewer() {
     let text = dumbbell(3, "1Gbps", "10Mbps", "max_window = 8");
     let (cut, plain) = both(&text, 1);
     let packets =
-        |s: &Simulation, kind| s.probe.deliveries.iter().filter(|d| d.1 == kind).count() as u64;
+        |s: &Simulation, kind| s.probe.deliveries.iter().filter(|d| d.2 == kind).count() as u64;
     let (data, acks) = (packets(&cut, Kind::Data), packets(&cut, Kind::Ack));
     assert!(data > 10_000 && acks > 10_000);
     assert_every_delivery_was_cut_once(&cut);
