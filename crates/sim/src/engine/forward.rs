@@ -10,9 +10,9 @@
 //! idle then; it is sent on `out` at once, its transmission starting at the arrival
 //! time (`cut_through`). So a dumbbell's data packet costs an `Arrive` at the left
 //! router, the bottleneck's `TxDone` and an `Arrive` at the receiver, and its ACK an
-//! `Arrive` at the right router and one at the sender (the reverse direction an
-//! unobserved DropTail): 5 events for the two, 7 with send-ahead alone, 12 with
-//! neither.
+//! `Arrive` at the right router, the reverse bottleneck's `TxDone` and an `Arrive`
+//! at the sender (both bottleneck directions are observed): 6 events for the two,
+//! 8 with send-ahead alone, 12 with neither.
 //!
 //! Why cut-through is exact: `out` has one input, `in`, whose wire is a FIFO of
 //! fixed delay, so every packet `out` will receive before time `t1` is on `in`'s
