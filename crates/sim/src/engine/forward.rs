@@ -25,7 +25,10 @@
 //! it by the same path, so `out` sees every packet in arrival order. Unobserved and
 //! send-ahead, `out` is watched by nothing between `t0` and `t1`. What changes is
 //! only the order among events of one nanosecond: the final `Arrive` and the
-//! deferred `TxDone` take their sequence numbers at `t0` instead of `t1`.
+//! deferred `TxDone` take their sequence numbers at `t0` instead of `t1` (and the
+//! `Arrive` of a packet behind it on `in`'s wire may be scheduled sooner, the wire
+//! being empty without it). BENCHMARKS.md (issue #17, session 4) shows the results
+//! this changes: ties of an RTO timer with an ACK's arrival.
 
 use super::Simulation;
 use crate::build::routes::ROUTE_END;
