@@ -119,7 +119,10 @@ fn assert_same_but_fewer_events(cut: &Simulation, plain: &Simulation) {
 fn assert_every_delivery_was_cut_once(s: &Simulation) {
     let mut cut = s.probe.cut.clone();
     cut.sort_unstable();
-    assert!(cut.windows(2).all(|w| w[0] != w[1]), "a packet handed on twice");
+    assert!(
+        cut.windows(2).all(|w| w[0] != w[1]),
+        "a packet handed on twice"
+    );
     let mut delivered: Vec<u64> = s.probe.deliveries.iter().map(|d| d.0).collect();
     delivered.sort_unstable();
     let mut rest = Vec::new();
