@@ -42,6 +42,9 @@ pub enum Kind {
 
 pub const FLAG_CWR: u8 = 1;
 pub const FLAG_ECE: u8 = 2;
+/// Engine-internal: the packet is on its way to a link that cuts through, by the
+/// normal path, and counted there (`engine::forward`); cleared when it enters it.
+pub const FLAG_AWAITED: u8 = 4;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Header {

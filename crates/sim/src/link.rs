@@ -9,7 +9,9 @@
 //! transmissions are timed from the cumulative bits of the busy period, so
 //! per-packet rounding to nanoseconds never drifts. When nothing waits behind a
 //! packet on an unobserved link, it goes on the wire as its transmission starts and
-//! its `TxDone` is deferred: most access links never need one (`engine::forward`).
+//! its `TxDone` is deferred: most access links never need one; and a packet bound
+//! for an idle link fed by this one alone goes on that link's wire instead, with no
+//! `Arrive` between (cut-through; both in `engine::forward`).
 
 use crate::event::Deferred;
 use crate::wire::{Wire, WireSlab};
@@ -360,29 +362,49 @@ impl Link {
         self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, rate.bps()))
     }
 
-    /// The packet just begun goes on the wire now, arriving at `arrives`; its
-    /// transmission's end is deferred. Returns whether the wire was empty (an
-    /// `Arrive` must be scheduled).
+    /// Starts serializing at `at`, at `rate`, a packet of `size` bytes that goes
+    /// on a wire at once (cut-through, `engine::forward`: it is on its way here and
+    /// the transmitter is free by then); its end is deferred. Returns when its last
+    /// bit leaves.
     #[inline]
-    pub fn send_ahead(&mut self, arrives: Time, wires: &mut WireSlab) -> bool {
-        let node = std::mem::replace(&mut self.current, SENT_AHEAD);
-        debug_assert!(node != IDLE && node != SENT_AHEAD);
-        wires.push_parked(&mut self.wire, node, arrives)
+    pub fn begin_tx_ahead(&mut self, size: u32, at: Time, rate: Rate) -> Time {
+        debug_assert!(!self.is_busy());
+        if self.busy_bits == 0 {
+            self.busy_since = at;
+        }
+        self.busy_bits += u64::from(size) * 8;
+        self.current = SENT_AHEAD;
+        self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, rate.bps()))
     }
 
-    /// The current packet's last bit left; it goes on the wire, arriving at
-    /// `arrives`. Returns the packet and whether an `Arrive` must be scheduled
-    /// (the wire was empty).
+    /// Whether the transmitter will be free at `at`, later than now, if no packet
+    /// comes before: idle, or sending ahead with its deferred end strictly before
+    /// `at` (at `at` itself the order of two events would decide).
     #[inline]
-    pub fn end_tx(&mut self, arrives: Time, wires: &mut WireSlab) -> (Packet, bool) {
+    pub fn free_before(&self, at: Time) -> bool {
+        self.current == IDLE
+            || (self.current == SENT_AHEAD && self.deferred.is_some() && self.deferred.time() < at)
+    }
+
+    /// The packet just begun goes on a wire now; its transmission's end is
+    /// deferred. Returns its node in the wire slab, for the caller to put on a wire.
+    #[inline]
+    pub fn send_ahead(&mut self) -> u32 {
+        let node = std::mem::replace(&mut self.current, SENT_AHEAD);
+        debug_assert!(node != IDLE && node != SENT_AHEAD);
+        node
+    }
+
+    /// The current packet's last bit left. Returns its node in the wire slab, for
+    /// the caller to put on a wire.
+    #[inline]
+    pub fn end_tx(&mut self) -> u32 {
         let node = std::mem::replace(&mut self.current, IDLE);
         assert!(
             node != IDLE && node != SENT_AHEAD,
             "TxDone without a packet in transmission"
         );
-        let pkt = *wires.parked(node);
-        let was_empty = wires.push_parked(&mut self.wire, node, arrives);
-        (pkt, was_empty)
+        node
     }
 
     /// Nothing more to send at `now`: the busy period, if one was running, ends.
@@ -401,6 +423,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::{ceil_ns, Link, Queue, QueuePool};
+    use crate::event::Deferred;
     use crate::wire::WireSlab;
     use aqm::{Dur, FlowId, Packet, Rate, Time, VecSink};
     use proptest::prelude::*;
@@ -463,20 +486,41 @@ mod tests {
             .in_progress(Time::from_nanos(500_000), rate, &wires)
             .unwrap();
         assert_eq!((pkt.flow, bits), (FlowId(7), 4000));
-        let (pkt, first) = link.end_tx(ms(3), &mut wires);
-        assert!(first && pkt.flow == FlowId(7) && !link.is_busy());
+        let node = link.end_tx();
+        assert!(wires.parked(node).flow == FlowId(7) && !link.is_busy());
+        assert!(wires.push_parked(&mut link.wire, node, ms(3)), "the first");
         assert_eq!(wires.front_arrival(&link.wire), Some(ms(3)));
         // Back to back: timed from the busy period's start; sent ahead at once.
         assert_eq!(
             link.begin_tx(Packet::new(FlowId(8), 1000), ms(1), rate, &mut wires),
             ms(2)
         );
-        assert!(!link.send_ahead(ms(4), &mut wires), "behind the first");
+        let node = link.send_ahead();
+        assert!(!wires.push_parked(&mut link.wire, node, ms(4)), "behind the first");
         assert!(link.is_busy() && link.sent_ahead());
         assert!(link.in_progress(ms(1), rate, &wires).is_none());
+        link.deferred = Deferred::NONE;
+        assert!(!link.free_before(ms(5)), "its end is queued");
         link.end_sent_ahead();
-        assert!(!link.is_busy());
+        assert!(!link.is_busy() && link.free_before(ms(2)));
         assert_eq!(link.go_idle(ms(2)), Dur::from_nanos(2_000_000));
+    }
+
+    /// Cut-through's start: a packet on its way is timed as a begun one would be,
+    /// sent ahead, and the transmitter is free only strictly after its end.
+    #[test]
+    fn a_packet_sent_ahead_on_arrival_is_timed_from_the_busy_period() {
+        let mut link = Link::new(0, 1, 0, Queue::lazy_droptail());
+        let rate = Rate::from_mbps(8);
+        let ms = |n: u64| Time::from_nanos(n * 1_000_000);
+        assert_eq!(link.begin_tx_ahead(1000, ms(5), rate), ms(6));
+        assert!(link.sent_ahead());
+        let mut queue = crate::event::EventQueue::new();
+        link.deferred = queue.defer(ms(6), 0);
+        assert!(!link.free_before(ms(6)) && link.free_before(ms(6) + Dur::from_nanos(1)));
+        // Back to back with the first: 2 ms after the busy period began.
+        link.end_sent_ahead();
+        assert_eq!(link.begin_tx_ahead(1000, ms(6), rate), ms(7));
     }
 
     /// One cache line, aligned to one: the size the engine's prefetch and the

@@ -86,6 +86,12 @@ impl WireSlab {
         &self.nodes[i as usize].pkt
     }
 
+    /// The packet parked in node `i`, to change (cut-through hands it on).
+    #[inline]
+    pub fn parked_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.nodes[i as usize].pkt
+    }
+
     /// Puts the packet parked in node `i` at the back of `wire`, arriving at
     /// `arrives`; returns whether the wire was empty.
     #[inline]

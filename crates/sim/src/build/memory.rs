@@ -28,6 +28,12 @@ pub struct Estimate {
 /// A packet in the network: its header, its place on a wire or in a queue.
 const PER_PACKET: u64 = (size_of::<Header>() + 2 * size_of::<Packet>() + 8) as u64;
 
+/// A link direction: the `Link`, 8 bytes of slack (as estimated from the start)
+/// and 4 of cut-through state (`engine::forward`).
+fn per_link() -> u64 {
+    size_of::<Link>() as u64 + 8 + 4
+}
+
 /// A flow's counters frozen at the warm-up, packed (`observe::packed`): seven
 /// counters below 2^21 in 3 bytes each, two non-zero reasons in 3 and the other
 /// eight in 1, the float's 8 bytes (under 30 in bench/scale.py's 100,000-flow run).
@@ -84,7 +90,7 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
         packets = packets.saturating_add(count.saturating_mul(per));
     }
     let flows_part = flows.saturating_mul(per_flow(dumbbell));
-    let links_part = links.saturating_mul(size_of::<Link>() as u64 + 8);
+    let links_part = links.saturating_mul(per_link());
     let monitor_part = monitor_rows(s.monitor(), monitored, flows, secs);
     let bytes = flows_part
         .saturating_add(links_part)
@@ -207,7 +213,7 @@ pub fn check_within(
             gib(e.bytes),
             total_flows,
             gib(e.flows),
-            e.links / (size_of::<Link>() as u64 + 8),
+            e.links / per_link(),
             gib(e.links),
             gib(avail),
         ))),

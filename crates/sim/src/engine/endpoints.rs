@@ -54,6 +54,8 @@ impl Simulation {
         self.headers.free(pkt.tag);
         let fi = h.flow as usize;
         let now = self.now;
+        #[cfg(test)]
+        self.probe.deliveries.push((h.uid, h.flow, h.kind, now));
         let mut act = std::mem::take(&mut self.actions);
         act.clear();
         let flow = &mut self.flows[fi];

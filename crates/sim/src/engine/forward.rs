@@ -1,13 +1,46 @@
 //! Links: a packet enters a link direction's qdisc, is serialized, propagates, and
 //! is forwarded to the next link of its route or delivered. This is the hot path;
 //! observers are called only for monitored links.
+//!
+//! Two shortcuts keep events off the queue, each without changing what any link
+//! sees. Send-ahead: on an idle, unobserved link that passes packets through when
+//! empty (a DropTail), a packet goes on the wire as its transmission starts and the
+//! `TxDone` is deferred (`transmit`). Cut-through: a packet whose next link `out`
+//! is fed by this link alone skips the `Arrive` at the far end when `out` will be
+//! idle then; it is sent on `out` at once, its transmission starting at the arrival
+//! time (`cut_through`). So a dumbbell's data packet costs an `Arrive` at the left
+//! router, the bottleneck's `TxDone` and an `Arrive` at the receiver, and its ACK an
+//! `Arrive` at the right router, the reverse bottleneck's `TxDone` and an `Arrive`
+//! at the sender (both bottleneck directions are observed): 6 events for the two,
+//! 8 with send-ahead alone, 12 with neither.
+//!
+//! Why cut-through is exact: `out` has one input, `in`, whose wire is a FIFO of
+//! fixed delay, so every packet `out` will receive before time `t1` is on `in`'s
+//! wire or already handed on when this one leaves `in` at `t0 <= t1`. If none of
+//! those is still on its way by the normal path (`cut[out] == 0`: the count of
+//! such packets), `out`'s state at `t1` is its state now, run forward: its
+//! transmitter's end is known (`deferred`) and nothing can enter its queue before
+//! `t1`. When `out` would be busy at `t1` the packet takes the normal path and is
+//! counted (`FLAG_AWAITED`) until it enters `out`; meanwhile later packets follow
+//! it by the same path, so `out` sees every packet in arrival order. Unobserved and
+//! send-ahead, `out` is watched by nothing between `t0` and `t1`. What changes is
+//! only the order among events of one nanosecond: the final `Arrive` and the
+//! deferred `TxDone` take their sequence numbers at `t0` instead of `t1` (and the
+//! `Arrive` of a packet behind it on `in`'s wire may be scheduled sooner, the wire
+//! being empty without it). BENCHMARKS.md (issue #17, session 4) shows the results
+//! this changes: ties of an RTO timer with an ACK's arrival.
 
 use super::Simulation;
 use crate::build::routes::ROUTE_END;
 use crate::event::{Deferred, Event};
+use crate::header::FLAG_AWAITED;
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
 use aqm::{Packet, Time};
+
+/// `Simulation::cut` of a link that never cuts through: it has several inputs, is
+/// a first hop, is observed or does not send ahead.
+pub(super) const NO_CUT: u32 = u32::MAX;
 
 impl Simulation {
     pub(super) fn enqueue_on(&mut self, l: usize, mut pkt: Packet) {
@@ -61,16 +94,70 @@ impl Simulation {
     fn transmit(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.net.links[l];
-        let pipe = self.net.pipes.get(link.pipe);
+        let pipe = *self.net.pipes.get(link.pipe);
         let done = link.begin_tx(pkt, now, pipe.rate, &mut self.wires);
         if pipe.send_ahead && link.qdisc.is_empty() {
             link.deferred = self.events.defer(done, l as u32);
-            if link.send_ahead(done + pipe.delay, &mut self.wires) {
-                self.events.push(done + pipe.delay, Event::Arrive(l as u32));
-            }
+            let node = link.send_ahead();
+            self.put_on_wire(l, done + pipe.delay, node);
         } else {
             self.events.push(done, Event::TxDone(l as u32));
         }
+    }
+
+    /// The last bit of `pkt` has left (or, sent ahead, will leave) the transmitter
+    /// of `l`; it reaches the far end at `at`. Puts it on the wire, or, as long as
+    /// the next link can take it then (`cut_through`), on that link's wire.
+    #[inline]
+    fn put_on_wire(&mut self, mut l: usize, mut at: Time, node: u32) {
+        while let Some((next, next_at)) = self.cut_through(at, node) {
+            (l, at) = (next, next_at);
+        }
+        let link = &mut self.net.links[l];
+        if self.wires.push_parked(&mut link.wire, node, at) {
+            self.events.push(at, Event::Arrive(l as u32));
+        }
+    }
+
+    /// Sends the packet in wire-slab `node`, which will arrive at `at` at the node
+    /// where its next link starts, on that link from `at` if the link cuts through
+    /// and will be idle with nothing queued then (module comment); returns the link
+    /// and when the packet reaches its far end. Otherwise the packet takes the
+    /// normal path, counted as awaited by a link that cuts through. Decided from
+    /// the state now.
+    #[inline]
+    fn cut_through(&mut self, at: Time, node: u32) -> Option<(usize, Time)> {
+        let pkt = self.wires.parked_mut(node);
+        let h = self.headers.get_mut(pkt.tag);
+        let next = self.net.routes.hop(h.route_at);
+        if next == ROUTE_END {
+            return None;
+        }
+        let awaited = &mut self.cut[next as usize];
+        if *awaited == NO_CUT {
+            return None;
+        }
+        let out = &mut self.net.links[next as usize];
+        let idle = *awaited == 0 && out.qdisc.is_empty() && out.free_before(at);
+        #[cfg(test)]
+        self.probe.on_cut(h.uid, idle, at <= self.end);
+        if !idle {
+            *awaited += 1;
+            h.flags |= FLAG_AWAITED;
+            return None;
+        }
+        if out.sent_ahead() {
+            // As `enqueue_on` does when the deferred end has passed.
+            out.end_sent_ahead();
+            let done = std::mem::replace(&mut out.deferred, Deferred::NONE).time();
+            out.go_idle(done);
+        }
+        h.route_at += 1;
+        pkt.enqueued_at = at;
+        let pipe = self.net.pipes.get(out.pipe);
+        let done = out.begin_tx_ahead(pkt.size, at, pipe.rate);
+        out.deferred = self.events.defer(done, next);
+        Some((next as usize, done + pipe.delay))
     }
 
     /// The transmitter of `l` is free: send the next packet or go idle.
@@ -103,17 +190,16 @@ impl Simulation {
             self.start_next(l);
             return;
         }
-        let arrives = now + self.net.pipes.get(link.pipe).delay;
-        let (pkt, schedule) = link.end_tx(arrives, &mut self.wires);
-        if schedule {
-            self.events.push(arrives, Event::Arrive(l as u32));
-        }
+        let at = now + self.net.pipes.get(link.pipe).delay;
+        let node = link.end_tx();
+        let pkt = *self.wires.parked(node);
         if let Some(m) = link.monitor() {
             self.obs.links[m as usize].on_tx_done(&pkt);
         }
         if self.obs.pcap.as_ref().is_some_and(|tap| tap.link == l) {
             self.record_capture(now, &pkt);
         }
+        self.put_on_wire(l, at, node);
         self.start_next(l);
     }
 
@@ -161,6 +247,14 @@ impl Simulation {
             self.deliver(pkt);
         } else {
             h.route_at += 1;
+            if h.flags & FLAG_AWAITED != 0 {
+                // It has come by the normal path to a link that cuts through.
+                h.flags &= !FLAG_AWAITED;
+                let awaited = &mut self.cut[l as usize];
+                if *awaited != NO_CUT {
+                    *awaited -= 1;
+                }
+            }
             self.enqueue_on(l as usize, pkt);
         }
     }

@@ -10,6 +10,8 @@
 
 mod endpoints;
 mod forward;
+#[cfg(test)]
+mod tests;
 
 use crate::build::{Group, Network};
 use crate::event::{Event, EventQueue, Tick};
@@ -71,6 +73,12 @@ pub struct Simulation {
     pub(crate) obs: Observers,
     /// (flow, seq) of data packets to lose on first transmission (tests).
     faults: Vec<(u32, u32)>,
+    /// Per link direction: `forward::NO_CUT`, or, for a link that cuts through,
+    /// how many packets are on their way to it by the normal path (`forward`).
+    cut: Vec<u32>,
+    /// What tests count (`engine::tests`).
+    #[cfg(test)]
+    probe: tests::Probe,
 }
 
 impl Simulation {
@@ -91,6 +99,13 @@ impl Simulation {
             let on = link.monitor().is_none() && link.qdisc.passes_through_when_empty();
             net.set_send_ahead(l, on);
         }
+        let sole_inputs = net.routes.sole_inputs(net.links.len());
+        let cut = (net.links.iter().zip(sole_inputs))
+            .map(|(link, input)| match input {
+                Some(_) if net.pipes.get(link.pipe).send_ahead => 0,
+                _ => forward::NO_CUT,
+            })
+            .collect();
 
         let f = &s.file;
         let prefetch_next = net.links.len() >= PREFETCH_FROM_LINKS;
@@ -114,6 +129,9 @@ impl Simulation {
             prefetch_next,
             obs,
             faults: Vec::new(),
+            cut,
+            #[cfg(test)]
+            probe: tests::Probe::default(),
         }
     }
 
@@ -173,7 +191,15 @@ impl Simulation {
     pub fn capture(&mut self, link: usize, path: &Path) -> std::io::Result<()> {
         self.obs.pcap = Some(PcapTap::create(path, link)?);
         self.net.set_send_ahead(link, false);
+        self.cut[link] = forward::NO_CUT;
         Ok(())
+    }
+
+    /// Turns cut-through off (tests: it must change nothing but the event count
+    /// and the order of events at one instant).
+    #[cfg(test)]
+    pub(crate) fn no_cut_through(&mut self) {
+        self.cut.fill(forward::NO_CUT);
     }
 
     /// Finishes the pcap, if any.
@@ -233,6 +259,8 @@ impl Simulation {
                     self.prefetch_for(next);
                 }
             }
+            #[cfg(test)]
+            self.probe.count(ev);
             match ev {
                 Event::TxDone(l) => self.on_tx_done(l as usize),
                 Event::Arrive(l) => self.on_arrive(l as usize),

@@ -1,0 +1,255 @@
+//! Cut-through (`forward`): it saves one `Arrive` per packet that it hands on, and
+//! changes nothing a link or an endpoint sees. With one flow no two events fall on
+//! the same nanosecond by chance, so a one-flow run must deliver every packet at
+//! the same instant with and without it, even where the next link is busy and the
+//! packet has to take the normal path.
+
+use super::forward::NO_CUT;
+use super::Simulation;
+use crate::event::Event;
+use crate::header::Kind;
+use crate::scenario::Scenario;
+use aqm::Time;
+
+/// What a run did, for comparing runs.
+#[derive(Default)]
+pub struct Probe {
+    /// Every packet delivered: (uid, flow, kind, when).
+    pub deliveries: Vec<(u64, u32, Kind, Time)>,
+    /// `TxDone` and `Arrive` events run.
+    pub tx_done: u64,
+    pub arrive: u64,
+    /// The uids of packets handed on by cut-through.
+    pub cut: Vec<u64>,
+    /// How many of those would have reached the link they skip by the run's end:
+    /// each saves an `Arrive`.
+    pub saved: u64,
+    /// Packets sent by the normal path to a link that cuts through, which would
+    /// have been busy.
+    pub awaited: u64,
+}
+
+impl Probe {
+    pub fn on_cut(&mut self, uid: u64, handed_on: bool, by_end: bool) {
+        if handed_on {
+            self.cut.push(uid);
+            self.saved += u64::from(by_end);
+        } else {
+            self.awaited += 1;
+        }
+    }
+
+    pub fn count(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(_) => self.tx_done += 1,
+            Event::Arrive(_) => self.arrive += 1,
+            _ => {}
+        }
+    }
+}
+
+fn sim(text: &str) -> Simulation {
+    let s = Scenario::from_toml(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(&s).unwrap()
+}
+
+/// Runs `text` with and without cut-through, in `stops` pieces.
+fn both(text: &str, stops: u64) -> (Simulation, Simulation) {
+    let mut runs = [sim(text), sim(text)];
+    runs[1].no_cut_through();
+    for r in &mut runs {
+        let end = r.end().as_nanos();
+        for k in 1..=stops {
+            r.run_until(Time::from_nanos(end / stops * k + 1_234 * k), &mut |_| {});
+        }
+        r.run(&mut |_| {});
+    }
+    let [cut, plain] = runs;
+    (cut, plain)
+}
+
+fn dumbbell(flows: u32, access: &str, bottleneck: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "cut"
+duration = "20s"
+warmup = "2s"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "{access}", delay = "1ms" }}
+bottleneck = {{ rate = "{bottleneck}", delay = "10ms" }}
+[qdisc]
+kind = "droptail"
+limit = 40
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = {flows}
+start_spread = "1s"
+{extra}
+"#
+    )
+}
+
+/// Same deliveries, same report, fewer events: exactly one fewer per packet cut
+/// through.
+#[track_caller]
+fn assert_same_but_fewer_events(cut: &Simulation, plain: &Simulation) {
+    assert!(cut.probe.deliveries.len() > 1000);
+    assert!(
+        cut.probe.deliveries == plain.probe.deliveries,
+        "a packet was delivered at another instant"
+    );
+    let report = |s: &Simulation| {
+        let mut r = s.report(0.0);
+        r.events = 0;
+        r
+    };
+    assert!(report(cut) == report(plain), "the results differ");
+    assert!(plain.probe.cut.is_empty() && plain.probe.awaited == 0);
+    assert!(cut.probe.saved > 0);
+    assert_eq!(cut.probe.tx_done, plain.probe.tx_done);
+    assert_eq!(plain.probe.arrive - cut.probe.arrive, cut.probe.saved);
+    assert_eq!(plain.events() - cut.events(), cut.probe.saved);
+}
+
+/// Every packet delivered was handed on once on its way, and the others handed
+/// on are still in the network.
+#[track_caller]
+fn assert_every_delivery_was_cut_once(s: &Simulation) {
+    let mut cut = s.probe.cut.clone();
+    cut.sort_unstable();
+    assert!(
+        cut.windows(2).all(|w| w[0] != w[1]),
+        "a packet handed on twice"
+    );
+    let mut delivered: Vec<u64> = s.probe.deliveries.iter().map(|d| d.0).collect();
+    delivered.sort_unstable();
+    let mut rest = Vec::new();
+    let mut d = delivered.iter().peekable();
+    for uid in cut {
+        if d.peek() == Some(&&uid) {
+            d.next();
+        } else {
+            rest.push(uid);
+        }
+    }
+    assert_eq!(d.count(), 0, "a packet delivered was not handed on");
+    assert!(rest.len() <= s.packets_in_network(), "{}", rest.len());
+}
+
+#[test]
+fn one_flow_is_delivered_at_the_same_instants_with_and_without_cut_through() {
+    let text = dumbbell(1, "1Gbps", "10Mbps", "");
+    let (cut, plain) = both(&text, 1);
+    assert_same_but_fewer_events(&cut, &plain);
+    // The access links are never busy when a packet reaches them: every data
+    // packet delivered skipped the right router, every ACK the left one (both
+    // bottleneck directions are monitored, so nothing else cuts through), and
+    // those lost at the bottleneck never got that far.
+    assert_every_delivery_was_cut_once(&cut);
+    assert_eq!(cut.probe.awaited, 0);
+}
+
+/// Access links slower than the bottleneck: the receiver's access link is busy
+/// when most data packets reach it, so they take the normal path and queue there,
+/// and the packets behind them must follow them; all in the same order and at the
+/// same instants as without cut-through. Run in pieces, to cover resuming.
+#[test]
+fn a_busy_next_link_takes_the_normal_path_and_changes_nothing() {
+    let text = dumbbell(1, "6Mbps", "10Mbps", "");
+    for stops in [1, 37] {
+        let (cut, plain) = both(&text, stops);
+        assert_same_but_fewer_events(&cut, &plain);
+        let (handed_on, awaited) = (cut.probe.cut.len(), cut.probe.awaited);
+        assert!(handed_on > 500 && awaited > 500, "{handed_on} {awaited}");
+    }
+}
+
+/// A chain a -> b -> c -> d -> e whose link `i` has `rate[i]` and the extra keys
+/// `extra[i]`, unmonitored unless they say otherwise, with a TCP flow a -> e.
+fn chain(rate: [&str; 4], extra: [&str; 4]) -> String {
+    let mut text = String::from(
+        "name = \"chain\"\nduration = \"10s\"\n[topology]\nkind = \"graph\"\n\
+         nodes = [\"a\", \"b\", \"c\", \"d\", \"e\"]\n",
+    );
+    let nodes = ["a", "b", "c", "d", "e"];
+    for i in 0..4 {
+        let (from, to, rate, extra) = (nodes[i], nodes[i + 1], rate[i], extra[i]);
+        let monitor = if extra.contains("monitor") {
+            ""
+        } else {
+            "monitor = false\n"
+        };
+        text += &format!(
+            "[[topology.links]]\nfrom = \"{from}\"\nto = \"{to}\"\nrate = \"{rate}\"\n\
+             delay = \"1ms\"\n{monitor}{extra}\n"
+        );
+    }
+    text + "[[flows]]\nname = \"x\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"e\"\n"
+}
+
+/// A chain of links each fed by the one before: a packet is handed on across
+/// several links at once, some slower than the one before it (busy, so the normal
+/// path), and a link whose qdisc is not a FIFO in the middle.
+#[test]
+fn a_chain_of_single_input_links_is_crossed_in_one_go() {
+    let rates = ["20Mbps", "10Mbps", "8Mbps", "100Mbps"];
+    let (cut, plain) = both(&chain(rates, [""; 4]), 3);
+    assert_same_but_fewer_events(&cut, &plain);
+    let (handed_on, awaited) = (cut.probe.cut.len(), cut.probe.awaited);
+    assert!(handed_on > 1000 && awaited > 100, "{handed_on} {awaited}");
+    let red = chain(rates, ["", "", "qdisc = { kind = \"red\" }", ""]);
+    let (cut, plain) = both(&red, 3);
+    assert_same_but_fewer_events(&cut, &plain);
+}
+
+/// In a dumbbell of several flows a data packet and its ACK cost 6 events, not 8:
+/// the `Arrive` at the right router (data) and at the left router (ACK) are gone.
+/// (Both bottleneck directions are observed, so each has a `TxDone` per packet:
+/// data `Arrive` left, `TxDone`, `Arrive` receiver; ACK `Arrive` right, `TxDone`,
+/// `Arrive` sender.)
+#[test]
+fn a_dumbbell_packet_and_its_ack_cost_two_events_fewer() {
+    let text = dumbbell(3, "1Gbps", "10Mbps", "max_window = 8");
+    let (cut, plain) = both(&text, 1);
+    let packets =
+        |s: &Simulation, kind| s.probe.deliveries.iter().filter(|d| d.2 == kind).count() as u64;
+    let (data, acks) = (packets(&cut, Kind::Data), packets(&cut, Kind::Ack));
+    assert!(data > 10_000 && acks > 10_000);
+    assert_every_delivery_was_cut_once(&cut);
+    assert_eq!(cut.probe.awaited, 0);
+    let per_pair = |s: &Simulation| (s.probe.tx_done + s.probe.arrive) as f64 / data as f64;
+    let (before, after) = (per_pair(&plain), per_pair(&cut));
+    assert!((8.0..8.01).contains(&before), "{before}");
+    assert!((6.0..6.01).contains(&after), "{after}");
+}
+
+/// Only a link fed by exactly one link, unobserved and sending ahead, cuts through:
+/// never a monitored bottleneck, a first hop (fed by a host), a monitored link,
+/// a captured one or one whose qdisc is not a plain FIFO.
+#[test]
+fn only_an_unobserved_fifo_fed_by_one_link_cuts_through() {
+    let cuts = |s: &Simulation| {
+        (0..s.net.links.len())
+            .filter(|&l| s.cut[l] != NO_CUT)
+            .map(|l| s.link_name(l))
+            .collect::<Vec<_>>()
+    };
+    let mut s = sim(&dumbbell(2, "1Gbps", "10Mbps", ""));
+    assert_eq!(cuts(&s), ["left->s0", "right->r0", "left->s1", "right->r1"]);
+    let path = std::env::temp_dir().join(format!("aqmlab-cut-{}.pcap", std::process::id()));
+    let r1 = s.find_link("right->r1").unwrap();
+    s.capture(r1, &path).unwrap();
+    assert_eq!(cuts(&s), ["left->s0", "right->r0", "left->s1"]);
+    s.finish_capture().unwrap();
+    std::fs::remove_file(&path).ok();
+
+    let rates = ["1Mbps"; 4];
+    let s = sim(&chain(rates, [""; 4]));
+    let all = ["b->a", "b->c", "c->b", "c->d", "d->c", "d->e"];
+    assert_eq!(cuts(&s), all);
+    let red = "qdisc = { kind = \"red\" }";
+    let s = sim(&chain(rates, ["", red, "monitor = true", ""]));
+    assert_eq!(cuts(&s), ["b->a", "c->b", "d->e"]);
+}
