@@ -496,7 +496,10 @@ mod tests {
             ms(2)
         );
         let node = link.send_ahead();
-        assert!(!wires.push_parked(&mut link.wire, node, ms(4)), "behind the first");
+        assert!(
+            !wires.push_parked(&mut link.wire, node, ms(4)),
+            "behind the first"
+        );
         assert!(link.is_busy() && link.sent_ahead());
         assert!(link.in_progress(ms(1), rate, &wires).is_none());
         link.deferred = Deferred::NONE;
