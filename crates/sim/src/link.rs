@@ -61,6 +61,10 @@ pub struct Pipe {
     /// empty: nothing watches the transmitter's end, and an idle dequeue does
     /// nothing). Set by the engine.
     pub send_ahead: bool,
+    /// Whether a link that cuts through has this one as its only input, so a
+    /// packet leaving it may be handed on (`engine::forward`). Set by the engine;
+    /// the other links skip the look at the next hop.
+    pub feeds_cut: bool,
 }
 
 /// The table of distinct pipes, each stored once.

@@ -83,6 +83,7 @@ impl LinkFactory<'_> {
             rate,
             delay,
             send_ahead: false,
+            feeds_cut: false,
         })
     }
 
@@ -148,11 +149,19 @@ impl Network {
 
     /// Lets link direction `l` send ahead or not (`Pipe::send_ahead`).
     pub fn set_send_ahead(&mut self, l: usize, on: bool) {
+        self.repipe(l, |p| p.send_ahead = on);
+    }
+
+    /// Marks link direction `l` as the only input of a link that cuts through
+    /// (`Pipe::feeds_cut`).
+    pub fn set_feeds_cut(&mut self, l: usize, on: bool) {
+        self.repipe(l, |p| p.feeds_cut = on);
+    }
+
+    fn repipe(&mut self, l: usize, change: impl FnOnce(&mut Pipe)) {
         let link = &mut self.links[l];
-        let pipe = Pipe {
-            send_ahead: on,
-            ..*self.pipes.get(link.pipe)
-        };
+        let mut pipe = *self.pipes.get(link.pipe);
+        change(&mut pipe);
         link.pipe = self.pipes.intern(pipe);
     }
 

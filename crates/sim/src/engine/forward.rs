@@ -99,7 +99,7 @@ impl Simulation {
         if pipe.send_ahead && link.qdisc.is_empty() {
             link.deferred = self.events.defer(done, l as u32);
             let node = link.send_ahead();
-            self.put_on_wire(l, done + pipe.delay, node);
+            self.put_on_wire(l, done + pipe.delay, node, pipe.feeds_cut);
         } else {
             self.events.push(done, Event::TxDone(l as u32));
         }
@@ -108,10 +108,14 @@ impl Simulation {
     /// The last bit of `pkt` has left (or, sent ahead, will leave) the transmitter
     /// of `l`; it reaches the far end at `at`. Puts it on the wire, or, as long as
     /// the next link can take it then (`cut_through`), on that link's wire.
+    /// `may_cut`: `l` feeds a link that cuts through (`Pipe::feeds_cut`).
     #[inline]
-    fn put_on_wire(&mut self, mut l: usize, mut at: Time, node: u32) {
-        while let Some((next, next_at)) = self.cut_through(at, node) {
-            (l, at) = (next, next_at);
+    fn put_on_wire(&mut self, mut l: usize, mut at: Time, node: u32, mut may_cut: bool) {
+        while may_cut {
+            match self.cut_through(at, node) {
+                Some((next, next_at, feeds)) => (l, at, may_cut) = (next, next_at, feeds),
+                None => break,
+            }
         }
         let link = &mut self.net.links[l];
         if self.wires.push_parked(&mut link.wire, node, at) {
@@ -121,12 +125,13 @@ impl Simulation {
 
     /// Sends the packet in wire-slab `node`, which will arrive at `at` at the node
     /// where its next link starts, on that link from `at` if the link cuts through
-    /// and will be idle with nothing queued then (module comment); returns the link
-    /// and when the packet reaches its far end. Otherwise the packet takes the
+    /// and will be idle with nothing queued then (module comment); returns the link,
+    /// when the packet reaches its far end, and whether that link feeds one that
+    /// cuts through. Otherwise the packet takes the
     /// normal path, counted as awaited by a link that cuts through. Decided from
     /// the state now.
     #[inline]
-    fn cut_through(&mut self, at: Time, node: u32) -> Option<(usize, Time)> {
+    fn cut_through(&mut self, at: Time, node: u32) -> Option<(usize, Time, bool)> {
         let pkt = self.wires.parked_mut(node);
         let h = self.headers.get_mut(pkt.tag);
         let next = self.net.routes.hop(h.route_at);
@@ -157,7 +162,7 @@ impl Simulation {
         let pipe = self.net.pipes.get(out.pipe);
         let done = out.begin_tx_ahead(pkt.size, at, pipe.rate);
         out.deferred = self.events.defer(done, next);
-        Some((next as usize, done + pipe.delay))
+        Some((next as usize, done + pipe.delay, pipe.feeds_cut))
     }
 
     /// The transmitter of `l` is free: send the next packet or go idle.
@@ -190,7 +195,8 @@ impl Simulation {
             self.start_next(l);
             return;
         }
-        let at = now + self.net.pipes.get(link.pipe).delay;
+        let pipe = *self.net.pipes.get(link.pipe);
+        let at = now + pipe.delay;
         let node = link.end_tx();
         let pkt = *self.wires.parked(node);
         if let Some(m) = link.monitor() {
@@ -199,7 +205,7 @@ impl Simulation {
         if self.obs.pcap.as_ref().is_some_and(|tap| tap.link == l) {
             self.record_capture(now, &pkt);
         }
-        self.put_on_wire(l, at, node);
+        self.put_on_wire(l, at, node, pipe.feeds_cut);
         self.start_next(l);
     }
 

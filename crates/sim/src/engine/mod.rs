@@ -100,12 +100,13 @@ impl Simulation {
             net.set_send_ahead(l, on);
         }
         let sole_inputs = net.routes.sole_inputs(net.links.len());
-        let cut = (net.links.iter().zip(sole_inputs))
-            .map(|(link, input)| match input {
-                Some(_) if net.pipes.get(link.pipe).send_ahead => 0,
-                _ => forward::NO_CUT,
-            })
-            .collect();
+        let mut cut = vec![forward::NO_CUT; net.links.len()];
+        for (l, input) in sole_inputs.into_iter().enumerate() {
+            if let Some(input) = input.filter(|_| net.pipe(l).send_ahead) {
+                cut[l] = 0;
+                net.set_feeds_cut(input as usize, true);
+            }
+        }
 
         let f = &s.file;
         let prefetch_next = net.links.len() >= PREFETCH_FROM_LINKS;
