@@ -105,10 +105,11 @@ impl Simulation {
         }
     }
 
-    /// The last bit of `pkt` has left (or, sent ahead, will leave) the transmitter
-    /// of `l`; it reaches the far end at `at`. Puts it on the wire, or, as long as
-    /// the next link can take it then (`cut_through`), on that link's wire.
-    /// `may_cut`: `l` feeds a link that cuts through (`Pipe::feeds_cut`).
+    /// The last bit of the packet in wire-slab `node` has left (or, sent ahead,
+    /// will leave) the transmitter of `l`; it reaches the far end at `at`. Puts it
+    /// on the wire, or, as long as the next link can take it then
+    /// (`cut_through`), on that link's wire. `may_cut`: `l` feeds a link that
+    /// cuts through (`Pipe::feeds_cut`).
     #[inline]
     fn put_on_wire(&mut self, mut l: usize, mut at: Time, node: u32, mut may_cut: bool) {
         while may_cut {
@@ -127,9 +128,8 @@ impl Simulation {
     /// where its next link starts, on that link from `at` if the link cuts through
     /// and will be idle with nothing queued then (module comment); returns the link,
     /// when the packet reaches its far end, and whether that link feeds one that
-    /// cuts through. Otherwise the packet takes the
-    /// normal path, counted as awaited by a link that cuts through. Decided from
-    /// the state now.
+    /// cuts through. Otherwise the packet takes the normal path, counted as awaited
+    /// by a link that cuts through. Decided from the state now.
     #[inline]
     fn cut_through(&mut self, at: Time, node: u32) -> Option<(usize, Time, bool)> {
         let pkt = self.wires.parked_mut(node);
