@@ -8,8 +8,8 @@
 //! same); the wires of all links share one slab (`wire.rs`). Back-to-back
 //! transmissions are timed from the cumulative bits of the busy period, so
 //! per-packet rounding to nanoseconds never drifts. When nothing waits behind a
-//! packet on an unobserved link, it goes on the wire as its transmission starts and
-//! its `TxDone` is deferred: most access links never need one; and a packet bound
+//! packet on a DropTail, it goes on the wire as its transmission starts and its
+//! `TxDone` is deferred: most access links and a reverse bottleneck never need one; and a packet bound
 //! for an idle link fed by this one alone goes on that link's wire instead, with no
 //! `Arrive` between (cut-through; both in `engine::forward`).
 
@@ -57,9 +57,9 @@ pub struct Pipe {
     pub rate: Rate,
     pub delay: Dur,
     /// Whether a packet may go on the wire when its transmission starts, its
-    /// `TxDone` deferred (unobserved links whose qdisc passes packets through when
-    /// empty: nothing watches the transmitter's end, and an idle dequeue does
-    /// nothing). Set by the engine.
+    /// `TxDone` deferred (links whose qdisc passes packets through when empty: an
+    /// idle dequeue does nothing, and an observer is told the end later, as it
+    /// would have been then). Set by the engine.
     pub send_ahead: bool,
     /// Whether a link that cuts through has this one as its only input, so a
     /// packet leaving it may be handed on (`engine::forward`). Set by the engine;
@@ -343,14 +343,21 @@ impl Link {
             return None;
         }
         let pkt = wires.parked(self.current);
-        let size = pkt.size as u128 * 8;
+        Some((pkt, self.bits_sent(now, rate, pkt.size)))
+    }
+
+    /// How many bits of the packet of `size` bytes being serialized (the last of
+    /// the busy period, parked or sent ahead) have left at `now`, at `rate`.
+    pub fn bits_sent(&self, now: Time, rate: Rate, size: u32) -> u64 {
+        debug_assert!(self.current != IDLE);
+        let size = size as u128 * 8;
         let rate = rate.bps() as u128;
         let start = self.busy_since
             + Dur::from_nanos(
                 ((u128::from(self.busy_bits) - size) * 1_000_000_000).div_ceil(rate) as u64,
             );
         let elapsed = now.saturating_since(start).as_nanos() as u128;
-        Some((pkt, (elapsed * rate / 1_000_000_000).min(size) as u64))
+        (elapsed * rate / 1_000_000_000).min(size) as u64
     }
 
     /// Starts serializing `pkt` at `now` at `rate` (the transmitter is idle); the

@@ -97,7 +97,7 @@ impl Simulation {
             let name = self.link_name(stats.link as usize);
             read.links.push(self.link_result(stats, c, &name, secs));
             if let Some(series) = &stats.series {
-                let partial = in_progress(links, stats.link as usize, self.now());
+                let partial = in_progress(stats, links, self.now());
                 read.flow_series
                     .extend(series.rows_at(self.now(), partial).into_iter().map(|r| {
                         let dt = r.len.as_secs_f64();

@@ -3,16 +3,17 @@
 //! observers are called only for monitored links.
 //!
 //! Two shortcuts keep events off the queue, each without changing what any link
-//! sees. Send-ahead: on an idle, unobserved link that passes packets through when
-//! empty (a DropTail), a packet goes on the wire as its transmission starts and the
-//! `TxDone` is deferred (`transmit`). Cut-through: a packet whose next link `out`
-//! is fed by this link alone skips the `Arrive` at the far end when `out` will be
-//! idle then; it is sent on `out` at once, its transmission starting at the arrival
-//! time (`cut_through`). So a dumbbell's data packet costs an `Arrive` at the left
-//! router, the bottleneck's `TxDone` and an `Arrive` at the receiver, and its ACK an
-//! `Arrive` at the right router, the reverse bottleneck's `TxDone` and an `Arrive`
-//! at the sender (both bottleneck directions are observed): 6 events for the two,
-//! 8 with send-ahead alone, 12 with neither.
+//! sees. Send-ahead: on an idle link that passes packets through when empty (a
+//! DropTail), a packet goes on the wire as its transmission starts and the
+//! `TxDone` is deferred (`transmit`); an observer hears of the end when the next
+//! arrival finds it passed, or before it is read (`Simulation::settle_observed`),
+//! keeping a copy of the packet meanwhile. Cut-through: a packet whose next link
+//! `out` is fed by this link alone skips the `Arrive` at the far end when `out`
+//! will be idle then; it is sent on `out` at once, its transmission starting at
+//! the arrival time (`cut_through`). So a dumbbell's data packet costs an `Arrive`
+//! at the left router, the bottleneck's `TxDone` and an `Arrive` at the receiver,
+//! and its ACK an `Arrive` at the right router and at the sender: 5 events for the
+//! two, 7 with send-ahead alone, 12 with neither.
 //!
 //! Why cut-through is exact: `out` has one input, `in`, whose wire is a FIFO of
 //! fixed delay, so every packet `out` will receive before time `t1` is on `in`'s
@@ -48,12 +49,9 @@ impl Simulation {
         let link = &mut self.net.links[l];
         pkt.enqueued_at = now;
         if link.sent_ahead() && link.deferred.is_some() && self.events.passed(link.deferred) {
-            // The deferred end of the last transmission has passed: the link went
-            // idle then, as its `TxDone` would have found nothing to send.
-            link.end_sent_ahead();
-            let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
-            link.go_idle(done);
+            self.idle_from_deferred_end(l);
         }
+        let link = &mut self.net.links[l];
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
             // timing as queueing and dequeueing it at this instant.
@@ -97,6 +95,9 @@ impl Simulation {
         let pipe = *self.net.pipes.get(link.pipe);
         let done = link.begin_tx(pkt, now, pipe.rate, &mut self.wires);
         if pipe.send_ahead && link.qdisc.is_empty() {
+            if let Some(m) = link.monitor() {
+                self.obs.links[m as usize].hold_sent_ahead(pkt);
+            }
             link.deferred = self.events.defer(done, l as u32);
             let node = link.send_ahead();
             self.put_on_wire(l, done + pipe.delay, node, pipe.feeds_cut);
@@ -143,6 +144,7 @@ impl Simulation {
             return None;
         }
         let out = &mut self.net.links[next as usize];
+        debug_assert!(out.monitor().is_none(), "observed links do not cut through");
         let idle = *awaited == 0 && out.qdisc.is_empty() && out.free_before(at);
         #[cfg(test)]
         self.probe.on_cut(h.uid, idle, at <= self.end);
@@ -151,16 +153,16 @@ impl Simulation {
             h.flags |= FLAG_AWAITED;
             return None;
         }
-        if out.sent_ahead() {
-            // As `enqueue_on` does when the deferred end has passed.
-            out.end_sent_ahead();
-            let done = std::mem::replace(&mut out.deferred, Deferred::NONE).time();
-            out.go_idle(done);
-        }
         h.route_at += 1;
         pkt.enqueued_at = at;
+        let size = pkt.size;
+        if out.sent_ahead() {
+            // As `enqueue_on` does when the deferred end has passed.
+            self.idle_from_deferred_end(next as usize);
+        }
+        let out = &mut self.net.links[next as usize];
         let pipe = self.net.pipes.get(out.pipe);
-        let done = out.begin_tx_ahead(pkt.size, at, pipe.rate);
+        let done = out.begin_tx_ahead(size, at, pipe.rate);
         out.deferred = self.events.defer(done, next);
         Some((next as usize, done + pipe.delay, pipe.feeds_cut))
     }
@@ -186,12 +188,32 @@ impl Simulation {
         self.settle_sink(l);
     }
 
+    /// The deferred end of the transmission `l` sent ahead has passed without a
+    /// packet arriving before it (or, for a link cut through to, will have when
+    /// the packet gets there): the link went idle then, as its `TxDone` would have
+    /// found nothing to send, and its observer hears what that would have told it.
+    #[inline]
+    pub(super) fn idle_from_deferred_end(&mut self, l: usize) {
+        let link = &mut self.net.links[l];
+        link.end_sent_ahead();
+        let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
+        let busy = link.go_idle(done);
+        if let Some(m) = link.monitor() {
+            let stats = &mut self.obs.links[m as usize];
+            stats.on_sent_ahead_done();
+            stats.on_idle(busy.as_nanos());
+        }
+    }
+
     pub(super) fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.net.links[l];
         if link.sent_ahead() {
             // A deferred end, put in the queue: the packet is on the wire already.
             link.end_sent_ahead();
+            if let Some(m) = link.monitor() {
+                self.obs.links[m as usize].on_sent_ahead_done();
+            }
             self.start_next(l);
             return;
         }

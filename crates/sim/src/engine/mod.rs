@@ -95,14 +95,15 @@ impl Simulation {
             net.links[m.link as usize].set_monitor(k as u32);
         }
         for l in 0..net.links.len() {
-            let link = &net.links[l];
-            let on = link.monitor().is_none() && link.qdisc.passes_through_when_empty();
+            let on = net.links[l].qdisc.passes_through_when_empty();
             net.set_send_ahead(l, on);
         }
         let sole_inputs = net.routes.sole_inputs(net.links.len());
         let mut cut = vec![forward::NO_CUT; net.links.len()];
         for (l, input) in sole_inputs.into_iter().enumerate() {
-            if let Some(input) = input.filter(|_| net.pipe(l).send_ahead) {
+            // An observed link hears each arrival as it happens: it never cuts through.
+            let eligible = net.pipe(l).send_ahead && net.links[l].monitor().is_none();
+            if let Some(input) = input.filter(|_| eligible) {
                 cut[l] = 0;
                 net.set_feeds_cut(input as usize, true);
             }
@@ -203,6 +204,17 @@ impl Simulation {
         self.cut.fill(forward::NO_CUT);
     }
 
+    /// Stops observed links from sending ahead (tests: it must change nothing but
+    /// the event count and the order of events at one instant).
+    #[cfg(test)]
+    pub(crate) fn no_observed_send_ahead(&mut self) {
+        for l in 0..self.net.links.len() {
+            if self.net.links[l].monitor().is_some() {
+                self.net.set_send_ahead(l, false);
+            }
+        }
+    }
+
     /// Finishes the pcap, if any.
     pub fn finish_capture(&mut self) -> std::io::Result<()> {
         match self.obs.pcap.take() {
@@ -268,6 +280,7 @@ impl Simulation {
                 Event::Timer(f, k) => self.on_timer(f as usize, k),
                 Event::Tick(tick) => self.on_tick(tick),
                 Event::MeasureStart => {
+                    self.settle_observed(false);
                     let links = self.net.view(&self.wires);
                     self.obs.end_warmup(self.now, links, &self.flows)
                 }
@@ -277,7 +290,26 @@ impl Simulation {
             }
         }
         self.now = until;
+        // Every event up to `until` has run: so have the deferred ends up to it.
+        self.settle_observed(true);
         progress(self.now);
+    }
+
+    /// Tells the observers of links that sent ahead the ends of transmission
+    /// that have passed, before they are read: those before the event now
+    /// running, or (`through_now`) all up to `now`.
+    fn settle_observed(&mut self, through_now: bool) {
+        for k in 0..self.obs.links.len() {
+            let l = self.obs.links[k].link as usize;
+            let link = &self.net.links[l];
+            if link.sent_ahead()
+                && link.deferred.is_some()
+                && (self.events.passed(link.deferred)
+                    || through_now && link.deferred.time() <= self.now)
+            {
+                self.idle_from_deferred_end(l);
+            }
+        }
     }
 
     /// Runs to the end.
@@ -301,7 +333,10 @@ impl Simulation {
         let now = self.now;
         match tick {
             Tick::Queue => self.obs.sample_queues(now, &self.net.links),
-            Tick::Series => self.obs.close_series(now, self.net.view(&self.wires)),
+            Tick::Series => {
+                self.settle_observed(false);
+                self.obs.close_series(now, self.net.view(&self.wires))
+            }
             Tick::Tcp => self.obs.sample_tcp(now, &self.flows, &self.groups),
         }
         self.events

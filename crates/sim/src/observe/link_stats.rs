@@ -64,6 +64,9 @@ pub struct LinkStats {
     pub series: Option<SeriesAcc>,
     /// Sojourn-time distributions, when `[monitor] delays` is on.
     pub delays: Option<Delays>,
+    /// A copy of the packet the link is serializing when it sent it ahead: it is
+    /// on a wire already, and its end is told later (`engine::forward`).
+    sent_ahead: Option<Packet>,
 }
 
 impl LinkStats {
@@ -81,6 +84,7 @@ impl LinkStats {
             samples: Vec::new(),
             series: None,
             delays: None,
+            sent_ahead: None,
         }
     }
 
@@ -206,6 +210,40 @@ impl LinkStats {
         }
     }
 
+    /// The link sent `pkt` ahead: it went on the wire as its transmission began.
+    #[inline]
+    pub fn hold_sent_ahead(&mut self, pkt: Packet) {
+        debug_assert!(self.sent_ahead.is_none());
+        self.sent_ahead = Some(pkt);
+    }
+
+    /// The transmission sent ahead has ended (its deferred `TxDone`).
+    #[inline]
+    pub fn on_sent_ahead_done(&mut self) {
+        let pkt = self.sent_ahead.take().expect("a packet sent ahead");
+        self.on_tx_done(&pkt);
+    }
+
+    /// The packet the link is serializing at `now`, and how many of its bits have
+    /// left the transmitter by then.
+    pub fn in_progress<'a>(&'a self, links: Links<'a>, now: Time) -> Option<(&'a Packet, u64)> {
+        let l = self.link as usize;
+        match &self.sent_ahead {
+            Some(pkt) => {
+                let link = &links.links[l];
+                debug_assert!(
+                    link.sent_ahead(),
+                    "the end of a transmission sent ahead was told"
+                );
+                Some((
+                    pkt,
+                    link.bits_sent(now, links.pipes.get(link.pipe).rate, pkt.size),
+                ))
+            }
+            None => links.in_progress(l, now),
+        }
+    }
+
     /// A busy period of `busy_ns` ended.
     #[inline]
     pub fn on_idle(&mut self, busy_ns: u64) {
@@ -229,7 +267,7 @@ impl LinkStats {
     /// `c`, this link's counters, brought up to `now`.
     fn brought_up_to(&self, now: Time, links: Links<'_>, mut c: LinkCounters) -> LinkCounters {
         let busy_since = links.links[self.link as usize].busy_since();
-        if let Some((pkt, bits)) = links.in_progress(self.link as usize, now) {
+        if let Some((pkt, bits)) = self.in_progress(links, now) {
             c.tx_bits += bits;
             c.per_flow[pkt.flow.index()].bits += bits;
         }

@@ -69,10 +69,10 @@ pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, se
         .saturating_add(events)
 }
 
-/// The flow and the bits sent so far of the packet link `l` is sending at `now`.
-pub fn in_progress(links: Links<'_>, l: usize, now: Time) -> Option<(usize, u64)> {
-    links
-        .in_progress(l, now)
+/// The flow and the bits sent so far of the packet the link `m` observes is
+/// sending at `now`.
+pub fn in_progress(m: &LinkStats, links: Links<'_>, now: Time) -> Option<(usize, u64)> {
+    m.in_progress(links, now)
         .map(|(p, bits)| (p.flow.index(), bits))
 }
 
@@ -181,8 +181,9 @@ impl Observers {
     /// Ends an interval of every per-flow series.
     pub fn close_series(&mut self, now: Time, links: Links<'_>) {
         for m in &mut self.links {
+            let partial = in_progress(m, links, now);
             if let Some(s) = &mut m.series {
-                s.close_interval(now, in_progress(links, m.link as usize, now));
+                s.close_interval(now, partial);
             }
         }
     }
