@@ -192,16 +192,14 @@ impl Simulation {
     /// packet arriving before it (or, for a link cut through to, will have when
     /// the packet gets there): the link went idle then, as its `TxDone` would have
     /// found nothing to send, and its observer hears what that would have told it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn idle_from_deferred_end(&mut self, l: usize) {
         let link = &mut self.net.links[l];
         link.end_sent_ahead();
         let done = std::mem::replace(&mut link.deferred, Deferred::NONE).time();
         let busy = link.go_idle(done);
         if let Some(m) = link.monitor() {
-            let stats = &mut self.obs.links[m as usize];
-            stats.on_sent_ahead_done();
-            stats.on_idle(busy.as_nanos());
+            self.obs.links[m as usize].on_sent_ahead_idle(busy.as_nanos());
         }
     }
 

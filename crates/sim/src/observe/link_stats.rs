@@ -224,6 +224,13 @@ impl LinkStats {
         self.on_tx_done(&pkt);
     }
 
+    /// The transmission sent ahead ended, and with it a busy period of `busy_ns`.
+    #[inline(never)]
+    pub fn on_sent_ahead_idle(&mut self, busy_ns: u64) {
+        self.on_sent_ahead_done();
+        self.on_idle(busy_ns);
+    }
+
     /// The packet the link is serializing at `now`, and how many of its bits have
     /// left the transmitter by then.
     pub fn in_progress<'a>(&'a self, links: Links<'a>, now: Time) -> Option<(&'a Packet, u64)> {
