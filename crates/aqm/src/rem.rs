@@ -280,7 +280,7 @@ impl Qdisc for Rem {
 mod tests {
     use super::*;
     use crate::packet::FlowId;
-    use crate::testing::{rejection, Harness, TEST_LINK};
+    use crate::testing::{self, rejection, Harness, TEST_LINK};
 
     /// Offers `per_ms` packets and dequeues `out_per_ms` every millisecond for
     /// `ms` milliseconds; returns the price after each update.
@@ -470,62 +470,11 @@ mod tests {
         assert!(q.next_update <= h.now + Dur::from_millis(2));
     }
 
-    /// 20 window-based senders (additive increase of one packet per RTT, halving
-    /// at most once per RTT on a loss, as Reno in congestion avoidance) share a
-    /// 10 Mbps link through `params`, 40 ms of propagation RTT. Returns the mean
-    /// backlog from 20 s to 60 s (sampled every transmission time), and the
-    /// link's use.
+    /// The mean backlog and the link's use of `aimd_through` from 100 s to 200 s.
     fn aimd_through(params: RemParams) -> (f64, f64) {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        const FLOWS: usize = 20;
-        let tx = Dur::from_micros(800); // 1000 bytes at 10 Mbps
-        let rtt = Dur::from_millis(40);
-        let mut h = Harness::build(params);
-        let mut cwnd = [2.0f64; FLOWS];
-        let mut inflight = [0u32; FLOWS];
-        let mut last_cut = [Time::ZERO; FLOWS];
-        // (time, flow, lost): feedback reaching a sender.
-        let mut feedback: BinaryHeap<Reverse<(Time, usize, bool)>> = BinaryHeap::new();
-        let (mut backlog_sum, mut samples, mut busy) = (0.0, 0u64, 0u64);
         let (from, to) = (Time::from_secs(100), Time::from_secs(200));
-        while h.now < to {
-            let now = h.now;
-            while let Some(&Reverse((t, f, lost))) = feedback.peek() {
-                if t > now {
-                    break;
-                }
-                feedback.pop();
-                inflight[f] -= 1;
-                if lost {
-                    if t.saturating_since(last_cut[f]) > rtt {
-                        cwnd[f] = (cwnd[f] / 2.0).max(1.0);
-                        last_cut[f] = t;
-                    }
-                } else {
-                    cwnd[f] += 1.0 / cwnd[f];
-                }
-            }
-            if now >= from {
-                backlog_sum += h.q.len() as f64;
-                samples += 1;
-            }
-            for f in 0..FLOWS {
-                while (inflight[f] as f64) < cwnd[f].floor() {
-                    inflight[f] += 1;
-                    if h.offer(f as u32, 0) == Verdict::Dropped {
-                        feedback.push(Reverse((now + rtt, f, true)));
-                    }
-                }
-            }
-            if let Some(p) = h.dequeue() {
-                busy += (now >= from) as u64;
-                feedback.push(Reverse((now + tx + rtt, p.flow.index(), false)));
-            }
-            h.advance(tx);
-        }
-        let slots = (to.as_nanos() - from.as_nanos()) / tx.as_nanos();
-        (backlog_sum / samples as f64, busy as f64 / slots as f64)
+        let load = testing::aimd_through(&mut Harness::build(params), from, to);
+        (load.backlog, load.utilization)
     }
 
     #[test]

@@ -121,3 +121,77 @@ impl<Q: Qdisc> Harness<Q> {
         out
     }
 }
+
+/// What [`aimd_through`] measured between its `from` and `to`.
+pub struct AimdLoad {
+    /// Mean queueing delay of the packets sent, seconds.
+    pub delay_s: f64,
+    /// Mean backlog in packets, sampled once a transmission time.
+    pub backlog: f64,
+    /// The link's use: the share of transmission times that sent a packet.
+    pub utilization: f64,
+}
+
+/// 20 window-based senders (additive increase of one packet per RTT, halving at
+/// most once per RTT on a loss, as Reno in congestion avoidance) share a 10 Mbps
+/// link (a 1000-byte packet every 800 us) through `h`'s qdisc, with 40 ms of
+/// propagation RTT; measured from `from` to `to`. The load under which an AQM's
+/// controller must hold its target.
+pub fn aimd_through<Q: Qdisc>(h: &mut Harness<Q>, from: Time, to: Time) -> AimdLoad {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    const FLOWS: usize = 20;
+    let tx = Dur::from_micros(800);
+    let rtt = Dur::from_millis(40);
+    let mut cwnd = [2.0f64; FLOWS];
+    let mut inflight = [0u32; FLOWS];
+    let mut last_cut = [Time::ZERO; FLOWS];
+    // (time, flow, lost): an ACK (or a loss signal) reaching a sender.
+    let mut feedback: BinaryHeap<Reverse<(Time, usize, bool)>> = BinaryHeap::new();
+    let (mut delay_sum, mut backlog_sum, mut samples, mut sent) = (0.0, 0.0, 0u64, 0u64);
+    h.size = 1000;
+    while h.now < to {
+        let now = h.now;
+        while let Some(&Reverse((t, f, lost))) = feedback.peek() {
+            if t > now {
+                break;
+            }
+            feedback.pop();
+            inflight[f] -= 1;
+            if lost {
+                if t.saturating_since(last_cut[f]) > rtt {
+                    cwnd[f] = (cwnd[f] / 2.0).max(1.0);
+                    last_cut[f] = t;
+                }
+            } else {
+                cwnd[f] += 1.0 / cwnd[f];
+            }
+        }
+        if now >= from {
+            backlog_sum += h.q.len() as f64;
+            samples += 1;
+        }
+        for f in 0..FLOWS {
+            while (inflight[f] as f64) < cwnd[f].floor() {
+                inflight[f] += 1;
+                if h.offer(f as u32, 0) == Verdict::Dropped {
+                    feedback.push(Reverse((now + rtt, f, true)));
+                }
+            }
+        }
+        // The link sends one packet per transmission time.
+        if let Some(p) = h.dequeue() {
+            if now >= from {
+                delay_sum += now.saturating_since(p.enqueued_at).as_secs_f64();
+                sent += 1;
+            }
+            feedback.push(Reverse((now + tx + rtt, p.flow.index(), false)));
+        }
+        h.advance(tx);
+    }
+    AimdLoad {
+        delay_s: delay_sum / sent as f64,
+        backlog: backlog_sum / samples as f64,
+        utilization: sent as f64 / samples as f64,
+    }
+}
