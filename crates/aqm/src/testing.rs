@@ -195,3 +195,46 @@ pub fn aimd_through<Q: Qdisc>(h: &mut Harness<Q>, from: Time, to: Time) -> AimdL
         utilization: sent as f64 / samples as f64,
     }
 }
+
+/// Three flows of 200, 700 and 1500-byte packets kept backlogged (20 packets each,
+/// as `queued` counts a flow's packets) through `h`'s qdisc for 30,000 departures:
+/// a byte-fair scheduler (DRR in SFQ, FQ-CoDel) sends them equal bytes, so 7.5
+/// small packets for each large one, and drops nothing.
+#[track_caller]
+pub fn assert_backlogged_flows_share_bytes<Q: Qdisc>(
+    h: &mut Harness<Q>,
+    flows: &[u32],
+    queued: impl Fn(&Q, u32) -> usize,
+) {
+    assert_eq!(flows.len(), 3);
+    let sizes = [200u32, 700, 1500];
+    let (mut bytes, mut packets) = ([0u64; 3], [0u64; 3]);
+    let mut seq = 0;
+    for _ in 0..30_000 {
+        for (i, &f) in flows.iter().enumerate() {
+            while queued(h.q.qdisc(), f) < 20 {
+                seq += 1;
+                let mut p = Packet::new(FlowId(f), sizes[i]);
+                p.tag = seq;
+                h.offer_pkt(p);
+            }
+        }
+        let p = h.dequeue().expect("backlogged");
+        let i = flows
+            .iter()
+            .position(|&f| f == p.flow.0)
+            .expect("one of the flows");
+        bytes[i] += p.size as u64;
+        packets[i] += 1;
+    }
+    let mean = bytes.iter().sum::<u64>() as f64 / 3.0;
+    for b in bytes {
+        assert!(
+            (b as f64 - mean).abs() < 0.005 * mean,
+            "bytes {bytes:?} packets {packets:?}"
+        );
+    }
+    let ratio = packets[0] as f64 / packets[2] as f64;
+    assert!((ratio - 7.5).abs() < 0.1, "packets {packets:?}");
+    assert_eq!(h.q.counts().total_drops(), 0);
+}

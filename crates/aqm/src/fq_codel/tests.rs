@@ -9,7 +9,7 @@ fn fq_codel(params: FqCodelParams) -> Result<FqCodel, ParamError> {
 }
 use crate::packet::Ecn;
 use crate::qdisc::VecSink;
-use crate::testing::Harness;
+use crate::testing::{self, Harness};
 use crate::time::Time;
 
 fn fq(params: FqCodelParams) -> Harness<FqCodel> {
@@ -332,30 +332,9 @@ fn a_sparse_flow_sees_no_queue_behind_a_bulk_flow() {
 fn backlogged_flows_share_the_link_equally_in_bytes() {
     let mut h = fq(FqCodelParams::default());
     let f = distinct_flows(h.q.qdisc(), 3);
-    let sizes = [200u32, 700, 1500];
-    let (mut bytes, mut packets) = ([0u64; 3], [0u64; 3]);
-    for _ in 0..30_000 {
-        for (i, &flow) in f.iter().enumerate() {
-            while qlen(&h, flow) < 20 {
-                offer_sized(&mut h, flow, sizes[i], false);
-            }
-        }
-        let p = h.dequeue().unwrap();
-        let i = f.iter().position(|&x| x == p.flow.0).unwrap();
-        bytes[i] += p.size as u64;
-        packets[i] += 1;
-    }
-    let mean = bytes.iter().sum::<u64>() as f64 / 3.0;
-    for b in bytes {
-        assert!(
-            (b as f64 - mean).abs() < 0.005 * mean,
-            "bytes {bytes:?} packets {packets:?}"
-        );
-    }
-    // Equal bytes, not equal packets: 7.5 small packets per large one.
-    let ratio = packets[0] as f64 / packets[2] as f64;
-    assert!((ratio - 7.5).abs() < 0.1, "packets {packets:?}");
-    assert_eq!(h.q.counts().total_drops(), 0);
+    testing::assert_backlogged_flows_share_bytes(&mut h, &f, |q, flow| {
+        q.queue_len(q.bucket_of(FlowId(flow)))
+    });
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! perturbation under the seed, and the flow-to-bin map the Python replica pins.
 
 use super::*;
-use crate::testing::{rejection, Harness, TEST_LINK};
+use crate::testing::{self, rejection, Harness, TEST_LINK};
 
 /// `n` flows (from 1 up) that hash into `n` distinct bins.
 fn distinct_flows(q: &Sfq, n: usize) -> Vec<u32> {
@@ -21,13 +21,6 @@ fn distinct_flows(q: &Sfq, n: usize) -> Vec<u32> {
     flows
 }
 
-#[track_caller]
-fn offer_sized<Q: Qdisc>(h: &mut Harness<Q>, flow: u32, size: u32, seq: u32) -> Verdict {
-    let mut p = Packet::new(FlowId(flow), size);
-    p.tag = seq;
-    h.offer_pkt(p)
-}
-
 #[test]
 fn backlogged_flows_in_distinct_bins_share_departures_equally_in_bytes() {
     let mut h = Harness::build(SfqParams {
@@ -36,32 +29,9 @@ fn backlogged_flows_in_distinct_bins_share_departures_equally_in_bytes() {
         ..Default::default()
     });
     let flows = distinct_flows(h.q.qdisc(), 3);
-    let sizes = [200u32, 700, 1500];
-    let (mut bytes, mut packets) = ([0u64; 3], [0u64; 3]);
-    let mut seq = 0;
-    for _ in 0..30_000 {
-        for (i, &f) in flows.iter().enumerate() {
-            while h.q.qdisc().bin_len(h.q.qdisc().bin_of(FlowId(f))) < 20 {
-                seq += 1;
-                offer_sized(&mut h, f, sizes[i], seq);
-            }
-        }
-        let p = h.dequeue().unwrap();
-        let i = flows.iter().position(|&f| f == p.flow.0).unwrap();
-        bytes[i] += p.size as u64;
-        packets[i] += 1;
-    }
-    let mean = bytes.iter().sum::<u64>() as f64 / 3.0;
-    for b in bytes {
-        assert!(
-            (b as f64 - mean).abs() < 0.005 * mean,
-            "bytes {bytes:?} packets {packets:?}"
-        );
-    }
-    // Equal bytes, not equal packets: 7.5 small packets per large one.
-    let ratio = packets[0] as f64 / packets[2] as f64;
-    assert!((ratio - 7.5).abs() < 0.1, "packets {packets:?}");
-    assert_eq!(h.q.counts().total_drops(), 0);
+    testing::assert_backlogged_flows_share_bytes(&mut h, &flows, |q, f| {
+        q.bin_len(q.bin_of(FlowId(f)))
+    });
 }
 
 #[test]
