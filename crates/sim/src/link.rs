@@ -9,9 +9,10 @@
 //! transmissions are timed from the cumulative bits of the busy period, so
 //! per-packet rounding to nanoseconds never drifts. When nothing waits behind a
 //! packet on a DropTail, it goes on the wire as its transmission starts and its
-//! `TxDone` is deferred: most access links and a reverse bottleneck never need one; and a packet bound
-//! for an idle link fed by this one alone goes on that link's wire instead, with no
-//! `Arrive` between (cut-through; both in `engine::forward`).
+//! `TxDone` is deferred: most access links and a reverse bottleneck never need
+//! one; and a packet bound for an idle link fed by this one alone goes on that
+//! link's wire instead, with no `Arrive` between (cut-through; both in
+//! `engine::forward`).
 
 use crate::event::Deferred;
 use crate::wire::{Wire, WireSlab};

@@ -295,7 +295,7 @@ impl Simulation {
         progress(self.now);
     }
 
-    /// Tells the observers of links that sent ahead the ends of transmission
+    /// Tells the observers of links that sent ahead the ends of transmissions
     /// that have passed, before they are read: those before the event now
     /// running, or (`through_now`) all up to `now`.
     fn settle_observed(&mut self, through_now: bool) {
