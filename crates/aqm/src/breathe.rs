@@ -167,7 +167,9 @@ impl Qdisc for Breathe {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let avg = self.queue.average_now(ctx.now);
         let p = &self.params;
-        let region = Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p);
+        let region = self
+            .queue
+            .gate(Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p));
         if matches!(region, RedRegion::Early(_)) && self.heavy.contains(pkt.flow) {
             ctx.drop(pkt, DropReason::HeavyHitter);
             return Verdict::Dropped;

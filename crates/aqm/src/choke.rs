@@ -433,7 +433,9 @@ impl Qdisc for Choke {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let avg = self.queue.average_now(ctx.now);
         let p = &self.params;
-        let region = Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p);
+        let region = self
+            .queue
+            .gate(Curve::Linear.region(avg, p.min_th, p.max_th, p.max_p));
         if region != RedRegion::Below {
             let m = self.candidates_at(avg);
             if self.drop_matching_candidates(&pkt, m, ctx) > 0 {

@@ -111,6 +111,7 @@ impl FredParams {
             mean_pkt_size: self.mean_pkt_size,
             wait: true,
             ecn: self.ecn,
+            qlen_gate: false,
         }
         .validate()?;
         // maxq = min_th: below one packet no flow could queue anything.

@@ -147,7 +147,9 @@ impl Qdisc for LruRed {
             Some(scale) => ((p.max_p * scale).min(1.0), DropReason::HeavyHitter),
             None => (p.max_p, DropReason::Early),
         };
-        let region = Curve::Linear.region(avg, p.min_th, p.max_th, max_p);
+        let region = self
+            .queue
+            .gate(Curve::Linear.region(avg, p.min_th, p.max_th, max_p));
         let action = self.queue.count.decide(region, p.wait, ctx);
         apply_and_admit(action, pkt, (p.ecn, reason), &mut self.queue.queue, ctx)
     }

@@ -201,6 +201,7 @@ impl Mrul {
             FlowClass::Normal => (0.0, p.max_p, DropReason::Early),
         };
         let region = Curve::Linear.region(avg, p.min_th + shift, p.max_th + shift, max_p);
+        let region = self.queue.gate(region);
         Decision::Red(self.queue.count.decide(region, p.wait, ctx), reason)
     }
 }

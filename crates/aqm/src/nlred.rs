@@ -113,7 +113,7 @@ impl Qdisc for Nlred {
 
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let avg = self.queue.average_now(ctx.now);
-        let region = self.drop_region(avg);
+        let region = self.queue.gate(self.drop_region(avg));
         self.queue.admit(region, pkt, ctx)
     }
 }

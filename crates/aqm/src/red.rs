@@ -133,6 +133,13 @@ impl Qdisc for Red {
         if p.byte_mode {
             region = region.scaled(pkt.size, p.mean_pkt_size);
         }
+        // ns-2 applies `qlen > 1` to the queue as it measures it: bytes in byte mode.
+        let queued = if p.byte_mode {
+            self.queue.bytes()
+        } else {
+            self.queue.len() as u64
+        };
+        let region = region.gated(p.qlen_gate, queued);
         self.queue.admit(region, pkt, ctx)
     }
 }
@@ -326,5 +333,29 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(e, "min_th = 200 must be below max_th = 100");
+    }
+
+    #[test]
+    fn in_byte_mode_the_qlen_rule_spares_only_arrivals_to_an_empty_queue() {
+        // ns-2 reads `qlen > 1` in bytes when it measures the queue in bytes: one
+        // packet queued is already more than one byte.
+        let mut h = Harness::build(RedParams {
+            byte_mode: true,
+            min_th: 2.0,
+            max_th: 4.0,
+            w_q: 0.05,
+            limit: 100,
+            ..Default::default()
+        });
+        for seq in 0..300 {
+            h.offer(1, seq);
+        }
+        while h.q.len() > 1 {
+            h.dequeue();
+        }
+        assert!(h.q.qdisc().avg() > 8.0, "avg {}", h.q.qdisc().avg());
+        assert_eq!(h.offer(1, 1_000), Verdict::Dropped, "1000 bytes queued");
+        h.dequeue();
+        assert_eq!(h.offer(1, 1_001), Verdict::Queued, "nothing queued");
     }
 }

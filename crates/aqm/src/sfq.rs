@@ -339,6 +339,12 @@ impl Sfq {
         if p.byte_mode {
             region = region.scaled(pkt.size, p.mean_pkt_size);
         }
+        let queued = if p.byte_mode {
+            bin.queue.bytes()
+        } else {
+            bin.queue.len() as u64
+        };
+        let region = region.gated(p.qlen_gate, queued);
         match bin.count.decide(region, p.wait, ctx) {
             RedAction::Pass => {}
             RedAction::Early => {

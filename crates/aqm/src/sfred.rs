@@ -211,6 +211,8 @@ impl Qdisc for Sfred {
             let avg = bin.average.update(bin.qlen as f64, now);
             bin.adapt.update(now, p.adapt_interval, avg, band, bounds);
             let region = self.curve.region(avg, p.min_th, p.max_th, bin.adapt.max_p);
+            // ns-2's `qlen > 1` rule on the bin's own count of queued packets.
+            let region = region.gated(p.qlen_gate, bin.qlen as u64);
             let s = severity(region);
             if s < best.1 {
                 best = (i, s, region);

@@ -239,6 +239,8 @@ impl LabConfig {
             mean_pkt_size: PACKET_SIZE,
             wait: true,
             ecn: false,
+            // The models compare every arrival, even at a queue of one packet.
+            qlen_gate: false,
             candidates: self.candidates,
             adaptive_candidates: false,
             regions: 1,

@@ -17,6 +17,9 @@
 //! - [`AdaptiveMaxP`]: Adaptive RED's max_p controller (Floyd, Gummadi & Shenker
 //!   2001, Fig. 5), with the paper's bounds or a clamped ceiling (SFRED).
 //!
+//! - [`RedRegion::gated`]: ns-2's `qlen > 1` rule, no drop by the average while at
+//!   most one packet is queued ahead of the arrival.
+//!
 //! Byte mode (ns-2 `queue_in_bytes_`) is [`RedRegion::scaled`]: p_b times
 //! `size / mean_pkt_size`, capped at 1.
 
@@ -97,6 +100,24 @@ impl RedRegion {
                 RedRegion::Early((p_b * size as f64 / mean_pkt_size as f64).min(1.0))
             }
             r => r,
+        }
+    }
+
+    /// ns-2's `qlen > 1` rule (`queue/red.cc`, `REDQueue::enque`): with `gate` on,
+    /// an arrival that finds at most one unit queued ahead of it (`queued <= 1`,
+    /// the packet on the wire not counted) is judged as if the average were below
+    /// min_th: no early drop, no forced drop by the average (a full buffer still
+    /// drops), and `count` restarts, as ns-2 clears `old` there. `queued` is in
+    /// packets, or in bytes where the queue is measured in bytes (ns-2's
+    /// `queue_in_bytes_`, where the rule reads "the queue is empty"). Without it a
+    /// lone packet after an idle period can be dropped by an average still high
+    /// from the last busy one, which ns-2's RED, the papers' simulator, never did.
+    #[inline(always)]
+    pub fn gated(self, gate: bool, queued: u64) -> RedRegion {
+        if gate && queued <= 1 {
+            RedRegion::Below
+        } else {
+            self
         }
     }
 }

@@ -1,8 +1,8 @@
-//! The one RED parameter block: the eight keys every RED-based qdisc has (`limit`,
-//! `min_th`, `max_th`, `max_p`, `w_q`, `mean_pkt_size`, `wait`, `ecn`), declared,
-//! documented and validated here once, with ns-2's defaults as [`RedBlock::NS2`].
+//! The one RED parameter block: the nine keys every RED-based qdisc has (`limit`,
+//! `min_th`, `max_th`, `max_p`, `w_q`, `mean_pkt_size`, `wait`, `ecn`,
+//! `qlen_gate`), declared, documented and validated here once, with ns-2's defaults as [`RedBlock::NS2`].
 //!
-//! How it joins a qdisc's own keys: `red_params!` writes the eight fields into the
+//! How it joins a qdisc's own keys: `red_params!` writes the nine fields into the
 //! qdisc's parameter struct, flat, ahead of its own, and adds `red()`, which gives
 //! them back as a [`RedBlock`]. Each qdisc states only where its defaults differ:
 //!
@@ -45,12 +45,17 @@ pub struct RedBlock {
     pub wait: bool,
     /// CE-mark ECN-capable packets instead of dropping them early.
     pub ecn: bool,
+    /// ns-2's `qlen > 1` rule: no drop or mark by the average while at most one
+    /// packet is queued ahead of the arrival ([`RedRegion::gated`]).
+    ///
+    /// [`RedRegion::gated`]: crate::parts::red::RedRegion::gated
+    pub qlen_gate: bool,
 }
 
 impl RedBlock {
     /// ns-2's RED: `thresh_ = 5`, `maxthresh_ = 15`, `linterm_ = 10` (max_p 0.1),
-    /// `q_weight_ = 0.002`, `mean_pktsize_ = 500`, `wait_ = true`, no ECN; and
-    /// Linux's `limit` of 1000 packets.
+    /// `q_weight_ = 0.002`, `mean_pktsize_ = 500`, `wait_ = true`, no ECN, the
+    /// `qlen > 1` rule of its `enque`; and Linux's `limit` of 1000 packets.
     pub const NS2: RedBlock = RedBlock {
         limit: 1000,
         min_th: 5.0,
@@ -60,6 +65,7 @@ impl RedBlock {
         mean_pkt_size: 500,
         wait: true,
         ecn: false,
+        qlen_gate: true,
     };
 
     /// The CHOKe paper's single-link simulation (seed 002, section III-A): 300
@@ -117,7 +123,7 @@ impl RedBlock {
     }
 }
 
-/// Declares a RED-based qdisc's parameters: RED's eight keys (defaults from the
+/// Declares a RED-based qdisc's parameters: RED's nine keys (defaults from the
 /// `red_defaults:` [`RedBlock`]) and then the qdisc's own, as `qdisc_params!` does.
 macro_rules! red_params {
     (
@@ -146,12 +152,15 @@ macro_rules! red_params {
                 wait: bool = ($red).wait,
                 /// CE-mark ECN-capable packets instead of dropping them early.
                 ecn: bool = ($red).ecn,
+                /// ns-2's `qlen > 1` rule: no drop by the average while at most one
+                /// packet is queued; false is Linux's RED, which has no such rule.
+                qlen_gate: bool = ($red).qlen_gate,
                 $($own)*
             }
         }
 
         impl $name {
-            /// These parameters with RED's eight keys taken from `red`.
+            /// These parameters with RED's nine keys taken from `red`.
             pub fn with_red(self, red: $crate::parts::red_params::RedBlock) -> Self {
                 $name {
                     limit: red.limit,
@@ -162,11 +171,12 @@ macro_rules! red_params {
                     mean_pkt_size: red.mean_pkt_size,
                     wait: red.wait,
                     ecn: red.ecn,
+                    qlen_gate: red.qlen_gate,
                     ..self
                 }
             }
 
-            /// RED's eight keys as one block.
+            /// RED's nine keys as one block.
             pub fn red(&self) -> $crate::parts::red_params::RedBlock {
                 $crate::parts::red_params::RedBlock {
                     limit: self.limit,
@@ -177,6 +187,7 @@ macro_rules! red_params {
                     mean_pkt_size: self.mean_pkt_size,
                     wait: self.wait,
                     ecn: self.ecn,
+                    qlen_gate: self.qlen_gate,
                 }
             }
         }

@@ -2,7 +2,8 @@
 //! NLRED, CHOKe, BREATHe, SFRED over MRUL): the average of the queue with its idle
 //! clock, RED's `count`, and the limited queue; the end of every such enqueue
 //! (RED's action, then the admit tail) and the dequeue that starts the idle clock
-//! when it finds the queue empty (the link goes idle, ns-2's `idle_` flag).
+//! when it finds the queue empty (the link goes idle, ns-2's `idle_` flag), and
+//! ns-2's `qlen > 1` rule on the queue's length ([`RedQueue::gate`]).
 //!
 //! `red_queue_methods!(field)` writes `Qdisc::dequeue`, `len`, `bytes` and
 //! `limit` for a qdisc whose queue is the `RedQueue` in `field`.
@@ -22,6 +23,7 @@ pub struct RedQueue<S = PacketFifo> {
     pub queue: LimitedQueue<S>,
     wait: bool,
     ecn: bool,
+    qlen_gate: bool,
 }
 
 impl<S: PacketStore + Default> RedQueue<S> {
@@ -40,6 +42,7 @@ impl<S: PacketStore> RedQueue<S> {
             queue: LimitedQueue::with_store(store, red.limit),
             wait: red.wait,
             ecn: red.ecn,
+            qlen_gate: red.qlen_gate,
         }
     }
 
@@ -47,6 +50,13 @@ impl<S: PacketStore> RedQueue<S> {
     #[inline(always)]
     pub fn average_now(&mut self, now: Time) -> f64 {
         self.average.update(self.queue.len() as f64, now)
+    }
+
+    /// `region` under ns-2's `qlen > 1` rule (when `qlen_gate` is on): `Below`
+    /// while at most one packet is queued ahead of the arrival.
+    #[inline(always)]
+    pub fn gate(&self, region: RedRegion) -> RedRegion {
+        region.gated(self.qlen_gate, self.queue.len() as u64)
     }
 
     /// RED's action for an arrival in `region` (an early drop may be a CE mark),
@@ -140,6 +150,8 @@ mod tests {
     use super::*;
     use crate::packet::FlowId;
     use crate::qdisc::VecSink;
+    use crate::testing::Harness;
+    use crate::AnyQdisc;
 
     #[test]
     fn an_early_action_marks_ect_packets_and_a_forced_one_drops_them() {
@@ -160,5 +172,75 @@ mod tests {
         assert_eq!(sink.marks.len(), 1);
         let reasons: Vec<_> = sink.drops.iter().map(|d| d.1).collect();
         assert_eq!(reasons, [DropReason::Forced, DropReason::Early]);
+    }
+
+    /// The verdicts of arrivals that each find `ahead[i]` packets queued (the
+    /// queue is served down to that first), flows from `flow(seq)`.
+    fn arrivals_finding(
+        h: &mut Harness<AnyQdisc>,
+        ahead: &[usize],
+        flow: impl Fn(u32) -> u32,
+    ) -> Vec<Verdict> {
+        let mut verdicts = vec![];
+        for (i, &n) in ahead.iter().enumerate() {
+            while h.q.len() > n {
+                h.dequeue();
+            }
+            assert_eq!(h.q.len(), n, "arrival {i}");
+            let seq = 10_000 + i as u32;
+            verdicts.push(h.offer(flow(seq), seq));
+        }
+        verdicts
+    }
+
+    #[test]
+    fn no_red_based_qdisc_drops_by_the_average_while_one_packet_is_queued() {
+        // ns-2's `qlen > 1`: the average far above max_th, an arrival that finds at
+        // most one packet queued is still let through (with `qlen_gate`, the
+        // default); one that finds two is not. Without the rule (Linux) every such
+        // arrival is dropped. CHOKe gets a new flow per packet, so that its matching
+        // drops do not drain the queue; the others one flow, so that SFQ's and
+        // SFRED's bins hold the whole queue.
+        use crate::QdiscSpec;
+        let kinds = [
+            ("red", ""),
+            ("red", "gentle = true\nadaptive = true"),
+            ("nlred", ""),
+            ("choke", ""),
+            ("breathe", ""),
+            ("sfred", ""),
+            ("sfq", "red = true"),
+            ("lru_red", ""),
+            ("mrul", ""),
+        ];
+        for (kind, extra) in kinds {
+            let flow = |seq: u32| if kind == "choke" { seq } else { 1 };
+            for gate in [true, false] {
+                let spec: QdiscSpec = toml::from_str(&format!(
+                    "kind = \"{kind}\"\nlimit = 100\nmin_th = 2\nmax_th = 4\nw_q = 0.05\n\
+                     qlen_gate = {gate}\n{extra}"
+                ))
+                .unwrap();
+                let mut h = Harness::new(spec.build(&crate::testing::TEST_LINK).unwrap());
+                // A queue held long enough for the average to pass max_th by far.
+                for seq in 0..300 {
+                    h.offer(flow(seq), seq);
+                }
+                let held = h.q.len();
+                assert!(held >= 8, "{kind} {extra}: held {held}");
+                let got = arrivals_finding(&mut h, &[1, 1, 0], flow);
+                let want = if gate {
+                    Verdict::Queued
+                } else {
+                    Verdict::Dropped
+                };
+                assert_eq!(got, [want; 3], "{kind} {extra} qlen_gate = {gate}");
+                if gate {
+                    let more = arrivals_finding(&mut h, &[1, 2], flow);
+                    let want = [Verdict::Queued, Verdict::Dropped];
+                    assert_eq!(more, want, "{kind} {extra}: one, then two queued");
+                }
+            }
+        }
     }
 }

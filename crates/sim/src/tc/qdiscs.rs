@@ -108,6 +108,8 @@ impl RedOpts {
         p.set("w_q", 0.5f64.powi(wlog as i32));
         p.set("mean_pkt_size", int(avpkt));
         p.set("ecn", self.ecn);
+        // Linux's RED has no ns-2 `qlen > 1` rule.
+        p.set("qlen_gate", false);
         if let Some(b) = self.bandwidth {
             p.note(format!(
                 "bandwidth {b} is not used: the idle-time decay of the average uses the \

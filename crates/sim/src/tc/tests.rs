@@ -29,6 +29,11 @@ fn choke_lines_of_tc_testing() {
     assert_eq!(k["min_th"], Value::Float(83.0));
     assert_eq!(k["max_th"], Value::Float(250.0));
     assert_eq!(k["ecn"], Value::Boolean(false));
+    assert_eq!(
+        k["qlen_gate"],
+        Value::Boolean(false),
+        "Linux has no qlen > 1 rule"
+    );
     // 48c0, 38c1, 234a, 4380.
     let k = keys(&format!("{DEV} choke limit 1000 bandwidth 10000 min 100"));
     assert_eq!(
