@@ -84,6 +84,8 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         delayed_ack: spec.delayed_ack.unwrap_or(false),
         delack_timeout: spec.delack_timeout.unwrap_or(defaults.delack_timeout),
         limited_transmit: spec.limited_transmit.unwrap_or(false),
+        newreno_timer: spec.newreno_timer.unwrap_or(defaults.newreno_timer),
+        reno_bugfix: spec.reno_bugfix.unwrap_or(defaults.reno_bugfix),
         ecn: spec.ecn.unwrap_or(false),
         counting: spec.counting.unwrap_or_default(),
         hystart: spec.hystart.unwrap_or(false),

@@ -6,7 +6,7 @@
 //! later (`min_th > max_th`, a flow to a node that does not exist). The example in
 //! the README is the contract for key names.
 
-use crate::tcp::{Counting, Variant};
+use crate::tcp::{Counting, NewRenoTimer, Variant};
 use crate::udp::Distribution;
 use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
@@ -241,6 +241,11 @@ pub struct FlowSpec {
     pub delack_timeout: Option<Dur>,
     /// RFC 3042 limited transmit.
     pub limited_transmit: Option<bool>,
+    /// NewReno: restart the retransmission timer on the first partial ACK of a
+    /// recovery only (`"impatient"`, the default) or on every one.
+    pub newreno_timer: Option<NewRenoTimer>,
+    /// Reno: no second fast retransmit within a window (ns-2's `bugFix_`; default on).
+    pub reno_bugfix: Option<bool>,
     /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
     /// ignores marks (an unresponsive flow a marking queue cannot slow down).
     pub ecn: Option<bool>,

@@ -228,6 +228,8 @@ impl Scenario {
             ("delayed_ack", spec.delayed_ack.is_some()),
             ("delack_timeout", spec.delack_timeout.is_some()),
             ("limited_transmit", spec.limited_transmit.is_some()),
+            ("newreno_timer", spec.newreno_timer.is_some()),
+            ("reno_bugfix", spec.reno_bugfix.is_some()),
             ("counting", spec.counting.is_some()),
             ("hystart", spec.hystart.is_some()),
         ];
@@ -295,6 +297,19 @@ impl Scenario {
             return Err(at(
                 "hystart",
                 "hystart applies to variant = \"cubic\" only".into(),
+            ));
+        }
+        let variant = spec.variant.unwrap_or_default();
+        if spec.newreno_timer.is_some() && variant != Variant::NewReno {
+            return Err(at(
+                "newreno_timer",
+                "newreno_timer applies to variant = \"newreno\" only".into(),
+            ));
+        }
+        if spec.reno_bugfix.is_some() && variant != Variant::Reno {
+            return Err(at(
+                "reno_bugfix",
+                "reno_bugfix applies to variant = \"reno\" only".into(),
             ));
         }
         if let Some(d) = spec.delack_timeout {

@@ -1,16 +1,22 @@
 //! One-way TCP in the style of ns-2/ns-3: a sender that always has data (or sends
 //! web-like objects), a receiver that acknowledges, sequence numbers in packets.
 //!
-//! - Loss recovery: Reno (RFC 5681), NewReno (RFC 6582, "slow-but-steady": the RTO
-//!   restarts on every partial ACK) and SACK (RFC 6675 style: a scoreboard, `pipe`
+//! - Loss recovery: Reno (RFC 5681), NewReno (RFC 6582; the RTO restarts on the
+//!   first partial ACK of a recovery only, "impatient", or on every one with
+//!   [`NewRenoTimer::SlowButSteady`]) and SACK (RFC 6675 style: a scoreboard, `pipe`
 //!   and hole retransmission; a hole below the highest SACKed packet is lost, which
-//!   is exact on the engine's FIFO paths where packets never reorder).
+//!   is exact on the engine's FIFO paths where packets never reorder). A fast
+//!   retransmit needs an ACK above `recover`, the highest packet sent at the last
+//!   loss (RFC 6582's "careful" rule, ns-2's `bugFix_`): one per window of data, and
+//!   none for the duplicate ACKs a timeout's go-back-N retransmissions cause; Reno
+//!   skips the check with `reno_bugfix = false`.
 //! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
 //!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2); Reno's window
 //!   arithmetic, or CUBIC's (RFC 9438, with HyStart++ as an option) in
 //!   [`congestion`].
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
-//!   retransmitted one) and exponential back-off; `min_rto` defaults to ns-2's 0.2 s.
+//!   retransmitted one) and exponential back-off, doubling until the timeout reaches
+//!   `max_rto` (RFC 6298 5.5, ns-2 since 2002); `min_rto` defaults to ns-2's 0.2 s.
 //! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
 //!   sender halves cwnd and ssthresh at most once per window of data (a reduction
 //!   for loss counts too), does not grow cwnd on an ACK that carries ECE, and sets
@@ -78,6 +84,21 @@ impl Variant {
     }
 }
 
+/// When NewReno restarts the retransmission timer during fast recovery (RFC 6582,
+/// section 4).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewRenoTimer {
+    /// On the first partial ACK only (RFC 6582 step 5; ns-2's default since 2003,
+    /// `newreno_changes1_ 1`): when many packets of a window are lost, the timer
+    /// expires and slow start repairs the rest, instead of one packet per RTT.
+    #[default]
+    Impatient,
+    /// On every partial ACK (ns-2 before 2003, `newreno_changes1_ 0`): one lost
+    /// packet repaired per RTT, however many there are.
+    SlowButSteady,
+}
+
 /// How the congestion window grows per ACK.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +137,12 @@ pub struct TcpConfig {
     /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
     pub hystart: bool,
     pub dupthresh: u32,
+    /// NewReno only: which partial ACKs restart the retransmission timer.
+    pub newreno_timer: NewRenoTimer,
+    /// Reno only: no fast retransmit unless the ACK is above `recover` (ns-2's
+    /// `bugFix_`, on by default there and here); false lets Reno fast-retransmit
+    /// again within one window, as BSD Reno did.
+    pub reno_bugfix: bool,
     /// Web-like flows: packets per object; `None` for bulk transfer.
     pub object_size: Option<u32>,
     /// Web-like flows: pause between objects.
@@ -142,6 +169,8 @@ impl Default for TcpConfig {
             counting: Counting::Packet,
             hystart: false,
             dupthresh: 3,
+            newreno_timer: NewRenoTimer::Impatient,
+            reno_bugfix: true,
             object_size: None,
             think: Dur::ZERO,
         }

@@ -1,7 +1,9 @@
 //! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
 
 use super::congestion::{AckInfo, Congestion, Signal};
-use super::{Actions, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd};
+use super::{
+    Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd,
+};
 use crate::event::TimerKind;
 use crate::observe::tcp_trace::TcpSample;
 use aqm::{Dur, Time};
@@ -19,7 +21,12 @@ pub struct TcpSender {
     ssthresh: f64,
     dupacks: u32,
     in_recovery: bool,
-    /// One past the highest packet sent when recovery (or a timeout) began.
+    /// A partial ACK has come in the current recovery (NewReno's impatient timer
+    /// restarts only on the first; ns-2's `firstpartial_`).
+    partial_acked: bool,
+    /// One past the highest packet sent when recovery (or a timeout) began; 0
+    /// before any loss (RFC 6582 starts it at the initial sequence number, below
+    /// the first packet).
     recover: u32,
     srtt: f64,
     rttvar: f64,
@@ -83,6 +90,7 @@ impl TcpSender {
             ssthresh: cfg.initial_ssthresh,
             dupacks: 0,
             in_recovery: false,
+            partial_acked: false,
             recover: 0,
             srtt: 0.0,
             rttvar: 0.0,
@@ -356,6 +364,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.ecn_hold = false;
         self.in_recovery = true;
+        self.partial_acked = false;
         self.set_timed(None);
         self.stats.fast_recoveries += 1;
         let cwnd = match cfg.variant.recovery() {
@@ -385,6 +394,9 @@ impl TcpSender {
         }
         let mut object_ended = false;
         if ack > self.snd_una {
+            // RFC 6298 (5.3): a new ACK restarts the timer; an impatient NewReno's
+            // partial ACKs after the first do not (RFC 6582, step 5).
+            let mut restart = true;
             let newly = ack - self.snd_una;
             if let Some((s, t)) = self.timed() {
                 if ack > s {
@@ -421,6 +433,9 @@ impl TcpSender {
                         }
                         Recovery::NewReno => {
                             // Partial ACK: the next hole is lost too.
+                            restart = cfg.newreno_timer == NewRenoTimer::SlowButSteady
+                                || !self.partial_acked;
+                            self.partial_acked = true;
                             self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
                             let una = self.snd_una;
                             self.retransmit(una, now, cfg, act);
@@ -445,7 +460,9 @@ impl TcpSender {
                     .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
             }
             if self.snd_una < self.snd_max {
-                self.restart_rto(now, cfg, act);
+                if restart {
+                    self.restart_rto(now, cfg, act);
+                }
             } else if !self.ecn_hold {
                 self.stop_rto(act);
             }
@@ -456,9 +473,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
             self.dupacks += 1;
             if !self.in_recovery {
-                if self.dupacks == cfg.dupthresh
-                    && (recovery == Recovery::Reno || ack >= self.recover)
-                {
+                if self.dupacks == cfg.dupthresh && self.may_fast_retransmit(ack, cfg) {
                     self.enter_recovery(now, cfg, act);
                 } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
                     self.limited_transmit(now, cfg, act);
@@ -471,6 +486,17 @@ impl TcpSender {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
         self.send_allowed(now, cfg, act);
+    }
+
+    /// Whether duplicate ACKs for `ack` may start a fast retransmit: only when `ack`
+    /// is above `recover`, i.e. acknowledges a packet sent after the last loss
+    /// (RFC 6582's "careful" variant; ns-2's `bugFix_`, `highest_ack_ > recover_`),
+    /// so that one window's losses, or a timeout's go-back-N duplicates, trigger
+    /// one reduction. Reno without `reno_bugfix` may fast-retransmit at any time.
+    fn may_fast_retransmit(&self, ack: u32, cfg: &TcpConfig) -> bool {
+        (cfg.variant.recovery() == Recovery::Reno && !cfg.reno_bugfix)
+            || self.recover == 0
+            || ack > self.recover
     }
 
     /// RFC 3042: a duplicate ACK (the first or second) says a packet left the
@@ -570,7 +596,11 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.backoff = (self.backoff * 2).min(64);
+        // RFC 6298 (5.5): double until the timeout reaches max_rto (ns-2 since 2002,
+        // `rfc2988_`; before, ns-2 stopped at 64 times).
+        if self.rto(cfg) < cfg.max_rto {
+            self.backoff = self.backoff.saturating_mul(2);
+        }
         self.set_timed(None);
         for f in self.scoreboard.iter_mut() {
             *f = 0;

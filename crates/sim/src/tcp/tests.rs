@@ -348,6 +348,35 @@ fn new_data_in_sack_recovery_does_not_postpone_the_retransmission_timer() {
     assert_eq!(s.stats.timeouts, 1);
 }
 
+#[test]
+fn repeated_timeouts_double_the_rto_until_it_reaches_max_rto() {
+    // One RTT sample of 10 ms: RTO = max(10 + 4 x 5 ms, min_rto) = 200 ms. Each
+    // timeout doubles it, past 64 times (12.8 s), up to max_rto = 60 s exactly,
+    // and there it stays (RFC 6298 5.5; ns-2 with `rfc2988_`).
+    let cfg = TcpConfig::default();
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    let mut now = Time::from_nanos(10_000_000);
+    s.on_ack(now, 1, &[], false, &cfg, &mut act);
+    assert_eq!(s.rto(&cfg), Dur::from_millis(200));
+    let mut rtos = vec![];
+    for _ in 0..12 {
+        act.clear();
+        s.on_rto(now, &cfg, &mut act);
+        let Some(TimerCmd::Arm(at)) = act.timers[TimerKind::Rto as usize] else {
+            panic!("a timeout re-arms the timer")
+        };
+        rtos.push(at.saturating_since(now).as_secs_f64());
+        now = at;
+    }
+    let want = [
+        0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 60.0, 60.0, 60.0, 60.0,
+    ];
+    assert_eq!(rtos, want);
+    assert_eq!(s.stats.timeouts, 12);
+}
+
 /// A sender with `window` packets in flight (0..window), waiting for ACKs.
 fn full_window(window: u32, limited_transmit: bool) -> (TcpSender, TcpConfig) {
     let cfg = TcpConfig {

@@ -1,0 +1,138 @@
+//! TCP's loss recovery as ns-2 (the seed papers' simulator) and the RFCs have it,
+//! asserted on whole runs: NewReno's retransmission timer during fast recovery,
+//! Reno's one fast retransmit per window, and the flow keys that choose them.
+
+use aqm::{Dur, Time};
+use sim::{Scenario, Simulation};
+
+#[track_caller]
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml(text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Two NewReno flows over 100 Mbit/s, 40 ms round trip and a DropTail of 500
+/// packets (one BDP): slow start overshoots the buffer and loses a large share of
+/// one window. `keys` go into the flow group.
+fn overshoot(keys: &str) -> String {
+    format!(
+        r#"
+name = "overshoot"
+duration = "200s"
+warmup = "1ms"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "1ms" }}
+bottleneck = {{ rate = "100Mbps", delay = "18ms" }}
+[qdisc]
+kind = "droptail"
+limit = 500
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 2
+max_window = 4000
+start_spread = "1s"
+{keys}
+"#
+    )
+}
+
+/// When both flows are first out of the fast recovery slow start's overshoot
+/// put them in, stepping 50 ms (`None`: not by `limit`).
+fn first_recovery_ends(keys: &str, limit: Time) -> Option<f64> {
+    let mut sim = Simulation::new(&scenario(&overshoot(keys))).unwrap();
+    let mut t = Time::ZERO;
+    let mut entered = false;
+    while t < limit {
+        t += Dur::from_millis(50);
+        sim.run_until(t, &mut |_| {});
+        let recovering = (0..2).any(|f| sim.tcp_sender(f).unwrap().in_recovery());
+        if recovering {
+            entered = true;
+        } else if entered {
+            return Some(t.as_secs_f64());
+        }
+    }
+    None
+}
+
+#[test]
+fn impatient_newreno_recovers_from_slow_start_overshoot_in_seconds_not_a_minute() {
+    // ns-2.35 beside aqmlab on this network: about 2 s with the impatient timer
+    // (RFC 6582 step 5, ns-2's default since 2003), about 60 s with the
+    // slow-but-steady one, which repairs one lost packet per round trip and
+    // restarts the timer on each, so it never expires.
+    let impatient = first_recovery_ends("", Time::from_secs(20)).expect("recovers");
+    assert!(impatient < 5.0, "impatient: {impatient} s");
+    let steady = first_recovery_ends("newreno_timer = \"slow_but_steady\"", Time::from_secs(120))
+        .expect("recovers in the end");
+    assert!(steady > 30.0, "slow-but-steady: {steady} s");
+}
+
+/// One Reno flow over 10 Mbit/s, 20 ms round trip, a buffer that never overflows;
+/// `keys` go into the flow group.
+fn one_reno(keys: &str) -> String {
+    format!(
+        r#"
+name = "reno"
+duration = "10s"
+warmup = "1ms"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "8ms" }}
+[qdisc]
+kind = "droptail"
+limit = 1000
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "reno"
+max_window = 1000
+start_spread = "0s"
+{keys}
+"#
+    )
+}
+
+#[test]
+fn reno_does_not_fast_retransmit_twice_in_one_window_unless_told_to() {
+    // Packets 40 and 45 of one window are lost. Reno repairs 40 by fast
+    // retransmit and leaves recovery on the ACK of 45 (partial). The duplicate
+    // ACKs for 45 that follow acknowledge nothing sent after the loss, so ns-2's
+    // `bugFix_` (and here `reno_bugfix`, on by default) waits for the timeout;
+    // without it Reno halves its window a second time for the same window.
+    let mut seen = vec![];
+    for keys in ["", "reno_bugfix = false"] {
+        let mut sim = Simulation::new(&scenario(&one_reno(keys))).unwrap();
+        sim.inject_loss(0, 40);
+        sim.inject_loss(0, 45);
+        sim.run_until(Time::from_secs(3), &mut |_| {});
+        let st = sim.tcp_sender(0).unwrap().stats;
+        seen.push((keys, st.fast_recoveries, st.timeouts));
+    }
+    assert_eq!(seen, [("", 1, 1), ("reno_bugfix = false", 2, 0)]);
+}
+
+#[test]
+fn the_recovery_keys_name_their_variant_and_line() {
+    let e = |text: String| {
+        Scenario::from_toml(&text, "t.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    let msg = e(one_reno("newreno_timer = \"impatient\""));
+    assert!(
+        msg.contains("newreno_timer applies to variant = \"newreno\" only"),
+        "{msg}"
+    );
+    assert!(msg.starts_with("t.toml:18:"), "{msg}");
+    let msg = e(overshoot("reno_bugfix = true"));
+    assert!(
+        msg.contains("reno_bugfix applies to variant = \"reno\" only"),
+        "{msg}"
+    );
+    let msg = e(overshoot("newreno_timer = \"eager\""));
+    assert!(msg.contains("newreno_timer"), "{msg}");
+    assert!(msg.contains("impatient"), "{msg}");
+}
