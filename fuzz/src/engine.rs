@@ -219,6 +219,13 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                 if variant == "cubic" && u.arbitrary()? {
                     f.insert("hystart".into(), Value::Boolean(u.arbitrary()?));
                 }
+                if variant == "newreno" && u.arbitrary()? {
+                    let timer = *u.choose(&["impatient", "slow_but_steady"])?;
+                    f.insert("newreno_timer".into(), timer.into());
+                }
+                if variant == "reno" && u.arbitrary()? {
+                    f.insert("reno_bugfix".into(), Value::Boolean(u.arbitrary()?));
+                }
             }
             if u.arbitrary()? {
                 f.insert("max_window".into(), Value::Integer(u.int_in_range(1..=64)?));

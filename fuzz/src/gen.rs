@@ -26,7 +26,7 @@ pub const EXAMPLES: &[&str] = &[
     "kind = \"choke\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncandidates = 3",
     "kind = \"choke\"\nlimit = 12\nmin_th = 1\nmax_th = 8\nw_q = 0.5\nadaptive_candidates = true\nregions = 3\necn = true",
     "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"front\"",
-    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"back\"\nwait = false",
+    "kind = \"choke\"\nlimit = 10\nmin_th = 1\nmax_th = 5\nw_q = 0.5\ncandidates = 2\ncandidate = \"back\"\nwait = false\nqlen_gate = false",
     "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\ncounters = 3\necn = true",
     "kind = \"breathe\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nrate_limit = \"2Mbps\"",
     "kind = \"mrul\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.3\nlist_size = 4\nd_w = 2\naging_period = \"5ms\"\necn = true",

@@ -69,6 +69,7 @@ impl QdiscParams for RedParams {
             RedParams {
                 byte_mode: true,
                 wait: false,
+                qlen_gate: false,
                 ..small
             },
         ]
