@@ -6,6 +6,8 @@ use crate::parts::codel::{control_law, newton_step, REC_INV_SQRT_ONE};
 use crate::testing::Harness;
 use crate::time::Time;
 
+mod linux;
+
 fn codel(params: CodelParams) -> Harness<Codel> {
     Harness::new(Codel::new(params).unwrap())
 }
