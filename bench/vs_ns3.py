@@ -413,6 +413,8 @@ def aqmlab_row(out: dict, wall: float, cpu: float) -> dict:
         loss=bn["drops_total"] / max(bn["arrivals"], 1),
         # The qdisc's backlog; the packet in transmission is not in it.
         queue=bn["mean_queue_packets"],
+        timeouts=sum(f.get("timeouts", 0) for f in out["flows"] if f["group"] == "tcp"),
+        fast_recoveries=sum(f.get("fast_recoveries", 0) for f in out["flows"] if f["group"] == "tcp"),
     )
 
 
@@ -433,6 +435,8 @@ def ns3_row(name: str, out: dict, wall: float, cpu: float) -> dict:
         # waiting for the one in transmission (queue_device).
         queue=out.get("mean_queue_qdisc", 0.0),
         queue_device=out.get("mean_queue_device", 0.0),
+        timeouts=out.get("tcp_timeouts", 0),
+        fast_recoveries=out.get("tcp_fast_recoveries", 0),
     )
 
 
@@ -571,7 +575,7 @@ def aqm_report(res: dict) -> list[str]:
         f"seed {r['pair']} {r['simulator']}: utilization {r['utilization'] * 100:.2f}%, loss "
         f"{r['loss'] * 100:.2f}%, queue {r['queue']:.2f}"
         + (f" (+{r['queue_device']:.2f} in the device)" if "queue_device" in r else "")
-        + f", Jain {r['jain']:.3f}"
+        + f", Jain {r['jain']:.3f}, TCP timeouts {r['timeouts']}, fast recoveries {r['fast_recoveries']}"
         for r in res["runs"]
     ]
     u_ns, u_aq = a["utilization_ns3_mean"] * 100, a["utilization_aqmlab_mean"] * 100

@@ -31,6 +31,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -72,6 +73,31 @@ struct Occupancy
 
 Occupancy g_qdiscOcc;
 Occupancy g_deviceOcc;
+
+// TCP senders' retransmission timeouts and fast recoveries in the measured
+// window: entries into CA_LOSS and CA_RECOVERY.
+bool g_counting = false;
+uint64_t g_timeouts = 0;
+uint64_t g_recoveries = 0;
+
+void
+CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t next)
+{
+    if (!g_counting)
+    {
+        return;
+    }
+    g_timeouts += next == TcpSocketState::CA_LOSS;
+    g_recoveries += next == TcpSocketState::CA_RECOVERY;
+}
+
+// Every flow has its socket once the applications have started.
+void
+WatchSockets()
+{
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                  MakeCallback(&CongState));
+}
 
 void
 QdiscLen(uint32_t, uint32_t next)
@@ -119,6 +145,7 @@ StartWindow(Snapshot* s, std::vector<Ptr<PacketSink>>* sinks, Ptr<QueueDisc> q)
     g_qdiscOcc.on = true;
     g_deviceOcc.Update(now, g_deviceOcc.n);
     g_deviceOcc.on = true;
+    g_counting = true;
 }
 
 } // namespace
@@ -379,6 +406,7 @@ main(int argc, char* argv[])
 
     Snapshot atWarmup;
     Simulator::Schedule(Seconds(warmup), &StartWindow, &atWarmup, &sinks, qdisc);
+    Simulator::Schedule(Seconds(std::min(startSpread, warmup)), &WatchSockets);
     Simulator::Stop(Seconds(duration));
     auto runStart = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -420,7 +448,8 @@ main(int argc, char* argv[])
                 "\"udp_goodput_bps\":%.1f,\"jain\":%.6f,\"qdisc_drops\":%u,"
                 "\"qdisc_dequeued\":%u,\"flows\":%u,\"utilization\":%.6f,"
                 "\"qdisc_arrivals_window\":%llu,\"qdisc_drops_window\":%llu,"
-                "\"mean_queue_qdisc\":%.4f,\"mean_queue_device\":%.4f}\n",
+                "\"mean_queue_qdisc\":%.4f,\"mean_queue_device\":%.4f,"
+                "\"tcp_timeouts\":%llu,\"tcp_fast_recoveries\":%llu}\n",
                 wall,
                 runWall,
                 (unsigned long long)events,
@@ -437,7 +466,9 @@ main(int argc, char* argv[])
                 (unsigned long long)(atEnd.qdiscArrivals - atWarmup.qdiscArrivals),
                 (unsigned long long)(atEnd.qdiscDrops - atWarmup.qdiscDrops),
                 g_qdiscOcc.area / secs,
-                g_deviceOcc.area / secs);
+                g_deviceOcc.area / secs,
+                (unsigned long long)g_timeouts,
+                (unsigned long long)g_recoveries);
     Simulator::Destroy();
     return 0;
 }
