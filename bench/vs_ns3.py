@@ -19,7 +19,12 @@ ns-3 is already installed.
 
     python3 bench/vs_ns3.py a-red a-droptail --pairs 3 --python
     python3 bench/vs_ns3.py b c --pairs 3
+    python3 bench/vs_ns3.py codel-20 pie-20 fq_codel-20 --pairs 5   # seeds 1-5
     python3 bench/vs_ns3.py --smoke
+
+The AQM experiments (codel-*, pie-*, fq_codel-*) run one seed per pair and add
+the bottleneck's utilization, loss rate, time-averaged queue and Jain's index,
+each against a tolerance fixed before the runs.
 """
 
 from __future__ import annotations
@@ -161,6 +166,44 @@ EXPERIMENTS["a-fq_codel-rto1s"] = _under_fq_codel(
     "a-red", "CHOKe Fig. 3 under FQ-CoDel, min RTO 1 s in both simulators", min_rto="1s"
 )
 
+# CoDel, PIE and FQ-CoDel on one network of long-lived NewReno flows, no UDP: 20
+# flows over 10 Mbit/s (6 ms; access 100 Mbit/s, 2 ms), 1500-byte packets, each
+# qdisc at its defaults with a 1000-packet limit (FQ-CoDel 10240), a 1 s minimum
+# RTO in both simulators (ns-3's RTO rule, "Agreement" in BENCHMARKS.md, is then
+# out of the way); and 100 flows over 100 Mbit/s. Compared on the bottleneck's
+# utilization, loss rate, time-averaged queue and Jain's index, with tolerances
+# fixed before the runs.
+_AQM_TOLERANCE = dict(utilization_pp=2, loss_rel=0.10, queue_rel=0.10, jain=0.03)
+
+
+def _aqm_net(queue: str, flows: int, rate: str, access: str, **extra) -> dict:
+    limit = 10240 if queue == "fq_codel" else 1000
+    return dict(
+        desc=f"{flows} NewReno over {rate} (6 ms; {access}, 2 ms access), {queue}(limit {limit}), "
+        "min RTO 1 s, 60 s",
+        tcp=flows,
+        udp=None,
+        bn_rate=rate,
+        bn_delay="6ms",
+        access_rate=access,
+        access_delay="2ms",
+        queue=queue,
+        limit=limit,
+        duration=60,
+        warmup=20,
+        max_window=1000,
+        min_rto="1s",
+        **{"pkt": 1500, "aqm_tolerance": _AQM_TOLERANCE, **extra},
+    )
+
+
+for _q in ("codel", "pie", "fq_codel"):
+    EXPERIMENTS[f"{_q}-20"] = _aqm_net(_q, 20, "10Mbps", "100Mbps")
+    EXPERIMENTS[f"{_q}-100"] = _aqm_net(_q, 100, "100Mbps", "1Gbps")
+    # The same with 1000-byte packets (BENCHMARKS.md: the packet size moves
+    # CoDel's standing queue by a third).
+    EXPERIMENTS[f"{_q}-20-pkt1000"] = _aqm_net(_q, 20, "10Mbps", "100Mbps", pkt=1000)
+
 # Shared by both simulators: RED as ns-2 and ns-3 default it, but with the mean
 # packet size set to the real one.
 W_Q, MAX_P, MEAN_PKT, PKT = 0.002, 0.1, 1000, 1000
@@ -247,7 +290,9 @@ def build_aqmlab() -> Path:
 
 
 def scenario_toml(name: str, e: dict) -> str:
-    kind = {"red": "red", "fifo": "droptail", "fq_codel": "fq_codel"}[e["queue"]]
+    kind = {"red": "red", "fifo": "droptail", "fq_codel": "fq_codel", "codel": "codel", "pie": "pie"}[
+        e["queue"]
+    ]
     q = [f'kind = "{kind}"', f"limit = {e['limit']}"]
     if e["queue"] == "red":
         q += [
@@ -265,6 +310,14 @@ def scenario_toml(name: str, e: dict) -> str:
         # is aqmlab's per-queue rule with mtu 1499 (docs/qdiscs.md, FQ-CoDel).
         # Neither TCP is ECN-capable here, so ECN (on in both) changes nothing.
         q += ["quantum = 1500", "mtu = 1499", "per_flow_mtu = true"]
+    if e["queue"] == "codel":
+        # ns-3's CoDelQueueDisc: no drop while fewer than MinBytes = 1500 bytes
+        # remain, which is Linux's "at most mtu" with mtu = 1499.
+        q += ["mtu = 1499"]
+    if e["queue"] == "pie":
+        # ns-3's PieQueueDisc in packets: no early drop while at most 2 packets are
+        # queued, which is aqmlab's "at most 2 mtu" with mtu = the packet size.
+        q += [f"mtu = {e.get('pkt', PKT)}"]
     lines = [
         f"# Written by bench/vs_ns3.py: {e['desc']}.",
         "# The ns-3 peer is bench/ns3/aqm_bench.cc with the same parameters.",
@@ -286,7 +339,7 @@ def scenario_toml(name: str, e: dict) -> str:
         'kind = "tcp"',
         'variant = "newreno"',
         f"count = {e['tcp']}",
-        f"packet_size = {PKT}",
+        f"packet_size = {e.get('pkt', PKT)}",
         f"max_window = {e['max_window']}",
         f'min_rto = "{e.get("min_rto", "200ms")}"',
     ]
@@ -303,7 +356,7 @@ def scenario_toml(name: str, e: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ns3_args(e: dict) -> list[str]:
+def ns3_args(e: dict, seed: int = 1) -> list[str]:
     a = {
         "tcp": e["tcp"],
         "udpRate": e["udp"] or "0",
@@ -320,8 +373,8 @@ def ns3_args(e: dict) -> list[str]:
         "meanPktSize": MEAN_PKT,
         "duration": e["duration"],
         "warmup": e["warmup"],
-        "seed": 1,
-        "pktSize": PKT,
+        "seed": seed,
+        "pktSize": e.get("pkt", PKT),
         "maxWindow": e["max_window"],
         "minRto": e.get("min_rto", "200ms"),
     }
@@ -356,6 +409,12 @@ def aqmlab_row(out: dict, wall: float, cpu: float) -> dict:
         tcp_bps=groups["tcp"]["goodput_bps"],
         udp_bps=groups["udp"]["goodput_bps"] if "udp" in groups else 0.0,
         jain=groups["tcp"]["jain"],
+        utilization=bn["utilization"],
+        loss=bn["drops_total"] / max(bn["arrivals"], 1),
+        # The qdisc's backlog; the packet in transmission is not in it.
+        queue=bn["mean_queue_packets"],
+        timeouts=sum(f.get("timeouts", 0) for f in out["flows"] if f["group"] == "tcp"),
+        fast_recoveries=sum(f.get("fast_recoveries", 0) for f in out["flows"] if f["group"] == "tcp"),
     )
 
 
@@ -370,6 +429,14 @@ def ns3_row(name: str, out: dict, wall: float, cpu: float) -> dict:
         tcp_bps=out["tcp_goodput_bps"],
         udp_bps=out["udp_goodput_bps"],
         jain=out["jain"],
+        utilization=out.get("utilization", 0.0),
+        loss=out.get("qdisc_drops_window", 0) / max(out.get("qdisc_arrivals_window", 0), 1),
+        # The queue disc's backlog; the device holds one more packet below it,
+        # waiting for the one in transmission (queue_device).
+        queue=out.get("mean_queue_qdisc", 0.0),
+        queue_device=out.get("mean_queue_device", 0.0),
+        timeouts=out.get("tcp_timeouts", 0),
+        fast_recoveries=out.get("tcp_fast_recoveries", 0),
     )
 
 
@@ -408,8 +475,13 @@ def run_experiment(name: str, pairs: int, with_python: bool, ns3_exe: Path, aqml
     log(f"\n== {name}: {e['desc']}")
     rows, ratios, cpu_ratios = [], [], []
     for i in range(pairs):
+        seed_args = []
+        if "aqm_tolerance" in e:
+            # The AQM comparisons are about results, not speed: one seed per pair.
+            args = ns3_args(e, seed=i + 1)
+            seed_args = ["--seed", str(i + 1)]
         a = derived(ns3_row("ns-3.37 C++", *timed([str(ns3_exe), *args])))
-        b = derived(aqmlab_row(*timed([str(aqmlab), "run", str(scen), "--json"])))
+        b = derived(aqmlab_row(*timed([str(aqmlab), "run", str(scen), "--json", *seed_args])))
         a["pair"] = b["pair"] = i + 1
         rows += [a, b]
         ratios.append(a["wall"] / b["wall"])
@@ -432,6 +504,12 @@ def run_experiment(name: str, pairs: int, with_python: bool, ns3_exe: Path, aqml
         jain_ns3=med(ns, "jain"),
         jain_aqmlab=med(aq, "jain"),
     )
+    if "aqm_tolerance" in e:
+        mean = lambda rs, k: statistics.fmean(r[k] for r in rs)  # noqa: E731
+        for k in ("utilization", "loss", "queue", "jain"):
+            agree[f"{k}_ns3_mean"] = mean(ns, k)
+            agree[f"{k}_aqmlab_mean"] = mean(aq, k)
+        agree["queue_device_ns3_mean"] = mean(ns, "queue_device")
     result = dict(
         experiment=name,
         description=e["desc"],
@@ -473,6 +551,8 @@ def report(res: dict) -> str:
         f"UDP share {a['udp_share_diff_pp']:+.1f} pp, Jain {a['jain_aqmlab']:.3f} vs "
         f"{a['jain_ns3']:.3f}",
     ]
+    if "aqm_tolerance" in res["params"]:
+        out += ["", *aqm_report(res)]
     tol = res["params"].get("tolerance")
     if tol:
         ok = (
@@ -486,6 +566,45 @@ def report(res: dict) -> str:
     if "ratio_wall_python_vs_aqmlab" in res:
         out.append(f"ns-3.44 PyPI / aqmlab wall (median aqmlab): {res['ratio_wall_python_vs_aqmlab']:.1f}x")
     return "\n".join(out) + "\n"
+
+
+def aqm_report(res: dict) -> list[str]:
+    """The bottleneck side by side (means over the seeds), each against its tolerance."""
+    a, tol = res["agreement"], res["params"]["aqm_tolerance"]
+    per_seed = [
+        f"seed {r['pair']} {r['simulator']}: utilization {r['utilization'] * 100:.2f}%, loss "
+        f"{r['loss'] * 100:.2f}%, queue {r['queue']:.2f}"
+        + (f" (+{r['queue_device']:.2f} in the device)" if "queue_device" in r else "")
+        + f", Jain {r['jain']:.3f}, TCP timeouts {r['timeouts']}, fast recoveries {r['fast_recoveries']}"
+        for r in res["runs"]
+    ]
+    u_ns, u_aq = a["utilization_ns3_mean"] * 100, a["utilization_aqmlab_mean"] * 100
+    l_ns, l_aq = a["loss_ns3_mean"], a["loss_aqmlab_mean"]
+    q_ns, q_aq = a["queue_ns3_mean"], a["queue_aqmlab_mean"]
+    q_dev = q_ns + a["queue_device_ns3_mean"]
+    j_ns, j_aq = a["jain_ns3_mean"], a["jain_aqmlab_mean"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    rel = lambda x, ref: (x - ref) / ref if ref else float("inf")  # noqa: E731
+    return [
+        *per_seed,
+        "",
+        "| measure (mean of seeds) | ns-3 | aqmlab | difference | tolerance | |",
+        "|---|---|---|---|---|---|",
+        f"| utilization | {u_ns:.2f}% | {u_aq:.2f}% | {u_aq - u_ns:+.2f} pp | {tol['utilization_pp']} pp "
+        f"| {verdict(abs(u_aq - u_ns) <= tol['utilization_pp'])} |",
+        f"| loss rate | {l_ns * 100:.2f}% | {l_aq * 100:.2f}% | {rel(l_aq, l_ns) * 100:+.1f}% "
+        f"| {tol['loss_rel'] * 100:.0f}% | {verdict(abs(rel(l_aq, l_ns)) <= tol['loss_rel'])} |",
+        f"| mean queue, packets (ns-3: queue disc) | {q_ns:.2f} | {q_aq:.2f} | {rel(q_aq, q_ns) * 100:+.1f}% "
+        f"| {tol['queue_rel'] * 100:.0f}% | {verdict(abs(rel(q_aq, q_ns)) <= tol['queue_rel'])} |",
+        f"| mean queue, packets (ns-3: queue disc + device) | {q_dev:.2f} | {q_aq:.2f} "
+        f"| {rel(q_aq, q_dev) * 100:+.1f}% | {tol['queue_rel'] * 100:.0f}% "
+        f"| {verdict(abs(rel(q_aq, q_dev)) <= tol['queue_rel'])} |",
+        f"| Jain (TCP) | {j_ns:.3f} | {j_aq:.3f} | {j_aq - j_ns:+.3f} | {tol['jain']} "
+        f"| {verdict(abs(j_aq - j_ns) <= tol['jain'])} |",
+    ]
 
 
 def machine() -> dict:

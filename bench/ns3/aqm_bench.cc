@@ -4,16 +4,20 @@
 // `left` and `right` joined by the bottleneck, and for every flow its own sender
 // and receiver node on access links.  TCP flows are BulkSend NewReno senders with
 // aqmlab's defaults as far as ns-3 allows them; the UDP flow is a CBR OnOff source.
-// The bottleneck's forward direction carries RedQueueDisc, FifoQueueDisc or
+// The bottleneck's forward direction carries RedQueueDisc, FifoQueueDisc,
 // FqCoDelQueueDisc (its defaults: 1024 queues, 10240 packets, quantum = the device's
-// MTU of 1500 bytes, CoDel 5 ms / 100 ms with MinBytes 1500 per queue); every
-// other device queue is a 1000-packet DropTail (aqmlab's default DropTail), with no
-// queue disc on top.  ns-3 gets its best settings: logging off, static routes,
+// MTU of 1500 bytes, CoDel 5 ms / 100 ms with MinBytes 1500 per queue),
+// CoDelQueueDisc (5 ms / 100 ms, MinBytes 1500) or PieQueueDisc (its defaults but
+// derandomization on, as Linux); every other device queue is a 1000-packet DropTail
+// (aqmlab's default DropTail), with no queue disc on top.  ns-3 gets its best settings: logging off, static routes,
 // the strong end-system model (3.37 spells it WeakEsModel=false).
 //
 // Prints one JSON line: wall seconds, events executed, bottleneck packets in the
 // measured window, aggregate TCP goodput, UDP goodput, Jain's index over the TCP
-// flows.  Goodput counts delivered payload converted to on-the-wire packets of
+// flows; and over the measured window the bottleneck's utilization (busy time:
+// bytes on the wire, PPP header included, over the rate), the packets that arrived
+// at and were dropped by its queue disc, and the time-averaged number of packets in
+// the queue disc and in the device queue below it.  Goodput counts delivered payload converted to on-the-wire packets of
 // `--pkt-size` bytes (aqmlab's convention: delivered packets x packet size).
 //
 // Build: g++ -O3 -std=c++17 -I/usr/include aqm_bench.cc -o aqm_bench \
@@ -27,6 +31,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -38,21 +43,85 @@ namespace
 {
 
 uint64_t g_bottleneckTx = 0;
+uint64_t g_bottleneckTxBytes = 0;
 
 void
-CountBottleneckTx(Ptr<const Packet>)
+CountBottleneckTx(Ptr<const Packet> p)
 {
     g_bottleneckTx++;
+    g_bottleneckTxBytes += p->GetSize();
+}
+
+// The time integral of a packet count, from the moment it is started.
+struct Occupancy
+{
+    bool on = false;
+    uint32_t n = 0;
+    double since = 0; // seconds
+    double area = 0;  // packet-seconds
+
+    void Update(double now, uint32_t next)
+    {
+        if (on)
+        {
+            area += n * (now - since);
+        }
+        since = now;
+        n = next;
+    }
+};
+
+Occupancy g_qdiscOcc;
+Occupancy g_deviceOcc;
+
+// TCP senders' retransmission timeouts and fast recoveries in the measured
+// window: entries into CA_LOSS and CA_RECOVERY.
+bool g_counting = false;
+uint64_t g_timeouts = 0;
+uint64_t g_recoveries = 0;
+
+void
+CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t next)
+{
+    if (!g_counting)
+    {
+        return;
+    }
+    g_timeouts += next == TcpSocketState::CA_LOSS;
+    g_recoveries += next == TcpSocketState::CA_RECOVERY;
+}
+
+// Every flow has its socket once the applications have started.
+void
+WatchSockets()
+{
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                  MakeCallback(&CongState));
+}
+
+void
+QdiscLen(uint32_t, uint32_t next)
+{
+    g_qdiscOcc.Update(Simulator::Now().GetSeconds(), next);
+}
+
+void
+DeviceLen(uint32_t, uint32_t next)
+{
+    g_deviceOcc.Update(Simulator::Now().GetSeconds(), next);
 }
 
 struct Snapshot
 {
     std::vector<uint64_t> rx;
     uint64_t bottleneck = 0;
+    uint64_t bottleneckBytes = 0;
+    uint64_t qdiscArrivals = 0;
+    uint64_t qdiscDrops = 0;
 };
 
 void
-TakeSnapshot(Snapshot* s, std::vector<Ptr<PacketSink>>* sinks)
+TakeSnapshot(Snapshot* s, std::vector<Ptr<PacketSink>>* sinks, Ptr<QueueDisc> q)
 {
     s->rx.clear();
     for (auto& k : *sinks)
@@ -60,6 +129,23 @@ TakeSnapshot(Snapshot* s, std::vector<Ptr<PacketSink>>* sinks)
         s->rx.push_back(k->GetTotalRx());
     }
     s->bottleneck = g_bottleneckTx;
+    s->bottleneckBytes = g_bottleneckTxBytes;
+    const QueueDisc::Stats& st = q->GetStats();
+    s->qdiscArrivals = st.nTotalReceivedPackets;
+    s->qdiscDrops = st.nTotalDroppedPackets;
+}
+
+// The measured window starts: the occupancy integrals start from here.
+void
+StartWindow(Snapshot* s, std::vector<Ptr<PacketSink>>* sinks, Ptr<QueueDisc> q)
+{
+    TakeSnapshot(s, sinks, q);
+    double now = Simulator::Now().GetSeconds();
+    g_qdiscOcc.Update(now, g_qdiscOcc.n);
+    g_qdiscOcc.on = true;
+    g_deviceOcc.Update(now, g_deviceOcc.n);
+    g_deviceOcc.on = true;
+    g_counting = true;
 }
 
 } // namespace
@@ -73,7 +159,7 @@ main(int argc, char* argv[])
     std::string bnDelay = "1ms";
     std::string accessRate = "10Mbps";
     std::string accessDelay = "1ms";
-    std::string queue = "red"; // red | fifo | fq_codel
+    std::string queue = "red"; // red | fifo | fq_codel | codel | pie
     uint32_t limit = 300;
     double minTh = 100;
     double maxTh = 200;
@@ -96,7 +182,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bnDelay", "bottleneck delay", bnDelay);
     cmd.AddValue("accessRate", "access link rate", accessRate);
     cmd.AddValue("accessDelay", "access link delay", accessDelay);
-    cmd.AddValue("queue", "bottleneck queue disc: red | fifo | fq_codel", queue);
+    cmd.AddValue("queue", "bottleneck queue disc: red | fifo | fq_codel | codel | pie", queue);
     cmd.AddValue("limit", "bottleneck queue limit, packets", limit);
     cmd.AddValue("minTh", "RED min_th, packets", minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", maxTh);
@@ -238,9 +324,24 @@ main(int argc, char* argv[])
     {
         tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", QueueSizeValue(QueueSize(lim)));
     }
+    else if (queue == "codel")
+    {
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", QueueSizeValue(QueueSize(lim)));
+    }
+    else if (queue == "pie")
+    {
+        // Linux's PIE always derandomizes (aqmlab's default); ns-3's default is off.
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(lim)),
+                             "UseDerandomization",
+                             BooleanValue(true));
+    }
     else
     {
-        std::fprintf(stderr, "queue must be red, fifo or fq_codel, not %s\n", queue.c_str());
+        std::fprintf(stderr,
+                     "queue must be red, fifo, fq_codel, codel or pie, not %s\n",
+                     queue.c_str());
         return 2;
     }
     QueueDiscContainer qdiscs = tch.Install(bnDevs.Get(0));
@@ -266,6 +367,11 @@ main(int argc, char* argv[])
     }
 
     bnDevs.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountBottleneckTx));
+    Ptr<QueueDisc> qdisc = qdiscs.Get(0);
+    qdisc->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&QdiscLen));
+    bnDevs.Get(0)->GetObject<PointToPointNetDevice>()->GetQueue()->TraceConnectWithoutContext(
+        "PacketsInQueue",
+        MakeCallback(&DeviceLen));
 
     // Applications: flows start uniformly in [0, startSpread).
     Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();
@@ -299,13 +405,16 @@ main(int argc, char* argv[])
     }
 
     Snapshot atWarmup;
-    Simulator::Schedule(Seconds(warmup), &TakeSnapshot, &atWarmup, &sinks);
+    Simulator::Schedule(Seconds(warmup), &StartWindow, &atWarmup, &sinks, qdisc);
+    Simulator::Schedule(Seconds(std::min(startSpread, warmup)), &WatchSockets);
     Simulator::Stop(Seconds(duration));
     auto runStart = std::chrono::steady_clock::now();
     Simulator::Run();
     auto wallEnd = std::chrono::steady_clock::now();
     Snapshot atEnd;
-    TakeSnapshot(&atEnd, &sinks);
+    TakeSnapshot(&atEnd, &sinks, qdisc);
+    g_qdiscOcc.Update(duration, g_qdiscOcc.n);
+    g_deviceOcc.Update(duration, g_deviceOcc.n);
     uint64_t events = Simulator::GetEventCount();
 
     const double secs = duration - warmup;
@@ -327,14 +436,20 @@ main(int argc, char* argv[])
         }
     }
     double jain = tcpSq > 0 ? tcpSum * tcpSum / (nTcp * tcpSq) : 1.0;
-    const QueueDisc::Stats& st = qdiscs.Get(0)->GetStats();
+    const QueueDisc::Stats& st = qdisc->GetStats();
+    // ns-3's point-to-point device adds a 2-byte PPP header to every packet.
+    const double utilization = double(atEnd.bottleneckBytes - atWarmup.bottleneckBytes) * 8.0 /
+                               (double(DataRate(bnRate).GetBitRate()) * secs);
     double wall = std::chrono::duration<double>(wallEnd - wallStart).count();
     double runWall = std::chrono::duration<double>(wallEnd - runStart).count();
     std::printf("{\"simulator\":\"ns-3.37\",\"wall_seconds\":%.6f,\"run_wall_seconds\":%.6f,"
                 "\"events\":%llu,\"sim_seconds\":%.3f,\"bottleneck_packets\":%llu,"
                 "\"bottleneck_packets_total\":%llu,\"tcp_goodput_bps\":%.1f,"
                 "\"udp_goodput_bps\":%.1f,\"jain\":%.6f,\"qdisc_drops\":%u,"
-                "\"qdisc_dequeued\":%u,\"flows\":%u}\n",
+                "\"qdisc_dequeued\":%u,\"flows\":%u,\"utilization\":%.6f,"
+                "\"qdisc_arrivals_window\":%llu,\"qdisc_drops_window\":%llu,"
+                "\"mean_queue_qdisc\":%.4f,\"mean_queue_device\":%.4f,"
+                "\"tcp_timeouts\":%llu,\"tcp_fast_recoveries\":%llu}\n",
                 wall,
                 runWall,
                 (unsigned long long)events,
@@ -346,7 +461,14 @@ main(int argc, char* argv[])
                 jain,
                 st.nTotalDroppedPackets,
                 st.nTotalDequeuedPackets,
-                nFlows);
+                nFlows,
+                utilization,
+                (unsigned long long)(atEnd.qdiscArrivals - atWarmup.qdiscArrivals),
+                (unsigned long long)(atEnd.qdiscDrops - atWarmup.qdiscDrops),
+                g_qdiscOcc.area / secs,
+                g_deviceOcc.area / secs,
+                (unsigned long long)g_timeouts,
+                (unsigned long long)g_recoveries);
     Simulator::Destroy();
     return 0;
 }

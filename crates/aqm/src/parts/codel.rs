@@ -14,7 +14,8 @@
 //! ([`newton_step`]), and the next drop time is `t + interval * rec_inv_sqrt`
 //! ([`control_law`]). The approximation is coarse at first (after the second drop
 //! the spacing is `interval / 2`, not `interval / sqrt 2`) and that coarseness is
-//! part of Linux's behaviour, so it is kept.
+//! part of Linux's behaviour, so it is kept. `codel/tests/linux.rs` runs every
+//! dequeue beside a line-by-line transcription of Linux's `codel_dequeue`.
 //!
 //! # Where aqmlab differs from Linux
 //! - Time is aqmlab's integer nanoseconds, not Linux's 1024-ns `codel_time_t`:
