@@ -31,6 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# A sweep's metric against one key with confidence bands (``aqmlab.plot.sweep``).
+from aqmlab.plot_sweep import sweep as sweep
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -423,6 +426,10 @@ def main(ns: argparse.Namespace) -> int:
     ``--kind all`` a note on stderr."""
     from aqmlab.result import Result
 
+    if (Path(ns.dir) / "stats.parquet").exists() or (Path(ns.dir) / "stats.csv").exists():
+        from aqmlab import plot_sweep
+
+        return plot_sweep.main(ns)  # a sweep's folder
     result = Result.read(ns.dir)
     kinds = [ns.kind]
     if ns.kind == "all":
