@@ -79,3 +79,70 @@ def test_cli_plots_a_sweep_folder(swept, tmp_path):
     proc = run_cli("plot", str(out), "--out", str(tmp_path / "f.png"))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ---- one run's figure: group colours, many flows, TCP's state -------------------------------
+
+
+def _groups_run(tcp: int = 24, trace: bool = False):
+    s = {
+        "name": "groups",
+        "duration": "3s",
+        "warmup": "1s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "1Gbps", "delay": "1ms"},
+            "bottleneck": {"rate": "20Mbps", "delay": "5ms"},
+        },
+        "qdisc": {"kind": "fq_codel"},
+        "monitor": {"flow_series": "500ms", **({"tcp_trace": "100ms"} if trace else {})},
+        "flows": [
+            {"name": "udp100k", "kind": "cbr", "rate": "100kbit", "count": 3},
+            {"name": "tcp", "kind": "tcp", "count": tcp},
+            {"name": "udp10k", "kind": "cbr", "rate": "10kbit", "count": 3},
+        ],
+    }
+    return aqmlab.run(s)
+
+
+def test_a_group_keeps_its_colour_in_every_panel_and_groups_are_in_natural_order():
+    from aqmlab import plot
+
+    fig = plot.figure(_groups_run(), ["throughput", "goodput"])
+    through, good = fig.axes[:2]
+    lines = {line.get_label().removesuffix(" (total)"): line.get_color() for line in through.get_lines()}
+    bars = {c.get_label(): c.patches[0].get_facecolor() for c in good.containers}
+    assert list(bars) == ["tcp", "udp10k", "udp100k"]
+    assert [k for k in lines if k in bars] == ["tcp", "udp10k", "udp100k"]
+    for group in bars:
+        assert matplotlib.colors.to_rgba(lines[group]) == bars[group]
+
+
+def test_goodput_of_many_flows_is_a_cdf_per_group(monkeypatch):
+    from aqmlab import plot
+
+    monkeypatch.setattr(plot, "MAX_BARS", 20)
+    result = _groups_run(tcp=30)
+    ax = plot.goodput(result)
+    assert not ax.containers  # no bars
+    assert "CDF" in ax.get_ylabel() and "36 flows" in ax.get_title()
+    steps = {line.get_label(): line for line in ax.get_lines() if "flows)" in line.get_label()}
+    assert list(steps) == ["tcp (30 flows)", "udp10k (3 flows)", "udp100k (3 flows)"]
+    tcp = steps["tcp (30 flows)"]
+    goodputs = sorted(result.flows[result.flows["group"] == "tcp"]["goodput_bps"] / 1e6)
+    assert list(tcp.get_xdata()[1:]) == pytest.approx(goodputs)
+    assert tcp.get_ydata()[-1] == 1.0
+
+
+def test_tcp_trace_draws_cwnd_and_rtt_per_flow_in_its_groups_colour():
+    from aqmlab import plot
+
+    result = _groups_run(tcp=16, trace=True)
+    fig = plot.tcp_trace(result)
+    cwnd, rtt = fig.axes[:2]
+    assert cwnd.get_ylabel() == "cwnd (packets)" and rtt.get_ylabel() == "smoothed RTT (ms)"
+    assert len(cwnd.get_lines()) == plot.MAX_LINES == len(rtt.get_lines())
+    colour = plot.group_colours(result)["tcp"]
+    assert all(line.get_color() == colour for line in cwnd.get_lines())
+    with pytest.raises(plot.NotRecorded, match="tcp_trace"):
+        plot.tcp_trace(_groups_run(tcp=2))
