@@ -56,6 +56,15 @@ def _number(x: float) -> str:
     return f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}"
 
 
+def _pm(mean: float, half: float) -> str:
+    """``mean ± half`` to the half-width's second significant digit: the digits
+    past it are noise."""
+    if math.isnan(half) or half <= 0:
+        return _number(mean)
+    decimals = min(6, max(0, 1 - math.floor(math.log10(half))))
+    return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
+
+
 def _wide(frame: pd.DataFrame, keys: list[str], metrics: list[str], cell) -> pd.DataFrame:
     """One row per point, one column per metric, each cell ``cell(row)``."""
     import pandas as pd
@@ -78,7 +87,7 @@ def summary_table(result: Sweep) -> str:
         s = _scale(r["metric"])
         if r["n"] < 2:
             return _number(r["mean"] / s)
-        return f"{_number(r['mean'] / s)} ± {_number(r['half_width'] / s)}"
+        return _pm(r["mean"] / s, r["half_width"] / s)
 
     seeds = stats.groupby(keys, sort=False)["n"].max() if keys else stats["n"].max()
     lines = [
@@ -91,7 +100,7 @@ def summary_table(result: Sweep) -> str:
         def diff_pm(r) -> str:
             s = _scale(r["metric"])
             rel = "" if math.isnan(r["relative"]) else f" ({r['relative'] * 100:+.1f}%)"
-            return f"{_number(r['mean'] / s)} ± {_number(r['half_width'] / s)}{rel}"
+            return f"{_pm(r['mean'] / s, r['half_width'] / s)}{rel}"
 
         base = " ".join(f"{k}={v}" for k, v in result.baseline.items())
         lines += [
