@@ -87,6 +87,7 @@ def main(ns) -> int:
                     "runs": json.loads(result.runs.to_json(orient="records")),
                     "stats": json.loads(result.stats.to_json(orient="records")),
                     "paired": json.loads(result.paired.to_json(orient="records")),
+                    "stopped": result.summary()["stopped"],
                     "simulated": result.simulated,
                     "cached": result.cached,
                     "failed": result.summary()["failed"],

@@ -108,3 +108,49 @@ def test_cli_refuses_max_seeds_without_precision_and_a_bad_baseline(tmp_path):
         "sweep", "choke-fig3", "--set", "qdisc.kind=red,choke", "--baseline", "red", "--out", str(tmp_path)
     )
     assert out.returncode == 2 and "--baseline 'red': expected KEY=VALUE" in out.stderr
+
+
+def test_one_seed_offers_the_same_open_loop_arrivals_under_every_qdisc():
+    """Common random numbers through the Python face: the Poisson and Pareto
+    on/off sources' packets sent are the same for a seed whatever the qdisc,
+    while TCP (closed-loop) sends differently (the Rust test checks the start
+    times too: crates/sim/src/build/crn_tests.rs)."""
+    scenario = {
+        "name": "crn",
+        "duration": "3s",
+        "warmup": "0s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "100Mbps", "delay": "1ms"},
+            "bottleneck": {"rate": "2Mbps", "delay": "10ms"},
+        },
+        "qdisc": {"kind": "red"},
+        "flows": [
+            {"name": "tcp", "kind": "tcp", "count": 6},
+            {"name": "poisson", "kind": "poisson", "rate": "1Mbps", "count": 2},
+            {"name": "onoff", "kind": "onoff", "rate": "1Mbps", "on": "100ms", "off": "100ms",
+             "distribution": "pareto", "shape": 1.5},
+        ],
+    }  # fmt: skip
+    grid = {"qdisc.kind": ["droptail", "red", "choke", "sfq", "fq_codel", "sfb"]}
+    sw = aqmlab.sweep(scenario, grid, seeds=[1, 2], jobs=1)
+    flows = sw.flows
+    udp = flows[flows["kind"] != "tcp"].pivot_table(index=["seed", "id"], columns="qdisc.kind", values="sent")
+    assert (udp.nunique(axis=1) == 1).all(), udp
+    assert udp.loc[1].to_numpy().tolist() != udp.loc[2].to_numpy().tolist()
+    tcp = flows[flows["kind"] == "tcp"].pivot_table(index=["seed", "id"], columns="qdisc.kind", values="sent")
+    assert (tcp.nunique(axis=1) > 1).any()
+
+
+def test_cli_json_says_where_precision_stopped(tmp_path):
+    out = run_cli(
+        "sweep", "choke-fig3", "--set", "qdisc.kind=red,choke", "--duration", "3s", "--warmup", "1s",
+        "--precision", "jain_all=5%", "--max-seeds", "6", "-j", "1", "--json", "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    stopped = {row["qdisc.kind"]: row for row in data["stopped"]}
+    assert set(stopped) == {"red", "choke"}
+    for kind, row in stopped.items():
+        assert row["reason"] in ("precise", "max-seeds") and 3 <= row["seeds"] <= 6
+        assert len([r for r in data["runs"] if r["qdisc.kind"] == kind]) == row["seeds"]
