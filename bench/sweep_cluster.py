@@ -21,6 +21,13 @@ client.
 
     python3 bench/sweep_cluster.py                       # N = 250 500 1000 2000
     python3 bench/sweep_cluster.py --runs 100 200 --executors local
+    python3 bench/sweep_cluster.py --scenario choke-fig3 --duration 10ms --warmup 0s \
+        --runs 10000 --executors local dask dask-per-run      # short runs: batches
+
+``dask`` sends runs in batches sized from their times (``aqmlab._runner.batch``);
+``dask-per-run`` one task per run, as before batches. ``stored`` counts the run
+store's whole entries and ``runs_sha`` hashes the runs table, to check that every
+executor stored every run and gave the same results.
 """
 
 from __future__ import annotations
@@ -36,19 +43,28 @@ MEASURE = r"""
 import json, resource, sys, time
 import aqmlab
 
-scenario, n, duration, cache, out, address = sys.argv[1:7]
+scenario, n, duration, warmup, cache, out, address, per_task = sys.argv[1:9]
 n = int(n)
 kwargs = {"client": address} if address != "-" else {"jobs": 2}
+if per_task == "one":  # a task per run, as before batches
+    from aqmlab._runner.dask import DaskCluster
+    DaskCluster.results = DaskCluster._one_run_per_task
 t0 = time.monotonic()
-sw = aqmlab.sweep(scenario, {}, seeds=n, duration=duration, warmup="0.1s", cache_dir=cache, **kwargs)
+sw = aqmlab.sweep(scenario, {}, seeds=n, duration=duration, warmup=warmup, cache_dir=cache, **kwargs)
 t1 = time.monotonic()
 rss_runs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 sw.write(out)
 t2 = time.monotonic()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 sample = [sw.runs_done[i][2].run.loc[0, "wall_seconds"] for i in range(0, n, max(1, n // 50))]
+import hashlib, pathlib
+from aqmlab._runner import Store
+store = Store(cache)
+stored = sum(1 for p in pathlib.Path(cache).glob("*.parquet") if store.has(p.stem))
+runs_sha = hashlib.sha256(sw.runs.to_csv(index=False).encode()).hexdigest()[:16]
 print(json.dumps({
     "runs": len(sw.runs_done), "simulated": sw.simulated, "failed": len(sw.failed),
+    "stored": stored, "runs_sha": runs_sha,
     "run_s": round(t1 - t0, 2), "write_s": round(t2 - t1, 2),
     "peak_rss_mib_runs": round(rss_runs, 1), "peak_rss_mib": round(rss, 1),
     "engine_ms": round(1e3 * sum(sample) / len(sample), 2),
@@ -67,7 +83,7 @@ cluster.close()
 """
 
 
-def measure(executor: str, n: int, scenario: str, duration: str, address: str) -> dict:
+def measure(executor: str, n: int, scenario: str, duration: str, warmup: str, address: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
             sys.executable,
@@ -76,9 +92,11 @@ def measure(executor: str, n: int, scenario: str, duration: str, address: str) -
             scenario,
             str(n),
             duration,
+            warmup,
             f"{tmp}/cache",
             f"{tmp}/out",
             address,
+            "one" if executor == "dask-per-run" else "batch",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         row = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -89,13 +107,16 @@ def measure(executor: str, n: int, scenario: str, duration: str, address: str) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, nargs="+", default=[250, 500, 1000, 2000])
-    ap.add_argument("--executors", nargs="+", default=["local", "dask"], choices=["local", "dask"])
+    ap.add_argument(
+        "--executors", nargs="+", default=["local", "dask"], choices=["local", "dask", "dask-per-run"]
+    )
     ap.add_argument("--scenario", default="sfb-fig2b")
     ap.add_argument("--duration", default="0.5s")
+    ap.add_argument("--warmup", default="0.1s")
     args = ap.parse_args()
     cluster = None
     address = "-"
-    if "dask" in args.executors:
+    if any(e.startswith("dask") for e in args.executors):
         cluster = subprocess.Popen(
             [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -104,9 +125,8 @@ def main() -> None:
     try:
         for n in args.runs:
             for executor in args.executors:
-                row = measure(
-                    executor, n, args.scenario, args.duration, address if executor == "dask" else "-"
-                )
+                where = address if executor.startswith("dask") else "-"
+                row = measure(executor, n, args.scenario, args.duration, args.warmup, where)
                 print(json.dumps(row), flush=True)
     finally:
         if cluster is not None:

@@ -154,6 +154,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _at_least_two(text: str) -> int:
+    n = _positive(text)
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"{n} is not in 2..")
+    return n
+
+
 def _unsigned(text: str) -> int:
     try:
         value = int(text)
@@ -250,6 +257,9 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     seeds.add_argument("--seed-list", metavar="S1,S2")
     p.add_argument("--duration")
     p.add_argument("--warmup")
+    p.add_argument("--baseline", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--precision", metavar="METRIC=WIDTH")
+    p.add_argument("--max-seeds", type=_at_least_two, metavar="N")
     _executor_args(p)
     p.add_argument("--out", type=Path, default=Path("sweep-out"), metavar="DIR")
     _format(p)

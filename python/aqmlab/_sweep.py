@@ -216,6 +216,9 @@ def sweep(
     progress: bool = False,
     client: Any = None,
     fail_fast: bool = False,
+    baseline: Mapping[str, Any] | None = None,
+    precision: str | None = None,
+    max_seeds: int = 100,
 ) -> Sweep:
     """Runs ``scenario`` (a path, a built-in name, ``None`` for the default, or a
     dict) at every point of ``grid`` ({dotted key: [values]}) with every seed
@@ -244,10 +247,17 @@ def sweep(
     that no link of a graph uses). A key whose values then gave identical runs
     (a qdisc on links that never queue) is named in :attr:`Sweep.warnings` and
     as a ``RuntimeWarning``.
+
+    Statistics: :attr:`Sweep.stats` has every point's mean, sd, seeds and 95%
+    Student-t interval of each metric; with ``baseline`` ({key: value}, e.g.
+    ``{"qdisc.kind": "red"}``) :attr:`Sweep.paired` has each point's differences
+    against the baseline point seed by seed, with their intervals. ``precision``
+    (``"METRIC=2%"`` or ``"METRIC=WIDTH"``) adds seeds to each point until the
+    interval of METRIC's mean is that narrow, up to ``max_seeds``
+    (:mod:`aqmlab._precision`); :attr:`Sweep.stopped` says where each stopped.
     """
     from aqmlab import _aqmlab, _runner
     from aqmlab._run import _check_duration, _to_json
-    from aqmlab._sweep_result import label_types
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
@@ -282,33 +292,28 @@ def sweep(
         planned.extend((label, point, seed) for seed in seed_list)
     _check_every_key_changes_something(grid or {}, labels, simulated, base)
 
-    # Each point's scenario is one object, shared by its seeds: it names the point
-    # of a failed run.
-    where = {id(point): _describe(label) for label, point, _ in planned}
+    if baseline:
+        _check_baseline(baseline, grid or {})
     store = _runner.Store(cache_dir)
-    _, stats, failures = _runner.run_all(
-        [(point, seed) for _, point, seed in planned],
-        store,
-        jobs=jobs,
-        client=client,
-        progress=progress,
-        fail_fast=fail_fast,
-        describe=lambda scenario, seed: where.get(id(scenario), ""),
-    )
-    result = Sweep(
-        list(grid or {}),
-        [(label, seed, _runner.run_key(point, seed)) for label, point, seed in planned],
-        store,
-        types=label_types(grid or {}),
-        failed=failures,
-        simulated=stats.simulated,
-        cached=stats.cached,
-        seconds=stats.seconds,
-    )
+
+    def execute(planned: list[tuple[dict[str, Any], dict[str, Any], int]]) -> Sweep:
+        return _execute(
+            grid or {}, store, planned, baseline,
+            jobs=jobs, client=client, progress=progress, fail_fast=fail_fast,
+        )  # fmt: skip
+
+    if precision is None:
+        result = execute(planned)
+    else:
+        from aqmlab._precision import run_until_precise
+
+        points = [(label, point) for label, point, _ in planned[:: len(seed_list)]]
+        result = run_until_precise(points, seed_list, precision, max_seeds, execute)
+    failures = result.failed
     if failures:
         warnings.warn(
-            f"{len(failures)} of {len(planned)} runs failed and are left out of the tables "
-            f"(Sweep.failed); the first: {failures[0]}",
+            f"{len(failures)} of {len(result.failed) + len(result.runs_done)} runs failed and are left "
+            f"out of the tables (Sweep.failed); the first: {failures[0]}",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -316,6 +321,54 @@ def sweep(
     for message in result.warnings:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     return result
+
+
+def _execute(
+    grid: Mapping[str, Sequence[Any]],
+    store: Any,
+    planned: list[tuple[dict[str, Any], dict[str, Any], int]],
+    baseline: Mapping[str, Any] | None,
+    **runner: Any,
+) -> Sweep:
+    """Runs the (label, point, seed) of ``planned`` that ``store`` lacks
+    (``runner``: :func:`aqmlab._runner.run_all`'s executor flags) and returns
+    their :class:`Sweep`."""
+    from aqmlab import _runner
+    from aqmlab._sweep_result import label_types
+
+    # Each point's scenario is one object, shared by its seeds: it names the point
+    # of a failed run.
+    where = {id(point): _describe(label) for label, point, _ in planned}
+    _, stats, failures = _runner.run_all(
+        [(point, seed) for _, point, seed in planned],
+        store,
+        describe=lambda scenario, seed: where.get(id(scenario), ""),
+        **runner,
+    )
+    return Sweep(
+        list(grid),
+        [(label, seed, _runner.run_key(point, seed)) for label, point, seed in planned],
+        store,
+        types=label_types(grid),
+        failed=failures,
+        simulated=stats.simulated,
+        cached=stats.cached,
+        seconds=stats.seconds,
+        baseline=baseline,
+    )
+
+
+def _check_baseline(baseline: Mapping[str, Any], grid: Mapping[str, Sequence[Any]]) -> None:
+    """A baseline names values the grid has, of keys the grid varies."""
+    for key, value in baseline.items():
+        if key not in grid:
+            raise ValueError(
+                f"baseline {key}={value!r}: {key!r} is not a sweep key (keys: {', '.join(grid)})"
+            )
+        texts = [_label_text(v) for v in grid[key]]
+        if _label_text(value) not in texts:
+            shown = ", ".join(str(t) for t in texts)
+            raise ValueError(f"baseline {key}={value!r} is not one of the sweep's values ({shown})")
 
 
 def _check_every_key_changes_something(

@@ -14,20 +14,9 @@ from aqmlab._sweep import Sweep, parse_assignment, sweep
 
 
 def _summary_table(result: Sweep) -> str:
-    runs = result.runs
-    keys = [result.columns[k] for k in result.keys]
-    goodputs = [c for c in runs.columns if c.endswith("_goodput_bps")]
-    # A wide table is unreadable on a terminal; the runs table has every group.
-    value_cols = (goodputs if len(goodputs) <= 6 else []) + ["jain_tcp", "jain_all"]
-    if keys:
-        means = runs.groupby(keys, sort=False)[value_cols].mean().reset_index()
-    else:
-        means = runs[value_cols].mean().to_frame().T
-    for c in value_cols:
-        if c.endswith("_goodput_bps"):
-            means[c] = means[c] / 1e3
-            means = means.rename(columns={c: c.replace("_goodput_bps", " kbit/s")})
-    return means.to_string(index=False, float_format=lambda x: f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}")
+    from aqmlab._campaign_cli import summary_table
+
+    return summary_table(result)
 
 
 def main(ns) -> int:
@@ -53,6 +42,11 @@ def main(ns) -> int:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
         else:
             seeds = ns.seeds if ns.seeds is not None else 1
+        from aqmlab._campaign_cli import parse_baseline
+
+        baseline = parse_baseline(ns.baseline, grid)
+        if ns.max_seeds is not None and ns.precision is None:
+            raise ValueError("--max-seeds bounds --precision: give --precision METRIC=WIDTH too")
         check_folder(ns.out)
         with warnings.catch_warnings():
             # Printed below as the command's own lines, not as Python warnings.
@@ -68,6 +62,9 @@ def main(ns) -> int:
                 progress=not ns.quiet,
                 client=ns.scheduler,
                 fail_fast=ns.fail_fast,
+                baseline=baseline,
+                precision=ns.precision,
+                max_seeds=ns.max_seeds if ns.max_seeds is not None else 100,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -88,6 +85,9 @@ def main(ns) -> int:
                 {
                     "keys": result.keys,
                     "runs": json.loads(result.runs.to_json(orient="records")),
+                    "stats": json.loads(result.stats.to_json(orient="records")),
+                    "paired": json.loads(result.paired.to_json(orient="records")),
+                    "stopped": result.summary()["stopped"],
                     "simulated": result.simulated,
                     "cached": result.cached,
                     "failed": result.summary()["failed"],
@@ -99,6 +99,10 @@ def main(ns) -> int:
         return status
     if result.runs_done:
         print(_summary_table(result))
+    if result.stopped is not None:
+        from aqmlab._campaign_cli import stopped_table
+
+        print(stopped_table(result))
     failed = f", {len(result.failed)} failed" if result.failed else ""
     print(
         f"{len(result.runs_done)} runs ({result.simulated} simulated, {result.cached} from cache{failed}) "

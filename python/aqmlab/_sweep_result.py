@@ -15,7 +15,6 @@ any run, empty where a run has no such group.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
 
 #: Runs whose rows of the runs table are gathered before they become Arrow.
 _ROWS_PER_BATCH = 1024
+#: The tables of one row per run or per point, written whole.
+_WHOLE = ("runs", "stats", "paired")
 #: The runs table's own columns, besides the per-group ones.
 _RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
 
@@ -90,13 +91,24 @@ class Sweep:
     column of that name (the links table's ``qdisc``): then it is ``set.<key>``
     (``set.qdisc``), in every table alike.
 
+    - ``stats``: per point and metric of the runs table, the number of seeds, mean,
+      sd and the 95% Student-t interval (:func:`aqmlab.stats.summarize`).
+    - ``paired``: with a ``baseline`` ({key: value}), each point's paired
+      differences against the baseline point, seed by seed, with their intervals
+      (:func:`aqmlab.stats.paired`); empty without one.
+
     ``runs_done`` is a sequence of (label, seed, Result), read from the run store
     one at a time; ``failed`` the runs that failed (they are in no table);
-    ``simulated``, ``cached`` and ``seconds`` what the runner did.
+    ``simulated``, ``cached`` and ``seconds`` what the runner did; ``stopped``,
+    with ``precision=``, each point's seeds and why no more were added.
     """
 
     #: The tables :meth:`write` writes.
-    TABLES = ("runs", "groups", "flows", "links")
+    TABLES = ("runs", "groups", "flows", "links", "stats", "paired")
+    #: The tables of one row per run, stacked from the store.
+    _STACKED = ("groups", "flows", "links")
+    #: The interval's confidence level of ``stats`` and ``paired``.
+    level = 0.95
 
     def __init__(
         self,
@@ -109,8 +121,13 @@ class Sweep:
         simulated: int = 0,
         cached: int = 0,
         seconds: float = 0.0,
+        baseline: Mapping[str, Any] | None = None,
     ) -> None:
         self.keys = keys
+        #: {key: value} of the point the ``paired`` table compares against.
+        self.baseline = dict(baseline or {})
+        #: With ``precision=``: one row per point, its seeds and why it stopped.
+        self.stopped: pd.DataFrame | None = None
         self.store = store
         self.failed = list(failed)
         bad = {f.key for f in self.failed}
@@ -144,7 +161,7 @@ class Sweep:
             taken = {"seed", *_RUN_COLUMNS}
             if self._done:
                 result = self.store.load(self._done[0][2])
-                for name in ("groups", "flows", "links"):
+                for name in self._STACKED:
                     taken.update(result.arrow(name).column_names)
             self._columns = {key: f"set.{key}" if key in taken else key for key in self.keys}
         return self._columns
@@ -177,7 +194,7 @@ class Sweep:
             rows: list[dict[str, Any]] = []
             batches: list[pa.Table] = []
             fields: dict[str, pa.DataType] = {}
-            seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self.TABLES[1:]}
+            seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self._STACKED}
             for label, seed, key in self._done:
                 result = self.store.load(key)
                 head = self._label_columns(label, seed, 1)
@@ -204,15 +221,17 @@ class Sweep:
             self._scanned = (runs, schemas)
         return self._scanned
 
-    def _pieces(self, schemas: Mapping[str, pa.Schema]) -> Iterator[dict[str, pa.Table]]:
+    def _pieces(self, schemas: Mapping[str, pa.Schema], whole: bool = True) -> Iterator[dict[str, pa.Table]]:
         """{table: this run's rows, labelled, in ``schemas``' columns}, run after run
-        in the plan's order (the runs table whole, first)."""
-        yield {"runs": self._scan()[0]}
+        in the plan's order (with ``whole``, first the tables of a row per run or
+        point: runs, stats, paired)."""
+        if whole:
+            yield {name: self.table(name) for name in _WHOLE}
         for label, seed, key in self._done:
             result = self.store.load(key)
             yield {
                 name: _conform(self._labelled(name, label, seed, result), schemas[name])
-                for name in self.TABLES[1:]
+                for name in self._STACKED
             }
 
     # ---- the tables -------------------------------------------------------------------
@@ -228,13 +247,58 @@ class Sweep:
         runs, schemas = self._scan()
         if name == "runs":
             return runs
-        return pa.concat_tables([piece[name] for piece in itertools.islice(self._pieces(schemas), 1, None)])
+        if name in ("stats", "paired"):
+            return pa.Table.from_pandas(self._frame(name), preserve_index=False)
+        return pa.concat_tables([piece[name] for piece in self._pieces(schemas, whole=False)])
 
     def _frame(self, name: str) -> pd.DataFrame:
         frame = self._frames.get(name)
         if frame is None:
-            frame = self._frames[name] = self.table(name).to_pandas()
+            if name == "stats":
+                frame = self.statistics()
+            elif name == "paired":
+                frame = self.differences(self.baseline) if self.baseline else _empty_paired(self)
+            else:
+                frame = self.table(name).to_pandas()
+            self._frames[name] = frame
         return frame
+
+    def statistics(self, metrics: Sequence[str] | None = None, level: float | None = None) -> pd.DataFrame:
+        """Per point and metric (default: every metric of the runs table): ``n``
+        seeds, ``mean``, ``sd``, ``ci_low``, ``ci_high``, ``half_width`` of the
+        Student-t interval at ``level`` (default 0.95)."""
+        from aqmlab.stats import summarize
+
+        keys = [self.columns[k] for k in self.keys]
+        return summarize(self.runs, keys, metrics, level=level or self.level)
+
+    def differences(
+        self,
+        baseline: Mapping[str, Any],
+        metrics: Sequence[str] | None = None,
+        level: float | None = None,
+    ) -> pd.DataFrame:
+        """Paired differences of every point against the point with ``baseline``'s
+        values ({sweep key: value}), seed by seed: see :func:`aqmlab.stats.paired`."""
+        from aqmlab.stats import paired
+
+        unknown = [k for k in baseline if k not in self.keys]
+        if unknown:
+            raise ValueError(
+                f"baseline key {unknown[0]!r} is not a key of this sweep "
+                f"(keys: {', '.join(self.keys) or 'none'})"
+            )
+        keys = [self.columns[k] for k in self.keys]
+        base = {self.columns[k]: label_text(v) for k, v in baseline.items()}
+        return paired(self.runs, keys, base, metrics, level=level or self.level)
+
+    @property
+    def stats(self) -> pd.DataFrame:
+        return self._frame("stats")
+
+    @property
+    def paired(self) -> pd.DataFrame:
+        return self._frame("paired")
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -262,10 +326,13 @@ class Sweep:
             "cached": self.cached,
             "failed": [{"where": f.where, "seed": f.seed, "error": f.error} for f in self.failed],
             "seconds": self.seconds,
+            "baseline": {k: label_text(v) for k, v in self.baseline.items()},
+            "level": self.level,
+            "stopped": [] if self.stopped is None else json.loads(self.stopped.to_json(orient="records")),
         }
 
     def write(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the runs, groups, flows and links tables under ``out`` as
+        """Writes the runs, groups, flows, links, stats and paired tables under ``out`` as
         Parquet (or ``fmt="csv"``), then ``summary.json`` (the sweep's keys, seeds
         and counts), by the steps of :func:`aqmlab._io.write_folder`: a killed or
         repeated sweep never leaves a folder that looks finished but mixes two.
@@ -273,7 +340,7 @@ class Sweep:
         from aqmlab._io import write_folder_streamed
 
         if self._done:
-            schemas = self._scan()[1]
+            schemas = {**self._scan()[1], **{name: self.table(name).schema for name in _WHOLE}}
             pieces: Iterator[Mapping[str, pa.Table]] = self._pieces(schemas)
         else:
             import pyarrow as pa
@@ -288,6 +355,15 @@ class Sweep:
             summary=json.dumps(self.summary(), indent=2),
             known=self.TABLES,
         )
+
+
+def _empty_paired(sweep: Sweep) -> pd.DataFrame:
+    import pandas as pd
+
+    from aqmlab.stats import SUMMARY_COLUMNS
+
+    columns = [sweep.columns[k] for k in sweep.keys]
+    return pd.DataFrame(columns=[*columns, "metric", *SUMMARY_COLUMNS, "relative"])
 
 
 def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:

@@ -31,6 +31,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# A sweep's metric against one key with confidence bands (``aqmlab.plot.sweep``),
+# and TCP's cwnd and RTT over time (``aqmlab.plot.tcp_trace``).
+from aqmlab.plot_sweep import colours, natural_key
+from aqmlab.plot_sweep import sweep as sweep
+from aqmlab.plot_tcp import tcp_trace as tcp_trace
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -45,6 +51,9 @@ KINDS = ("queue", "throughput", "goodput", "delay")
 #: :func:`throughput` sums flows by group, then by kind, and :func:`goodput`
 #: colours bars by kind.
 MAX_LINES = 12
+_LINK_COLOURS = ("black", "dimgrey", "darkgrey", "silver")
+#: The most flows :func:`goodput` draws a bar for; past it, a CDF per group.
+MAX_BARS = 100
 _BY = ("flow", "group", "kind")
 
 
@@ -268,9 +277,18 @@ def throughput(
     ax = _axes(ax)
     t = table.index.to_numpy()
     group_of = f.set_index("id")["group"].to_dict()
+    palette = group_colours(result)
+    styles = ("-", "--", ":", "-.")
+    seen: dict[str, int] = {}
+    if by != "flow":
+        table = table[sorted(table.columns, key=natural_key)]
     for key in table.columns:
         label = f"flow {key} ({group_of.get(key, '?')})" if by == "flow" else f"{key} (total)"
-        ax.plot(t, table[key].to_numpy() / 1e6, label=label)
+        # A group's colour, in every panel; a group's flows apart by line style.
+        group = group_of.get(key) if by == "flow" else key if by == "group" else None
+        style = styles[seen.get(group, 0) % len(styles)] if group is not None else "-"
+        seen[group] = seen.get(group, 0) + 1
+        ax.plot(t, table[key].to_numpy() / 1e6, label=label, color=palette.get(group), linestyle=style)
     _warmup(result, ax)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
@@ -295,20 +313,33 @@ def _legend(ax: Axes, entries: int) -> None:
 # ---- goodput per flow --------------------------------------------------------------------
 
 
+def group_colours(result: Result) -> dict[str, object]:
+    """One colour per flow group, the groups in natural order (``udp10k`` before
+    ``udp100k``): every panel of a figure draws a group in its colour."""
+    return colours(list(_frame(result, "flows")["group"]))
+
+
 def goodput(result: Result, ax: Axes | None = None) -> Axes:
-    """Each flow's goodput over the measured interval (Mbit/s), a bar per flow
-    coloured by group (by kind when there are more than :data:`MAX_LINES` groups),
-    and its max-min fair share (given every flow's demand and route) as a black
-    tick."""
+    """Each flow's goodput over the measured interval (Mbit/s), a bar per flow in
+    its group's colour, and its max-min fair share (given every flow's demand and
+    route) as a black tick. Past :data:`MAX_BARS` flows the bars would be
+    slivers: each group's goodputs are drawn as a CDF instead, its fair shares as
+    a dashed line of the group's colour."""
     reason = missing(result, "goodput")
     if reason:
         raise NotRecorded(reason)
     f = _frame(result, "flows")
     ax = _axes(ax)
     f = f.sort_values("id", kind="stable")
+    # By group, in the groups' colours; past MAX_LINES groups, by kind.
     by = "group" if _count(f, "group") <= MAX_LINES else "kind"
-    for key, g in f.groupby(by, sort=False):
-        ax.bar(g["id"].to_numpy(), g["goodput_bps"].to_numpy(dtype=float) / 1e6, width=0.8, label=key)
+    palette = group_colours(result) if by == "group" else colours(list(f["kind"]))
+    if len(f) > MAX_BARS:
+        return _goodput_cdf(f, ax, palette, by)
+    for key in sorted(dict.fromkeys(f[by]), key=natural_key):
+        g = f[f[by] == key]
+        ax.bar(g["id"].to_numpy(), g["goodput_bps"].to_numpy(dtype=float) / 1e6, width=0.8, label=key,
+               color=palette[key])  # fmt: skip
     ax.plot(
         f["id"].to_numpy(),
         f["fair_share_bps"].to_numpy(dtype=float) / 1e6,
@@ -326,6 +357,29 @@ def goodput(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_ylim(bottom=0)
     ax.set_title("Goodput per flow (measured interval)")
     _legend(ax, len(ax.containers) + 1)
+    return ax
+
+
+def _goodput_cdf(f: pd.DataFrame, ax: Axes, palette: dict[str, object], by: str) -> Axes:
+    import numpy as np
+
+    groups = sorted(dict.fromkeys(f[by]), key=natural_key)
+    for key in groups:
+        g = f[f[by] == key]
+        xs = np.sort(g["goodput_bps"].to_numpy(dtype=float)) / 1e6
+        ys = np.arange(1, len(xs) + 1) / len(xs)
+        ax.step(np.concatenate([[0.0], xs]), np.concatenate([[0.0], ys]), where="post",
+                color=palette[key], label=f"{key} ({len(xs)} flows)")  # fmt: skip
+        shares = g["fair_share_bps"].to_numpy(dtype=float) / 1e6
+        if len(shares) and np.allclose(shares, shares[0]):
+            ax.axvline(shares[0], color=palette[key], linestyle="--", linewidth=1)
+    ax.plot([], [], color="black", linestyle="--", linewidth=1, label="max-min fair share")
+    ax.set_xlabel("goodput (Mbit/s)")
+    ax.set_ylabel(f"fraction of the {by}'s flows (CDF)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"Goodput per flow (measured interval), CDF over {len(f)} flows")
+    _legend(ax, len(groups) + 1)
     return ax
 
 
@@ -371,7 +425,9 @@ def delay_cdf(
         raise NotRecorded(reason)
     h = _frame(result, "delay_histogram")
     ax = _axes(ax)
-    for name in _pick(list(dict.fromkeys(h["link"])), link, "delay histogram", _SWITCH["delay"]):
+    for i, name in enumerate(
+        _pick(list(dict.fromkeys(h["link"])), link, "delay histogram", _SWITCH["delay"])
+    ):
         groups = [None]
         if by_group:
             groups += sorted(g for g in set(h.loc[h["link"] == name, "group"].dropna()))
@@ -381,7 +437,9 @@ def delay_cdf(
             except NotRecorded:
                 continue  # a queue that sent nothing in the measured interval
             label = name if group is None else f"{name}, {group}"
-            ax.plot(c["delay_s"].to_numpy() * 1e3, c["cdf"].to_numpy(), label=label)
+            # Links in greys: the palette's colours are the groups'.
+            colour = _LINK_COLOURS[i % 4] if group is None else group_colours(result).get(group)
+            ax.plot(c["delay_s"].to_numpy() * 1e3, c["cdf"].to_numpy(), label=label, color=colour)
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("fraction of packets (CDF)")
     ax.set_xlim(left=0)
@@ -423,6 +481,10 @@ def main(ns: argparse.Namespace) -> int:
     ``--kind all`` a note on stderr."""
     from aqmlab.result import Result
 
+    if (Path(ns.dir) / "stats.parquet").exists() or (Path(ns.dir) / "stats.csv").exists():
+        from aqmlab import plot_sweep
+
+        return plot_sweep.main(ns)  # a sweep's folder
     result = Result.read(ns.dir)
     kinds = [ns.kind]
     if ns.kind == "all":

@@ -182,7 +182,7 @@ def test_cli_writes_labelled_tables(tmp_path):
     assert "4 runs (4 simulated, 0 from cache)" in proc.stdout
     names = sorted(p.name for p in out.iterdir())
     tables = ["flows.parquet", "groups.parquet", "links.parquet", "runs.parquet"]
-    assert names == ["cache", *tables, "summary.json"]
+    assert names == ["cache", *tables[:3], "paired.parquet", "runs.parquet", "stats.parquet", "summary.json"]
     runs = pd.read_parquet(out / "runs.parquet")
     assert list(runs.columns[:2]) == ["qdisc.kind", "seed"] and "udp_goodput_bps" in runs.columns
     assert len(runs) == 4
@@ -206,7 +206,8 @@ def test_cli_writes_labelled_tables(tmp_path):
         zip(runs["qdisc.kind"], runs["seed"])
     )
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["cache", "flows.csv", "groups.csv", "links.csv", "runs.csv", "summary.json"]
+    names_csv = ["flows.csv", "groups.csv", "links.csv", "paired.csv", "runs.csv", "stats.csv"]
+    assert names == ["cache", *names_csv, "summary.json"]
     assert pd.read_csv(out / "runs.csv")["udp_goodput_bps"].tolist() == pytest.approx(
         runs["udp_goodput_bps"].tolist()
     )

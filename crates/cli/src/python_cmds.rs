@@ -11,12 +11,18 @@ use std::path::PathBuf;
   aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10
   aqmlab sweep choke-fig5 --set flows.udp.rate=0.1Mbps,1Mbps,10Mbps --set qdisc.candidates=1,2,3
   aqmlab sweep my.toml --set 'qdisc={kind=\"droptail\", limit=300},{kind=\"sfb\"}'
+  aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10 --baseline qdisc.kind=red
+  aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --precision tcp_goodput_bps=5% --max-seeds 40
 
 Setting qdisc.kind keeps the table's other keys; where the kinds take different \
 parameters, give whole tables, as in the last example.
 
 Every finished run is stored in DIR/cache at once: a sweep stopped at any moment \
-resumes with the runs it lacks. On a cluster: --scheduler tcp://host:8786.")]
+resumes with the runs it lacks. On a cluster: --scheduler tcp://host:8786.
+
+The printed table has each metric's mean ± the half-width of its 95% Student-t \
+interval over the seeds; DIR/stats has mean, sd, n and the interval of every \
+metric, DIR/paired the paired differences against --baseline.")]
 pub struct SweepArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
     scenario: Option<String>,
@@ -35,6 +41,18 @@ pub struct SweepArgs {
     /// Warm-up of every run, e.g. "5s" (results are measured after it).
     #[arg(long)]
     warmup: Option<String>,
+    /// Compare every point with the point of this value, seed by seed: paired
+    /// differences with their 95% intervals, e.g. qdisc.kind=red (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    baseline: Vec<String>,
+    /// Add seeds to each point until the 95% interval's half-width of METRIC's mean
+    /// is below the target: a fraction of the mean (tcp_goodput_bps=2%) or a width
+    /// in the metric's unit (jain_tcp=0.01).
+    #[arg(long, value_name = "METRIC=WIDTH")]
+    precision: Option<String>,
+    /// The most seeds --precision runs at a point.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision")]
+    max_seeds: u64,
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
     jobs: Option<u64>,
@@ -125,13 +143,19 @@ pub enum PlotKind {
 #[command(after_help = "Examples:
   aqmlab run my.toml --out results/ && aqmlab plot results/
   aqmlab plot results/ --kind throughput --out throughput.pdf
+  aqmlab sweep choke-fig5 --set flows.udp.rate=1Mbps,10Mbps --set qdisc.kind=red,choke --seeds 5 \
+      --out sw/ && aqmlab plot sw/
+
+A folder written by `aqmlab sweep --out` is drawn as each goodput and Jain index's \
+mean with its 95% interval against the first --set key, a line per value of the \
+second, in DIR/plot-sweep.png (--kind does not apply).
 
 Queue samples are on by default; the throughput and delay panels need \
 [monitor] flow_series = \"1s\" and delays = true in the scenario. With --kind all, \
 a panel the run did not record is left out with a note on stderr; asked for by \
 name, it is an error that says what to switch on.")]
 pub struct PlotArgs {
-    /// A folder written by `aqmlab run --out`.
+    /// A folder written by `aqmlab run --out` or `aqmlab sweep --out`.
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// The figure's file; its extension picks the format (png, pdf, svg)

@@ -1,8 +1,9 @@
 """The Dask executor: runs on a ``dask.distributed`` cluster.
 
-Given a ``Client`` (or a scheduler's address, ``tcp://host:8786``), each run is one
-task: :func:`aqmlab._runner.work.execute` with the scenario dict and seed, which
-returns the run's entry as bytes (compressed Arrow tables). A worker needs only the
+Given a ``Client`` (or a scheduler's address, ``tcp://host:8786``), runs go in
+batches, a task each (:mod:`aqmlab._runner.batch`, sized so a task takes about a
+second): :func:`aqmlab._runner.work.execute` with each scenario dict and seed,
+which returns the run's entry as bytes (compressed Arrow tables). A worker needs only the
 installed package, the same build as the parent's (checked on every result). A
 window of tasks is kept in flight, a few per worker thread, so a campaign of
 10,000 runs neither sits in the scheduler's memory nor waits for the parent.
@@ -77,7 +78,18 @@ class DaskCluster:
         self, work: Work, runs: Sequence[tuple[str, Any, int]]
     ) -> Iterator[tuple[str, bytes | BaseException]]:
         """(key, entry bytes or the run's exception), as runs finish. Closing the
-        generator early cancels the tasks still queued or running."""
+        generator early cancels the tasks still queued or running. Runs go in
+        batches sized from their measured times (:mod:`aqmlab._runner.batch`)."""
+        _import_distributed()
+        from aqmlab._runner import batch
+
+        yield from batch.results(self.client, work, runs, self._window())
+
+    def _one_run_per_task(
+        self, work: Work, runs: Sequence[tuple[str, Any, int]]
+    ) -> Iterator[tuple[str, bytes | BaseException]]:
+        """One task per run: how runs went before batches (the benchmark's
+        reference, ``BENCHMARKS.md``)."""
         distributed = _import_distributed()
         todo = iter(runs)
         in_flight: dict[Any, str] = {}

@@ -7,6 +7,9 @@ pub mod memory;
 pub mod network;
 pub mod routes;
 
+#[cfg(test)]
+mod crn_tests;
+
 pub use flows::Group;
 pub use network::Network;
 

@@ -1,0 +1,242 @@
+"""Figures of a sweep: a metric's mean against one key, with its 95% interval.
+
+:func:`sweep` draws ``y`` (a metric of the runs table) against the sweep key
+``x``, one line per value of the key ``hue``, the interval as a band around
+each line (error bars where ``x`` is not a number: qdisc kinds have no
+between). It reads :attr:`aqmlab.Sweep.stats`, or the ``stats`` table of a
+folder ``aqmlab sweep --out`` wrote, so a figure needs no run again. Each value
+of ``hue`` keeps one colour in every panel of a figure, values are in natural
+order (``udp10k`` before ``udp100k``, ``2Mbps`` before ``10Mbps``), and the axes
+carry the metric's unit. :func:`figure` draws one panel per metric;
+``aqmlab plot SWEEP_DIR`` is :func:`main`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from aqmlab._sweep_result import Sweep
+
+#: The metrics ``aqmlab plot SWEEP_DIR`` draws, at most: one panel each.
+MAX_PANELS = 4
+
+_UNIT_SCALE = {"k": 1e3, "m": 1e6, "g": 1e9, "": 1.0}
+
+
+def natural_key(value: Any) -> tuple:
+    """Orders ``udp10k`` before ``udp100k`` and ``2Mbps`` before ``10Mbps``:
+    digits compare as numbers, a unit prefix (k, M, G) scales the number before
+    it, and numbers come before text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    text = str(value)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgG]?)(.*)", text)
+    if m:
+        return (0, float(m.group(1)) * _UNIT_SCALE[m.group(2).lower()], m.group(3))
+    parts = re.split(r"([0-9]+\.?[0-9]*)", text)
+    key: list[Any] = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            scale = _UNIT_SCALE.get(parts[i + 1][:1].lower(), 1.0) if i + 1 < len(parts) else 1.0
+            key.append((0, float(part) * scale, ""))
+        elif part:
+            key.append((1, 0.0, part))
+    return (1, 0.0, tuple(key))
+
+
+def metric_label(metric: str) -> tuple[str, float]:
+    """(axis label with the unit, divisor) of a runs-table metric."""
+    if metric.endswith("_goodput_bps"):
+        return f"{metric.removesuffix('_goodput_bps')} goodput (Mbit/s)", 1e6
+    if metric.endswith("_drops"):
+        return f"{metric.removesuffix('_drops')} drops (packets)", 1.0
+    if metric.startswith("jain_"):
+        return f"Jain's index, {metric.removeprefix('jain_')} flows", 1.0
+    if metric == "events":
+        return "events (count)", 1.0
+    return metric, 1.0
+
+
+def _stats(source: Sweep | pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str]]:
+    """(the stats table, the sweep keys' columns) of a Sweep, a stats frame or a
+    folder written by ``aqmlab sweep``."""
+    import pandas as pd
+
+    if isinstance(source, (str, os.PathLike)):
+        folder = Path(source)
+        if not (folder / "summary.json").exists():
+            raise ValueError(f"{folder}: no summary.json (not a finished `aqmlab sweep --out` folder)")
+        path = next(
+            (folder / f"stats.{fmt}" for fmt in ("parquet", "csv") if (folder / f"stats.{fmt}").exists()),
+            None,
+        )
+        if path is None:
+            raise ValueError(f"{folder}: no stats table (a folder `aqmlab sweep --out` wrote has one)")
+        stats = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        # The keys' columns come first, then "metric" (aqmlab.stats.summarize).
+        return stats, list(stats.columns[: list(stats.columns).index("metric")])
+    if isinstance(source, pd.DataFrame):
+        return source, list(source.columns[: list(source.columns).index("metric")])
+    return source.stats, [source.columns[k] for k in source.keys]
+
+
+def _column(keys: Sequence[str], name: str | None, what: str) -> str | None:
+    if name is None:
+        return None
+    if name in keys:
+        return name
+    if f"set.{name}" in keys:
+        return f"set.{name}"
+    raise ValueError(
+        f"plot.sweep {what}={name!r} is not a key of the sweep (keys: {', '.join(keys) or 'none'})"
+    )
+
+
+def colours(values: Sequence[Any]) -> dict[Any, Any]:
+    """One colour per value, in natural order: the same value gets the same
+    colour in every panel that is drawn with this map."""
+    import matplotlib as mpl
+
+    cycle = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    ordered = sorted(dict.fromkeys(values), key=natural_key)
+    if len(ordered) > len(cycle):
+        cmap = mpl.colormaps["viridis"]
+        return {v: cmap(i / max(1, len(ordered) - 1)) for i, v in enumerate(ordered)}
+    return {v: cycle[i] for i, v in enumerate(ordered)}
+
+
+def sweep(
+    result: Sweep | pd.DataFrame | str | os.PathLike[str],
+    x: str,
+    y: str,
+    hue: str | None = None,
+    ax: Axes | None = None,
+    palette: dict[Any, Any] | None = None,
+) -> Axes:
+    """Draws the mean of metric ``y`` against sweep key ``x`` with its 95%
+    interval, a line (and band) per value of key ``hue``. ``result``: a
+    :class:`~aqmlab.Sweep`, its ``stats`` frame, or a folder ``aqmlab sweep``
+    wrote. A key named neither ``x`` nor ``hue`` must have one value in the
+    table given (select one: ``sw.stats[sw.stats[key] == value]``); averaging
+    over it would mix points."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    stats, keys = _stats(result)
+    xc = _column(keys, x, "x")
+    hc = _column(keys, hue, "hue")
+    rows = stats[stats["metric"] == y]
+    if rows.empty:
+        metrics = ", ".join(dict.fromkeys(stats["metric"]))
+        raise ValueError(f"plot.sweep y={y!r} is no metric of the sweep (metrics: {metrics})")
+    others = [k for k in keys if k not in (xc, hc) and rows[k].nunique(dropna=False) > 1]
+    if others:
+        raise ValueError(
+            f"plot.sweep: the key {others[0]!r} has several values; give it as hue, or plot one of its "
+            "values (stats[stats[key] == value])"
+        )
+    label, scale = metric_label(y)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    groups = [(None, rows)] if hc is None else list(rows.groupby(hc, sort=False))
+    groups.sort(key=lambda g: natural_key(g[0]))
+    palette = palette or colours([g[0] for g in groups])
+    numeric = (
+        all(isinstance(v, (int, float, np.integer, np.floating)) for v in rows[xc])
+        and not rows[xc].dtype == bool
+    )
+    order = sorted(dict.fromkeys(rows[xc]), key=natural_key)
+    for n, (value, g) in enumerate(groups):
+        g = g.set_index(xc).loc[[v for v in order if v in set(g[xc])]]
+        mean = g["mean"].to_numpy(dtype=float) / scale
+        low = g["ci_low"].to_numpy(dtype=float) / scale
+        high = g["ci_high"].to_numpy(dtype=float) / scale
+        colour = palette.get(value, None)
+        name = None if hc is None else f"{value}"
+        if numeric:
+            xs = g.index.to_numpy(dtype=float)
+            ax.plot(xs, mean, marker="o", color=colour, label=name)
+            ax.fill_between(xs, low, high, color=colour, alpha=0.2, linewidth=0)
+        else:
+            # Categories side by side, each hue a little apart so bars do not overlap.
+            shift = (n - (len(groups) - 1) / 2) * 0.12
+            xs = np.array([order.index(v) for v in g.index], dtype=float) + shift
+            err = np.vstack([mean - low, high - mean])
+            ax.errorbar(
+                xs,
+                mean,
+                yerr=np.nan_to_num(err),
+                marker="o",
+                linestyle="none",
+                capsize=4,
+                color=colour,
+                label=name,
+            )
+    if not numeric:
+        ax.set_xticks(range(len(order)), [str(v) for v in order])
+    ax.set_xlabel(x)
+    ax.set_ylabel(label)
+    ax.grid(True, alpha=0.3)
+    seeds = rows["n"]
+    n_text = f"{seeds.min()}" if seeds.min() == seeds.max() else f"{seeds.min()}-{seeds.max()}"
+    ax.set_title(f"{label.split(' (')[0]}: mean and 95% interval, {n_text} seeds", fontsize="medium")
+    if hc is not None:
+        ax.legend(title=hue, fontsize="small")
+    return ax
+
+
+def figure(
+    result: Sweep | str | os.PathLike[str],
+    x: str | None = None,
+    hue: str | None = None,
+    metrics: Sequence[str] | None = None,
+) -> Figure:
+    """One panel per metric (default: each group's goodput and the Jain indices,
+    at most :data:`MAX_PANELS`), against ``x`` (default the first key), a line
+    per value of ``hue`` (default the second key), one colour per value in every
+    panel."""
+    import matplotlib.pyplot as plt
+
+    stats, keys = _stats(result)
+    if not keys:
+        raise ValueError("the sweep has no key to plot against (aqmlab sweep --set KEY=V1,V2)")
+    x = x or keys[0]
+    if hue is None and len(keys) > 1:
+        hue = next(k for k in keys if k != _column(keys, x, "x"))
+    if metrics is None:
+        names = list(dict.fromkeys(stats["metric"]))
+        goodputs = [m for m in names if m.endswith("_goodput_bps")]
+        metrics = (goodputs + [m for m in ("jain_tcp", "jain_all") if m in names])[:MAX_PANELS]
+    hc = _column(keys, hue, "hue")
+    palette = colours(stats[hc]) if hc is not None else None
+    cols = min(2, len(metrics))
+    rows = (len(metrics) + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(6.0 * cols, 3.8 * rows), layout="constrained", squeeze=False
+    )
+    for ax, metric in zip(axes.flat, metrics):
+        sweep(stats, x, metric, hue, ax=ax, palette=palette)
+    for ax in list(axes.flat)[len(metrics) :]:
+        ax.set_visible(False)
+    return fig
+
+
+def main(ns: Any) -> int:
+    """``aqmlab plot SWEEP_DIR [--out FILE]``: the sweep's figure, saved."""
+    from aqmlab._io import write_atomic
+
+    fig = figure(ns.dir)
+    out = Path(ns.out) if ns.out is not None else Path(ns.dir) / "plot-sweep.png"
+    fmt = out.suffix.lstrip(".").lower() or "png"
+    write_atomic(out, lambda f: fig.savefig(f, format=fmt, dpi=120))
+    print(os.fspath(out))
+    return 0
