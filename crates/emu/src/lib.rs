@@ -12,6 +12,7 @@
 //!
 //! ## Map
 //! - [`check`]: what can be emulated, decided before anything starts.
+//! - [`compare`]: a simulated and an emulated run side by side (`--compare`).
 //! - [`netns`]: the namespaces (alive only while this process holds them), the
 //!   TUN devices, sysctls, privileges.
 //! - [`plane`]: the data plane thread: links on a logical clock, the qdiscs,
@@ -23,6 +24,7 @@
 #![cfg(target_os = "linux")]
 
 pub mod check;
+pub mod compare;
 pub mod ipv4;
 pub mod netns;
 pub mod plane;

@@ -431,6 +431,7 @@ pub fn run(cfg: Config) -> Outcome {
     // SAFETY: prctl on the calling thread; asks for timers as exact as the
     // hardware allows.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    realtime();
     let n = flows.len();
     let mut p = Plane {
         flows,
@@ -532,6 +533,17 @@ pub fn run(cfg: Config) -> Outcome {
         end_ns: (epoch.elapsed().as_nanos() as u64).min(end_ns),
         interrupted,
     }
+}
+
+/// Runs the calling thread under SCHED_FIFO at a low real-time priority, so that
+/// a busy machine (compilers, other runs) delays the data plane as little as it
+/// can. Best effort: without the right it stays a normal thread. The thread
+/// sleeps whenever nothing is due within [`SPIN_NS`], and the kernel's real-time
+/// throttling leaves other threads their share.
+fn realtime() {
+    let p = libc::sched_param { sched_priority: 10 };
+    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
 }
 
 /// Sleeps until either device is readable or `ns` have passed.

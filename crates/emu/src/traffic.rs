@@ -319,6 +319,65 @@ fn udp_loop(udp: UdpSocket, sh: Arc<Shared>) {
     }
 }
 
+/// Connects `fd` to the receivers' listener, giving up when the run ends (a
+/// SYN the bottleneck dropped is retried by the kernel after a second, then
+/// after 3, 7, ...): false if it ended first.
+fn connect(fd: RawFd, sh: &Shared) -> io::Result<bool> {
+    let to = sockaddr_in(SocketAddrV4::new(RECEIVER_ADDR, TCP_PORT));
+    // SAFETY: fcntl on our descriptor, then a sockaddr_in of the size given.
+    let r = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        libc::connect(
+            fd,
+            &to as *const libc::sockaddr_in as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(io::Error::new(e.kind(), format!("connect: {e}")));
+        }
+        loop {
+            if sh.done.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: one pollfd on the stack.
+            if unsafe { libc::poll(&mut p, 1, 20) } > 0 {
+                break;
+            }
+        }
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: SO_ERROR into an int of the size given.
+        unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if err != 0 {
+            let e = io::Error::from_raw_os_error(err);
+            return Err(io::Error::new(e.kind(), format!("connect: {e}")));
+        }
+    }
+    // SAFETY: fcntl on our descriptor: blocking again (writes time out instead).
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(true)
+}
+
 /// How often a sender samples its `TCP_INFO`.
 const INFO_EVERY_NS: u64 = 10_000_000;
 
@@ -358,18 +417,8 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
     if !sleep_until(epoch, plan.start_ns, sh) {
         return Ok(());
     }
-    let to = sockaddr_in(SocketAddrV4::new(RECEIVER_ADDR, TCP_PORT));
-    // SAFETY: a sockaddr_in of the size given; a blocking connect.
-    let r = unsafe {
-        libc::connect(
-            raw,
-            &to as *const libc::sockaddr_in as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("connect: {e}")));
+    if !connect(raw, sh)? {
+        return Ok(());
     }
     let mut stream = TcpStream::from(fd);
     stream.set_write_timeout(Some(Duration::from_millis(5)))?;
