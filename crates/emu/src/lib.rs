@@ -85,9 +85,33 @@ fn sysctls(sack: bool, ecn: bool) -> std::io::Result<()> {
     netns::sysctl("net/ipv4/tcp_no_metrics_save", "1")
 }
 
+/// What an emulation may keep besides its results.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Keep a copy of the first this many CE-marked packets as they were written
+    /// (to check their headers).
+    pub capture_marked: usize,
+}
+
+/// An emulation's results and what [`Options`] asked to keep.
+pub struct Emulated {
+    pub result: RunResult,
+    /// The first CE-marked packets, IPv4 headers first, as written.
+    pub marked: Vec<Vec<u8>>,
+}
+
 /// Emulates `s` in wall-clock time (its `duration` and `warmup`); `stop` ends
 /// it early (an error). Needs CAP_NET_ADMIN.
 pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuError> {
+    Ok(emulate_with(s, &Options::default(), stop)?.result)
+}
+
+/// [`emulate`] with [`Options`].
+pub fn emulate_with(
+    s: &Scenario,
+    opts: &Options,
+    stop: Arc<AtomicBool>,
+) -> Result<Emulated, EmuError> {
     let started = Instant::now();
     let plan = check::plan(s)?;
     if !netns::privileged() {
@@ -193,6 +217,7 @@ pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuErro
         end_ns,
         queue_interval_ns: s.monitor().queue_interval.as_nanos(),
         stop: stop.clone(),
+        capture_marked: opts.capture_marked,
     };
     let plane = std::thread::Builder::new()
         .name("aqmlab-plane".into())
@@ -209,7 +234,7 @@ pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuErro
     let at_warmup = traffic.snapshot();
     wait_until(end_ns);
     let at_end = traffic.snapshot();
-    let outcome = plane
+    let mut outcome = plane
         .join()
         .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
     let n0 = names[0].clone();
@@ -224,7 +249,8 @@ pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuErro
     if !errors.is_empty() {
         return Err(EmuError::Traffic(errors.join("; ")));
     }
-    Ok(report::build(report::Inputs {
+    let marked = std::mem::take(&mut outcome.marked);
+    let result = report::build(report::Inputs {
         s,
         net: &net,
         groups: &groups,
@@ -237,5 +263,6 @@ pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuErro
         tun_drops,
         warnings: plan.warnings,
         wall_seconds: started.elapsed().as_secs_f64(),
-    }))
+    });
+    Ok(Emulated { result, marked })
 }

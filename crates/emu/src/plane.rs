@@ -125,6 +125,8 @@ pub struct Config {
     pub end_ns: u64,
     pub queue_interval_ns: u64,
     pub stop: Arc<AtomicBool>,
+    /// Keep a copy of the first this many CE-marked packets as written.
+    pub capture_marked: usize,
 }
 
 /// What the data plane counted.
@@ -144,6 +146,8 @@ pub struct Outcome {
     pub end_ns: u64,
     /// Whether it stopped early (a signal).
     pub interrupted: bool,
+    /// The first CE-marked packets, as written to the device.
+    pub marked: Vec<Vec<u8>>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -179,6 +183,8 @@ struct Plane {
     write_errors: u64,
     read_errors: u64,
     udp_id: u16,
+    capture_marked: usize,
+    marked: Vec<Vec<u8>>,
 }
 
 impl Plane {
@@ -357,6 +363,10 @@ impl Plane {
     fn deliver(&mut self, dir: usize, tag: u32, t: u64, tun: &mut [File; 2], epoch: Instant) {
         // Forward packets go to the receivers' device, reverse to the senders'.
         let out = if dir == FWD { 1 } else { 0 };
+        let buf = &self.bufs[tag as usize];
+        if self.marked.len() < self.capture_marked && buf[1] & 0b11 == 0b11 {
+            self.marked.push(buf.clone());
+        }
         if tun[out].write(&self.bufs[tag as usize]).is_err() {
             self.write_errors += 1;
         }
@@ -427,6 +437,7 @@ pub fn run(cfg: Config) -> Outcome {
         end_ns,
         queue_interval_ns,
         stop,
+        capture_marked,
     } = cfg;
     // SAFETY: prctl on the calling thread; asks for timers as exact as the
     // hardware allows.
@@ -454,6 +465,8 @@ pub fn run(cfg: Config) -> Outcome {
         write_errors: 0,
         read_errors: 0,
         udp_id: 0,
+        capture_marked,
+        marked: Vec::new(),
     };
     for _ in 0..1024 {
         let t = p.alloc();
@@ -532,6 +545,7 @@ pub fn run(cfg: Config) -> Outcome {
         links_back: p.links,
         end_ns: (epoch.elapsed().as_nanos() as u64).min(end_ns),
         interrupted,
+        marked: p.marked,
     }
 }
 

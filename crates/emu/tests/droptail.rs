@@ -36,4 +36,25 @@ fn four_reno_flows_fill_a_droptail_bottleneck() {
     assert!(r.flows.iter().all(|f| f.goodput_bps > 0.5e6));
     assert!(e.lateness_p99_s < e.packet_time_s, "{e:?}");
     assert_eq!(e.tun_drops, 0);
+
+    // One schema: every table of the emulated run has the columns, types and
+    // order of the simulated run's, and the run table says which is which.
+    let simulated = common::simulate(RENO_4);
+    let emulated = sim::tables::tables(&r);
+    let reference = sim::tables::tables(&simulated);
+    assert_eq!(emulated.len(), reference.len());
+    for ((name, a), (name_b, b)) in emulated.iter().zip(&reference) {
+        assert_eq!(name, name_b);
+        assert_eq!(a.schema(), b.schema(), "table {name}");
+    }
+    let flag = |t: &[(&str, arrow_array::RecordBatch)]| {
+        let run = &t.iter().find(|(n, _)| *n == "run").unwrap().1;
+        let col = run.column_by_name("emulated").unwrap();
+        col.as_any()
+            .downcast_ref::<arrow_array::BooleanArray>()
+            .unwrap()
+            .value(0)
+    };
+    assert!(flag(&emulated));
+    assert!(!flag(&reference));
 }
