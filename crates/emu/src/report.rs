@@ -8,8 +8,8 @@ use sim::build::{Group, Network};
 use sim::fair_share::{max_min_fair, Demand};
 use sim::flow::Flow;
 use sim::results::{
-    fairness, reason_map, Emulation, FairnessSummary, FlowResult, GroupResult, LinkFlowResult,
-    LinkResult, QueueSeries, RunResult, TcpTraceResult,
+    fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, GroupResult,
+    LinkFlowResult, LinkResult, QueueSeries, RunResult, TcpTraceResult,
 };
 use sim::Scenario;
 use std::collections::BTreeMap;
@@ -258,7 +258,18 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             i.tun_drops
         ));
     }
-    let diagnostics = Vec::new();
+    // What the qdiscs say about how they ran, as in simulation.
+    let diagnostics = [FWD, REV]
+        .into_iter()
+        .filter_map(|dir| {
+            let q = &i.outcome.links_back[dir].queue;
+            Some(DiagnosticResult {
+                note: q.diagnostic()?,
+                link: names[dir].to_string(),
+                qdisc: q.kind().to_string(),
+            })
+        })
+        .collect();
     RunResult {
         scenario: f.name.clone(),
         seed: f.seed,
