@@ -25,7 +25,7 @@ is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
 
 from __future__ import annotations
 
-from aqmlab._run import qdisc_kinds, run, scenario_text, scenarios
+from aqmlab._run import emulate, qdisc_kinds, run, scenario_text, scenarios
 from aqmlab._sweep import Sweep, sweep
 from aqmlab.result import Result
 
@@ -33,6 +33,7 @@ __all__ = [
     "Result",
     "Sweep",
     "__version__",
+    "emulate",
     "qdisc_kinds",
     "repro",
     "run",

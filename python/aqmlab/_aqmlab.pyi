@@ -34,6 +34,19 @@ def check_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> str: ...
 
+# Emulate a scenario (`aqmlab emulate`): real Linux TCP through the same qdiscs,
+# in wall-clock time; needs root. ValueError for a scenario the emulator refuses
+# or a process without CAP_NET_ADMIN; Ctrl-C stops it.
+def emulate_json(
+    json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+) -> Finished: ...
+def emulate_builtin_or_path(
+    arg: str | None = None, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+) -> Finished: ...
+
+# `aqmlab emulate --compare`'s side-by-side table of a simulated and an emulated run.
+def compare_text(simulated: Finished, emulated: Finished) -> str: ...
+
 # (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG` does.
 def scenario_source(arg: str | None = None) -> tuple[str, str]: ...
 

@@ -242,6 +242,53 @@ def _run(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _emulate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO")
+    p.add_argument("--seed", type=_unsigned)
+    p.add_argument("--duration")
+    p.add_argument("--warmup")
+    p.add_argument("--out", type=Path)
+    _format(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--compare", action="store_true")
+
+
+@command("emulate", _emulate_args)
+def _emulate(ns: argparse.Namespace) -> int:
+    from aqmlab import _aqmlab
+    from aqmlab._io import check_folder, write_folder
+    from aqmlab.result import Result
+
+    if ns.out is not None:
+        check_folder(ns.out)
+    try:
+        finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup)
+    except KeyboardInterrupt:
+        # As the binary: stopped at once, everything it made gone, status 1.
+        sys.stderr.write("error: interrupted; the emulation's namespaces and devices are removed\n")
+        return 1
+    sys.stderr.write(finished.warnings())
+    if ns.out is not None:
+        result = Result._from_finished(finished)
+        tables = {name: result.arrow(name) for name in result.table_names}
+        write_folder(
+            ns.out, tables, ns.format, summary=finished.summary_json(pretty=True), known=_aqmlab.table_names()
+        )
+    if ns.compare:
+        simulated = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup)
+        if ns.json:
+            both = {
+                "simulated": json.loads(simulated.summary_json()),
+                "emulated": json.loads(finished.summary_json()),
+            }
+            _print(json.dumps(both) + "\n")
+        else:
+            _print(_aqmlab.compare_text(simulated, finished))
+        return 0
+    _print(finished.summary_json() + "\n" if ns.json else finished.text())
+    return 0
+
+
 @command("sweep", lambda p: _sweep_args(p))
 def _sweep(ns: argparse.Namespace) -> int:
     from aqmlab._sweep_cli import main

@@ -62,6 +62,42 @@ def run(
     return _finish(finished)
 
 
+def emulate(
+    scenario: ScenarioArg = None,
+    *,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    **overrides: Any,
+) -> Result:
+    """Emulates a dumbbell scenario on real Linux TCP and returns its :class:`Result`.
+
+    The same arguments as :func:`run`, and the same :class:`Result` (one schema):
+    the scenario's TCP flows are kernel sockets in a network namespace of their
+    own, sending to receivers in another, and every packet crosses the scenario's
+    links and qdisc in this process, the very code :func:`run` simulates.
+    ``duration`` and ``warmup`` are wall-clock time. ``Result.run["emulated"]`` is
+    true and the run table records how well time was kept (``lateness_p99_s``).
+
+    Needs Linux and root (CAP_NET_ADMIN): without it, or for a scenario the
+    emulator cannot honour (a graph, web flows, a rate above what it keeps),
+    ``ValueError`` with the message ``aqmlab emulate`` prints. docs/emulation.md
+    says where emulated and simulated results differ.
+    """
+    seed = _check_seed(seed)
+    duration = _check_duration(duration, "duration")
+    warmup = _check_duration(warmup, "warmup")
+    if isinstance(scenario, Mapping):
+        finished = _aqmlab.emulate_json(_to_json(_apply(scenario, overrides)), seed, duration, warmup)
+        return _finish(finished)
+    arg = _check_path_or_name(scenario)
+    if not overrides:
+        return _finish(_aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup))
+    table = scenario_table(arg)
+    finished = _aqmlab.emulate_json(_to_json(_apply(table, overrides)), seed, duration, warmup)
+    return _finish(finished)
+
+
 def _finish(finished: Any) -> Result:
     """The run's :class:`Result`, after a ``RuntimeWarning`` for each qdisc
     diagnostic (``Result.diagnostics`` keeps them), as ``aqmlab run`` prints them."""

@@ -15,6 +15,7 @@
 //! Errors in what the user gave (a scenario, a flag) print one line and exit with
 //! status 2; anything else that fails exits with 1.
 
+mod emulate_cmd;
 pub mod face;
 mod model_cmd;
 pub mod output;
@@ -45,6 +46,14 @@ pub struct Cli {
 enum Command {
     /// Run a scenario file (or a built-in scenario by name; the default one if none).
     Run(RunArgs),
+    /// Run a dumbbell scenario on real Linux TCP through the same qdiscs (root only).
+    ///
+    /// The scenario's TCP flows are kernel sockets in one network namespace talking
+    /// to receivers in another; every packet crosses this process, which applies the
+    /// scenario's access links, bottleneck rate and delay and its qdisc, the very
+    /// code `run` simulates. Writes the same tables as `run`; the run table says the
+    /// run was emulated and how well time was kept.
+    Emulate(emulate_cmd::EmulateArgs),
     /// Run a scenario over a grid of parameter values and seeds, on every core.
     ///
     /// Runs SCENARIO (a file or a built-in name; the default built-in when left out)
@@ -271,6 +280,7 @@ where
     };
     let result = match cli.command {
         Command::Run(a) => run(a),
+        Command::Emulate(a) => emulate_cmd::run(a),
         Command::Sweep(_) => python_only("sweep"),
         Command::Repro(_) => python_only("repro"),
         Command::Plot(_) => python_only("plot"),

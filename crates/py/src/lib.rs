@@ -119,6 +119,86 @@ fn simulate(py: Python<'_>, s: Scenario, pcap: Option<(&str, &str)>) -> PyResult
     ))
 }
 
+/// Emulates `s` (`aqmlab emulate`) on a thread of its own, the GIL released;
+/// a signal Python sees (Ctrl-C) stops it and raises.
+#[cfg(target_os = "linux")]
+fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let run = std::thread::spawn(move || emu::emulate(&s, flag));
+    while !run.is_finished() {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+        if let Err(e) = py.check_signals() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = py.detach(|| run.join());
+            return Err(e);
+        }
+    }
+    let result = run
+        .join()
+        .map_err(|_| Error::Internal("the emulation panicked".into()))?;
+    match result {
+        Ok(r) => Ok(Finished(r)),
+        Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
+            Err(Error::usage(e).into())
+        }
+        Err(e) => Err(Error::Internal(e.to_string()).into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn emulate_scenario(_: Python<'_>, _: Scenario) -> PyResult<Finished> {
+    Err(
+        Error::Usage("aqmlab emulate needs Linux (network namespaces and TUN devices)".into())
+            .into(),
+    )
+}
+
+/// Emulates a scenario given as a JSON object (`aqmlab.emulate` with a dict or
+/// overrides).
+#[pyfunction]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
+fn emulate_json(
+    py: Python<'_>,
+    json: &str,
+    seed: Option<u64>,
+    duration: Option<&str>,
+    warmup: Option<&str>,
+) -> PyResult<Finished> {
+    let s = Scenario::from_json(json).map_err(Error::from)?;
+    emulate_scenario(py, configure(s, seed, duration, warmup)?)
+}
+
+/// Emulates a scenario file or built-in scenario, resolved as `aqmlab emulate
+/// ARG` resolves it.
+#[pyfunction]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None))]
+fn emulate_builtin_or_path(
+    py: Python<'_>,
+    arg: Option<&str>,
+    seed: Option<u64>,
+    duration: Option<&str>,
+    warmup: Option<&str>,
+) -> PyResult<Finished> {
+    let s = sim::load(arg).map_err(Error::from)?;
+    emulate_scenario(py, configure(s, seed, duration, warmup)?)
+}
+
+/// `aqmlab emulate --compare`'s table: a simulated and an emulated run side by side.
+#[pyfunction]
+fn compare_text(simulated: &Finished, emulated: &Finished) -> String {
+    #[cfg(target_os = "linux")]
+    return emu::compare::table(&simulated.0, &emulated.0);
+    #[cfg(not(target_os = "linux"))]
+    return format!(
+        "{}\n{}",
+        sim::text::summary(&simulated.0),
+        sim::text::summary(&emulated.0)
+    );
+}
+
 /// Runs a scenario given as TOML text; `origin` names it in error messages.
 #[pyfunction]
 #[pyo3(signature = (text, origin, seed=None, duration=None, warmup=None))]
@@ -334,6 +414,9 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_builtin_or_path, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_text, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_names, m)?)?;
     m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;

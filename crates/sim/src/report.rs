@@ -221,6 +221,7 @@ impl Simulation {
             queue_events: read.queue_events,
             queue_events_missed: self.obs.events.as_ref().map_or(0, |e| e.missed),
             diagnostics: read.diagnostics,
+            emulation: None,
         }
     }
 

@@ -249,6 +249,27 @@ pub struct DiagnosticResult {
     pub note: String,
 }
 
+/// How an emulated run (`aqmlab emulate`: real packets through the same qdiscs)
+/// kept time; absent for a simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Emulation {
+    /// Lateness of the writes against their logical departure over the measured
+    /// interval, seconds.
+    pub lateness_p50_s: f64,
+    pub lateness_p99_s: f64,
+    pub lateness_max_s: f64,
+    /// One packet time at the bottleneck (its largest packet size / its rate):
+    /// the lateness the emulation warns above.
+    pub packet_time_s: f64,
+    /// Packets the kernel dropped before the emulator read them (TUN queues full).
+    pub tun_drops: u64,
+    /// Packets read that belonged to no flow of the scenario (dropped).
+    pub unclassified: u64,
+    /// What the emulation warns of (time not kept, packets lost); empty when all is well.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -290,6 +311,9 @@ pub struct RunResult {
     /// never evicted a flow), every link's, monitored or not. Empty when all is well.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<DiagnosticResult>,
+    /// Set when the run was emulated on real packets, not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<Emulation>,
 }
 
 /// The `--json` summary: a [`RunResult`] but its long tables (per link and flow,
@@ -316,6 +340,9 @@ pub struct Summary<'a> {
     /// The qdiscs' diagnostics; absent when there are none.
     #[serde(skip_serializing_if = "<[DiagnosticResult]>::is_empty")]
     pub diagnostics: &'a [DiagnosticResult],
+    /// How an emulated run kept time; absent for a simulation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<&'a Emulation>,
 }
 
 impl RunResult {
@@ -336,6 +363,7 @@ impl RunResult {
             delays: &self.delays,
             queue_events_missed: self.queue_events_missed,
             diagnostics: &self.diagnostics,
+            emulation: self.emulation.as_ref(),
         }
     }
 

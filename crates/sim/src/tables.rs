@@ -48,7 +48,8 @@ pub fn tables(r: &RunResult) -> Vec<(&'static str, RecordBatch)> {
 }
 
 /// One row: what ran and how long it took (`wall_seconds`, the one value that
-/// differs between replays of a run).
+/// differs between replays of a run); for an emulated run (`emulated`), how
+/// well it kept time.
 pub fn run(r: &RunResult) -> RecordBatch {
     let one = std::slice::from_ref(r);
     let mut t = Columns::default();
@@ -63,6 +64,13 @@ pub fn run(r: &RunResult) -> RecordBatch {
         "queue_events_missed",
         one.iter().map(|r| r.queue_events_missed),
     );
+    // An emulated run's timekeeping; null for a simulation.
+    let emu = || one.iter().map(|r| r.emulation.as_ref());
+    t.bool("emulated", emu().map(|e| e.is_some()));
+    t.opt_f64("lateness_p50_s", emu().map(|e| e.map(|e| e.lateness_p50_s)));
+    t.opt_f64("lateness_p99_s", emu().map(|e| e.map(|e| e.lateness_p99_s)));
+    t.opt_f64("lateness_max_s", emu().map(|e| e.map(|e| e.lateness_max_s)));
+    t.opt_u64("tun_drops", emu().map(|e| e.map(|e| e.tun_drops)));
     t.finish()
 }
 
@@ -285,6 +293,10 @@ impl Columns {
     fn u64(&mut self, name: &str, v: impl Iterator<Item = u64>) {
         let a = UInt64Array::from_iter_values(v);
         self.push(name, DataType::UInt64, false, Arc::new(a));
+    }
+    fn opt_u64(&mut self, name: &str, v: impl Iterator<Item = Option<u64>>) {
+        let a = UInt64Array::from_iter(v);
+        self.push(name, DataType::UInt64, true, Arc::new(a));
     }
     fn f64(&mut self, name: &str, v: impl Iterator<Item = f64>) {
         let a = Float64Array::from_iter_values(v);

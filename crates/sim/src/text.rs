@@ -7,11 +7,32 @@ use std::fmt::Write as _;
 /// A short summary: groups, monitored links, fairness.
 pub fn summary(r: &RunResult) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} (seed {}): {:.0} s simulated in {:.2} s wall, {} events",
-        r.scenario, r.seed, r.sim_seconds, r.wall_seconds, r.events
-    );
+    match &r.emulation {
+        None => {
+            let _ = writeln!(
+                s,
+                "{} (seed {}): {:.0} s simulated in {:.2} s wall, {} events",
+                r.scenario, r.seed, r.sim_seconds, r.wall_seconds, r.events
+            );
+        }
+        Some(e) => {
+            let _ = writeln!(
+                s,
+                "{} (seed {}): {:.0} s emulated on real Linux TCP, {} packets at the bottleneck",
+                r.scenario, r.seed, r.sim_seconds, r.events
+            );
+            let _ = writeln!(
+                s,
+                "lateness p50 {:.1} us, p99 {:.1} us, max {:.1} us (one packet time {:.1} us); \
+                 {} packets lost in the TUN queues",
+                e.lateness_p50_s * 1e6,
+                e.lateness_p99_s * 1e6,
+                e.lateness_max_s * 1e6,
+                e.packet_time_s * 1e6,
+                e.tun_drops
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "measured from {:.0} s to {:.0} s",
@@ -56,13 +77,17 @@ pub fn summary(r: &RunResult) -> String {
     s
 }
 
-/// The qdiscs' diagnostics as the warnings `aqmlab run` prints on stderr, once
-/// per run, one line each (empty when there are none); the results keep them in
-/// the `diagnostics` table and the summary's `diagnostics`.
+/// The qdiscs' diagnostics (and an emulation's warnings) as the warnings
+/// `aqmlab run` and `aqmlab emulate` print on stderr, once per run, one line each
+/// (empty when there are none); the results keep them in the `diagnostics` table
+/// and the summary's `diagnostics` (`emulation.warnings`).
 pub fn warnings(r: &RunResult) -> String {
     let mut s = String::new();
     for d in &r.diagnostics {
         let _ = writeln!(s, "warning: {}: {}", d.link, d.note);
+    }
+    for w in r.emulation.iter().flat_map(|e| &e.warnings) {
+        let _ = writeln!(s, "warning: emulation: {w}");
     }
     s
 }

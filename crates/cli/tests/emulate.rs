@@ -1,0 +1,197 @@
+//! `aqmlab emulate` as a user meets it: refusals before anything starts, exit 2
+//! without CAP_NET_ADMIN, nothing left behind by a killed run.
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_aqmlab");
+
+const SMALL: &str = r#"
+name = "small"
+duration = "1s"
+qdisc = { kind = "droptail", limit = 50 }
+flows = [{ name = "bulk", kind = "tcp", count = 2, variant = "cubic", start_spread = "0s" }]
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+"#;
+
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << 12) != 0)
+        && Path::new("/dev/net/tun").exists()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// A scenario the emulator cannot honour is refused before anything starts:
+/// one line naming the key and its line, exit 2 (no privilege needed to say so).
+#[test]
+fn a_graph_or_a_rate_too_high_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = SMALL.replace(r#"rate = "10Mbps""#, r#"rate = "10Gbps""#);
+    let web = SMALL.replace(r#"kind = "tcp""#, r#"kind = "web", object_size = 10"#);
+    for (text, needle) in [
+        (fast.as_str(), "topology.bottleneck.rate"),
+        (web.as_str(), "flows[0].kind = \"web\""),
+    ] {
+        let path = write(dir.path(), "s.toml", text);
+        let out = Command::new(BIN).args(["emulate", &path]).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(err.contains("s.toml:"), "names the file and line: {err}");
+    }
+}
+
+/// Without CAP_NET_ADMIN: one line saying so, exit 2.
+#[test]
+fn without_cap_net_admin_it_says_so_and_exits_2() {
+    if !root() {
+        eprintln!("skipped: not root, so no capability to drop");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", SMALL);
+    // setpriv clears the capability from every set before exec.
+    let out = Command::new("setpriv")
+        .args([
+            "--inh-caps=-net_admin",
+            "--bounding-set=-net_admin",
+            "--",
+            BIN,
+            "emulate",
+            &path,
+        ])
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: setpriv is not installed");
+        return;
+    };
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("CAP_NET_ADMIN"), "{err}");
+}
+
+/// The network namespaces (`net:[inode]`) the threads of process `pid` are
+/// in, and those its open descriptors hold.
+fn namespaces_of(pid: u32) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let links = |dir: String, sub: &str| -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let path = if sub.is_empty() {
+                    e.path()
+                } else {
+                    e.path().join(sub)
+                };
+                std::fs::read_link(path).ok()
+            })
+            .map(|l| l.to_string_lossy().into_owned())
+            .filter(|l| l.starts_with("net:["))
+            .collect()
+    };
+    out.extend(links(format!("/proc/{pid}/task"), "ns/net"));
+    out.extend(links(format!("/proc/{pid}/fd"), ""));
+    out
+}
+
+/// Every network namespace some thread of some process is in, or that is
+/// mounted somewhere (as `ip netns add` keeps one).
+fn live_namespaces() -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for p in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) {
+            out.extend(namespaces_of(pid));
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    for l in mounts.lines() {
+        if let Some(ns) = l
+            .split_whitespace()
+            .nth(3)
+            .filter(|r| r.starts_with("net:["))
+        {
+            out.insert(ns.to_string());
+        }
+    }
+    out
+}
+
+/// A run killed with SIGKILL leaves no namespace, device or mount: the next run
+/// finds none of it, and runs.
+#[test]
+fn a_killed_run_leaves_nothing_behind() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let long = SMALL.replace(r#"duration = "1s""#, r#"duration = "60s""#);
+    let path = write(dir.path(), "long.toml", &long);
+    let mut child = Command::new(BIN)
+        .args(["emulate", &path])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let ours = namespaces_of(std::process::id());
+    // Wait until it made its two namespaces.
+    let t0 = Instant::now();
+    let mut made = BTreeSet::new();
+    while t0.elapsed() < Duration::from_secs(20) {
+        made = namespaces_of(pid).difference(&ours).cloned().collect();
+        if made.len() >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(made.len() >= 2, "the run made its namespaces: {made:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let small = write(dir.path(), "small.toml", SMALL);
+    let next = Command::new(BIN)
+        .args(["emulate", &small, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    let live = live_namespaces();
+    for ns in &made {
+        assert!(!live.contains(ns), "{ns} of the killed run is still alive");
+    }
+    let devices = std::fs::read_to_string("/proc/net/dev").unwrap();
+    assert!(!devices.contains(&format!("aq{pid}")), "{devices}");
+    if let Ok(dir) = std::fs::read_dir("/run/netns") {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(!name.starts_with(&format!("aqmlab-{pid}-")), "{name}");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! What the emulator can honour of a scenario, decided before anything starts:
+//! refusals name the key and its line; keys that only tune the simulator's TCP
+//! model become warnings in the results.
+
+use crate::plane::PORT_BASE;
+use sim::scenario::{FlowKind, KeyPath, Topology};
+use sim::{Scenario, ScenarioError};
+
+/// The highest bottleneck rate at which the emulator was measured to keep time
+/// (p99 lateness under one packet time with 4 CUBIC flows through DropTail, on
+/// the shared 2-core machine of BENCHMARKS.md, "Emulation"); at 200 Mbit/s it
+/// did not.
+/// `AQMLAB_EMULATE_ANY_RATE=1` lifts the check, for measuring it.
+pub const MAX_RATE_BPS: u64 = 100_000_000;
+/// Flows the port plan has room for.
+pub const MAX_FLOWS: usize = (u16::MAX - PORT_BASE) as usize / 2;
+/// The smallest TCP packet Linux will send at full size (its minimum MSS, 88
+/// bytes, plus the IP and TCP headers and timestamps).
+pub const MIN_TCP_PACKET: u32 = 140;
+
+/// How the kernel runs the scenario's TCP.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Per group: the `TCP_CONGESTION` name (TCP groups only).
+    pub congestion: Vec<Option<&'static str>>,
+    /// `net.ipv4.tcp_sack` in both namespaces.
+    pub sack: bool,
+    /// `net.ipv4.tcp_ecn = 1` in both namespaces.
+    pub ecn: bool,
+    /// Keys the kernel does not take, each named.
+    pub warnings: Vec<String>,
+}
+
+/// Linux's congestion control for a simulator variant, and whether it wants SACK:
+/// Reno and NewReno are Linux `reno` without SACK (Linux recovers as NewReno
+/// does), SACK is `reno` with SACK, CUBIC is `cubic` with SACK.
+fn kernel_variant(name: &str) -> Option<(&'static str, bool)> {
+    Some(match name {
+        "reno" | "newreno" => ("reno", false),
+        "sack" => ("reno", true),
+        "cubic" => ("cubic", true),
+        "bbr" => ("bbr", true),
+        _ => return None,
+    })
+}
+
+/// Checks `s` and says how the kernel will run it.
+pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
+    let f = &s.file;
+    let Topology::Dumbbell { bottleneck, .. } = f.topology.get_ref() else {
+        return Err(s.error_at(
+            &KeyPath::top("topology").key("kind"),
+            "topology.kind = \"graph\": aqmlab emulate runs dumbbells only; \
+             simulate graphs with aqmlab run"
+                .into(),
+        ));
+    };
+    // The benchmark that measures the limit must go past it.
+    let any_rate = std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1");
+    if bottleneck.rate.bps() > MAX_RATE_BPS && !any_rate {
+        return Err(s.error_at(
+            &KeyPath::top("topology").key("bottleneck").key("rate"),
+            format!(
+                "topology.bottleneck.rate = {} bit/s is above the {} Mbit/s the emulator \
+                 is measured to keep (BENCHMARKS.md)",
+                bottleneck.rate.bps(),
+                MAX_RATE_BPS / 1_000_000
+            ),
+        ));
+    }
+    let total: usize = f
+        .flows
+        .iter()
+        .map(|g| g.get_ref().count.unwrap_or(1) as usize)
+        .sum();
+    if total > MAX_FLOWS {
+        return Err(s.error(format!(
+            "{total} flows in all; the emulator gives each a port and has room for {MAX_FLOWS}"
+        )));
+    }
+    let mut plan = Plan {
+        congestion: Vec::new(),
+        sack: false,
+        ecn: false,
+        warnings: Vec::new(),
+    };
+    // The first TCP group's SACK and ECN settings, which every other must share:
+    // they are per namespace in Linux.
+    let mut first: Option<(usize, bool, bool)> = None;
+    for (i, g) in f.flows.iter().enumerate() {
+        let spec = g.get_ref();
+        let at = KeyPath::top("flows").index(i);
+        let kind = spec.kind.expect("validated");
+        let size = spec.packet_size.unwrap_or(1000);
+        if size > crate::netns::MTU {
+            return Err(s.error_at(
+                &at.key("packet_size"),
+                format!(
+                    "flows[{i}].packet_size = {size} is above the devices' MTU of {}",
+                    crate::netns::MTU
+                ),
+            ));
+        }
+        if kind == FlowKind::Web {
+            return Err(s.error_at(
+                &at.key("kind"),
+                format!(
+                    "flows[{i}].kind = \"web\": web objects are not emulated (bulk TCP \
+                     and UDP are); simulate them with aqmlab run"
+                ),
+            ));
+        }
+        if kind != FlowKind::Tcp {
+            plan.congestion.push(None);
+            continue;
+        }
+        if size < MIN_TCP_PACKET {
+            return Err(s.error_at(
+                &at.key("packet_size"),
+                format!(
+                    "flows[{i}].packet_size = {size}: Linux TCP sends packets of at least \
+                     {MIN_TCP_PACKET} bytes"
+                ),
+            ));
+        }
+        let variant = serde_json::to_value(spec.variant.unwrap_or_default())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let Some((cc, sack)) = kernel_variant(&variant) else {
+            return Err(s.error_at(
+                &at.key("variant"),
+                format!("flows[{i}].variant = \"{variant}\" has no Linux congestion control"),
+            ));
+        };
+        let ecn = spec.ecn.unwrap_or(false);
+        match first {
+            None => first = Some((i, sack, ecn)),
+            Some((j, sack0, _)) if sack0 != sack => {
+                return Err(s.error_at(
+                    &at.key("variant"),
+                    format!(
+                        "flows[{i}].variant = \"{variant}\" {} SACK but flows[{j}] {}: \
+                         Linux sets SACK per namespace, so every TCP group must agree",
+                        if sack { "uses" } else { "does not use" },
+                        if sack0 { "does" } else { "does not" }
+                    ),
+                ))
+            }
+            Some((j, _, ecn0)) if ecn0 != ecn => {
+                return Err(s.error_at(
+                    &at.key("ecn"),
+                    format!(
+                        "flows[{i}].ecn = {ecn} but flows[{j}].ecn = {ecn0}: Linux sets \
+                         ECN per namespace, so every TCP group must agree"
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        plan.sack = sack;
+        plan.ecn = ecn;
+        plan.congestion.push(Some(cc));
+        let ignored = [
+            ("initial_window", spec.initial_window.is_some()),
+            ("min_rto", spec.min_rto.is_some()),
+            ("delayed_ack", spec.delayed_ack.is_some()),
+            ("delack_timeout", spec.delack_timeout.is_some()),
+            ("limited_transmit", spec.limited_transmit.is_some()),
+            ("counting", spec.counting.is_some()),
+            ("hystart", spec.hystart.is_some()),
+        ];
+        for (key, set) in ignored {
+            if set {
+                plan.warnings.push(format!(
+                    "flows[{i}].{key} is not applied: Linux TCP uses its own"
+                ));
+            }
+        }
+    }
+    let m = s.monitor();
+    for (key, set) in [
+        ("flow_series", m.flow_series.is_some()),
+        ("delays", m.delays),
+        ("objects", m.objects),
+        ("events", m.events),
+    ] {
+        if set {
+            plan.warnings
+                .push(format!("monitor.{key} is not recorded by the emulator"));
+        }
+    }
+    Ok(plan)
+}

@@ -1,0 +1,120 @@
+//! `aqmlab emulate --compare`: a simulated and an emulated run of one scenario,
+//! side by side.
+
+use sim::RunResult;
+use std::fmt::Write as _;
+
+/// The UDP groups' share of all goodput.
+pub fn udp_share(r: &RunResult) -> f64 {
+    let all: f64 = r.groups.values().map(|g| g.goodput_bps).sum();
+    let udp: f64 = r
+        .groups
+        .values()
+        .filter(|g| !matches!(g.kind.as_str(), "tcp" | "web"))
+        .map(|g| g.goodput_bps)
+        .sum();
+    if all > 0.0 {
+        udp / all
+    } else {
+        0.0
+    }
+}
+
+/// The forward bottleneck's drops per packet that arrived.
+pub fn drop_rate(r: &RunResult) -> f64 {
+    r.links
+        .first()
+        .map_or(0.0, |l| l.drops_total as f64 / (l.arrivals.max(1)) as f64)
+}
+
+/// The TCP flows' mean RTT, seconds.
+pub fn mean_rtt(r: &RunResult) -> Option<f64> {
+    let rtts: Vec<f64> = r.flows.iter().filter_map(|f| f.rtt_mean_s).collect();
+    (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64)
+}
+
+/// The two runs side by side: per group goodput and Jain's index, then the UDP
+/// share, the forward bottleneck's mean queue and drop rate, the TCP flows' RTT.
+pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (seed {}): simulated beside emulated, measured from {:.0} s to {:.0} s\n",
+        simulated.scenario, simulated.seed, simulated.warmup_s, simulated.duration_s
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:>14} {:>14} {:>9}",
+        "", "simulated", "emulated", "ratio"
+    );
+    let row = |s: &mut String, name: &str, a: f64, b: f64, unit: &str, scale: f64| {
+        let ratio = if a != 0.0 {
+            format!("{:.2}", b / a)
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            s,
+            "{:<24} {:>9.3}{:<5} {:>9.3}{:<5} {:>9}",
+            name,
+            a * scale,
+            unit,
+            b * scale,
+            unit,
+            ratio
+        );
+    };
+    for (name, g) in &simulated.groups {
+        let Some(e) = emulated.groups.get(name) else {
+            continue;
+        };
+        row(
+            &mut s,
+            &format!("{name} goodput"),
+            g.goodput_bps,
+            e.goodput_bps,
+            " Mb/s",
+            1e-6,
+        );
+        row(&mut s, &format!("{name} jain"), g.jain, e.jain, "", 1.0);
+    }
+    row(
+        &mut s,
+        "udp share",
+        udp_share(simulated),
+        udp_share(emulated),
+        "",
+        1.0,
+    );
+    row(
+        &mut s,
+        "jain (all tcp)",
+        simulated.fairness.tcp.jain,
+        emulated.fairness.tcp.jain,
+        "",
+        1.0,
+    );
+    if let (Some(a), Some(b)) = (simulated.links.first(), emulated.links.first()) {
+        row(
+            &mut s,
+            "mean queue",
+            a.mean_queue_packets,
+            b.mean_queue_packets,
+            " pkt",
+            1.0,
+        );
+        row(&mut s, "utilization", a.utilization, b.utilization, "", 1.0);
+    }
+    row(
+        &mut s,
+        "drop rate",
+        drop_rate(simulated),
+        drop_rate(emulated),
+        "",
+        1.0,
+    );
+    if let (Some(a), Some(b)) = (mean_rtt(simulated), mean_rtt(emulated)) {
+        row(&mut s, "tcp rtt", a, b, " ms", 1e3);
+    }
+    s
+}

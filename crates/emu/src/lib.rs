@@ -1,0 +1,268 @@
+//! # emu: the scenario's qdiscs on real Linux TCP
+//!
+//! `aqmlab emulate` runs a dumbbell scenario on real packets: the senders in one
+//! network namespace, the receivers in another, each namespace's only route
+//! through a TUN device whose other end is this process. The data plane carries
+//! every packet through the scenario's access links and bottleneck in user
+//! space, with the bottleneck's qdisc built by the simulator's own code from
+//! `crates/aqm`, so the same algorithm decides for real TCP. Results come back
+//! as a [`sim::RunResult`]: the same tables as `aqmlab run`, with
+//! [`sim::results::Emulation`] saying how well time was kept. docs/emulation.md
+//! is the guide.
+//!
+//! ## Map
+//! - [`check`]: what can be emulated, decided before anything starts.
+//! - [`compare`]: a simulated and an emulated run side by side (`--compare`).
+//! - [`netns`]: the namespaces (alive only while this process holds them), the
+//!   TUN devices, sysctls, privileges.
+//! - [`plane`]: the data plane thread: links on a logical clock, the qdiscs,
+//!   UDP sources, lateness.
+//! - [`traffic`]: kernel TCP socket pairs and the UDP receiver.
+//! - [`ipv4`]: header parsing, CE marking with the checksum fixed, UDP packets.
+//! - [`stats`]: counters and the lateness histogram.
+//! - `report`: counters to a `RunResult`.
+#![cfg(target_os = "linux")]
+
+pub mod check;
+pub mod compare;
+pub mod ipv4;
+pub mod netns;
+pub mod plane;
+mod report;
+pub mod stats;
+pub mod traffic;
+
+use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
+use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
+use sim::build::{flows as build_flows, Network};
+use sim::event::EventQueue;
+use sim::flow::Endpoints;
+use sim::link::Queue;
+use sim::{RunResult, Scenario, ScenarioError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use traffic::{TcpPlan, Traffic};
+
+/// Why an emulation did not run or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// The scenario cannot be emulated (or is invalid).
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// The process may not create namespaces and devices.
+    #[error(
+        "aqmlab emulate needs CAP_NET_ADMIN (and CAP_SYS_ADMIN) to create network \
+         namespaces and TUN devices: run it as root"
+    )]
+    NotPermitted,
+    /// Creating or configuring a namespace, device or socket failed.
+    #[error("setting up the emulation failed: {0}")]
+    Setup(#[from] std::io::Error),
+    /// A signal stopped the run; everything it made is gone.
+    #[error("interrupted; the emulation's namespaces and devices are removed")]
+    Interrupted,
+    /// The kernel's traffic failed (a connection that could not be made).
+    #[error("the emulated traffic failed: {0}")]
+    Traffic(String),
+}
+
+/// Sets `stop` on SIGINT and SIGTERM (the CLI's Ctrl-C): the run then ends at
+/// once and everything it made goes with the process's descriptors.
+pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
+}
+
+/// Sysctls of a namespace: SACK and ECN as the plan says; no metrics carried
+/// from one connection to the next.
+fn sysctls(sack: bool, ecn: bool) -> std::io::Result<()> {
+    netns::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" })?;
+    netns::sysctl("net/ipv4/tcp_ecn", if ecn { "1" } else { "2" })?;
+    netns::sysctl("net/ipv4/tcp_no_metrics_save", "1")
+}
+
+/// What an emulation may keep besides its results.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Keep a copy of the first this many CE-marked packets as they were written
+    /// (to check their headers).
+    pub capture_marked: usize,
+}
+
+/// An emulation's results and what [`Options`] asked to keep.
+pub struct Emulated {
+    pub result: RunResult,
+    /// The first CE-marked packets, IPv4 headers first, as written.
+    pub marked: Vec<Vec<u8>>,
+}
+
+/// Emulates `s` in wall-clock time (its `duration` and `warmup`); `stop` ends
+/// it early (an error). Needs CAP_NET_ADMIN.
+pub fn emulate(s: &Scenario, stop: Arc<AtomicBool>) -> Result<RunResult, EmuError> {
+    Ok(emulate_with(s, &Options::default(), stop)?.result)
+}
+
+/// [`emulate`] with [`Options`].
+pub fn emulate_with(
+    s: &Scenario,
+    opts: &Options,
+    stop: Arc<AtomicBool>,
+) -> Result<Emulated, EmuError> {
+    let started = Instant::now();
+    let plan = check::plan(s)?;
+    if !netns::privileged() {
+        return Err(EmuError::NotPermitted);
+    }
+    netns::remove_stale();
+
+    // The simulator builds the network, the qdiscs (with their random streams
+    // and hash seeds), the flows' start times and UDP sources from the seed.
+    let total = build_flows::count(s)?;
+    let mut net = Network::build(s, total)?;
+    let mut events = EventQueue::new();
+    let routes = std::mem::take(&mut net.flow_routes);
+    let (groups, flows) = build_flows::build(s, &routes, &mut events);
+    net.announce_flows(s, &groups, &flows)?;
+
+    let pid = std::process::id();
+    let names = [format!("aq{pid}s"), format!("aq{pid}r")];
+    let snd = Netns::new()?;
+    let rcv = Netns::new()?;
+    let (sack, ecn) = (plan.sack, plan.ecn);
+    let n0 = names[0].clone();
+    let snd_tun = snd.run(move || {
+        sysctls(sack, ecn)?;
+        netns::tun(&n0, SENDER_ADDR, RECEIVER_ADDR)
+    })?;
+    let n1 = names[1].clone();
+    let rcv_tun = rcv.run(move || {
+        sysctls(sack, ecn)?;
+        netns::tun(&n1, RECEIVER_ADDR, SENDER_ADDR)
+    })?;
+
+    // Per flow: the packet size the kernel is held to, the window clamp.
+    let mut tcp_plans = Vec::new();
+    let mut windows = vec![0u32; total];
+    let mut paths = Vec::with_capacity(total);
+    let mut flows = flows;
+    for (id, f) in flows.iter_mut().enumerate() {
+        let g = &groups[f.group as usize];
+        let route = net.routes.route(f.fwd);
+        let pipe = |l: u32| {
+            let p = net.pipe(l as usize);
+            Pipe::new(p.rate.bps(), p.delay.as_nanos())
+        };
+        let udp = match &mut f.endpoints {
+            Endpoints::Udp(u) => Some(UdpFlow {
+                cfg: g.udp.clone().expect("a UDP group"),
+                source: u.source.clone(),
+                rng: u.rng.clone(),
+                start_ns: f.start.as_nanos(),
+                stop_ns: g.stop.map(|t| t.as_nanos()),
+                ect: f.ecn_capable,
+            }),
+            _ => None,
+        };
+        let tcp = udp.is_none();
+        if tcp {
+            let maxseg = report::maxseg(g.tcp.packet_size);
+            windows[id] = g
+                .tcp
+                .max_window
+                .saturating_mul(report::payload(g.tcp.packet_size));
+            tcp_plans.push(TcpPlan {
+                flow: id,
+                start_ns: f.start.as_nanos(),
+                stop_ns: g.stop.map(|t| t.as_nanos()),
+                congestion: plan.congestion[f.group as usize]
+                    .expect("a TCP group")
+                    .to_string(),
+                maxseg,
+            });
+        }
+        paths.push(FlowPath {
+            sender_access: pipe(route[0]),
+            receiver_access: pipe(route[route.len() - 1]),
+            aggregate: f.aggregate,
+            tcp,
+            udp,
+        });
+    }
+    let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
+    let mut traffic = Traffic::start_receivers(&rcv, windows, maxseg)?;
+
+    let link = |l: usize, net: &mut Network| {
+        let p = net.pipe(l);
+        let pipe = Pipe::new(p.rate.bps(), p.delay.as_nanos());
+        let queue = std::mem::replace(&mut net.links[l].qdisc, Queue::lazy_droptail());
+        Bottleneck::new(queue, pipe)
+    };
+    let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
+    let links = [link(fwd, &mut net), link(rev, &mut net)];
+    let kinds = [links[0].queue.kind(), links[1].queue.kind()];
+    let f = &s.file;
+    let end_ns = f.duration.as_nanos();
+    let warmup_ns = f.warmup.as_nanos();
+    let epoch = Instant::now();
+    let cfg = plane::Config {
+        flows: paths,
+        links,
+        tun: [snd_tun, rcv_tun],
+        epoch,
+        warmup_ns,
+        end_ns,
+        queue_interval_ns: s.monitor().queue_interval.as_nanos(),
+        stop: stop.clone(),
+        capture_marked: opts.capture_marked,
+    };
+    let plane = std::thread::Builder::new()
+        .name("aqmlab-plane".into())
+        .spawn(move || plane::run(cfg))?;
+    traffic.start_senders(&snd, tcp_plans, epoch)?;
+
+    // Read the receivers' counters at the end of the warm-up and of the run.
+    let wait_until = |t_ns: u64| {
+        while (epoch.elapsed().as_nanos() as u64) < t_ns && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_until(warmup_ns);
+    let at_warmup = traffic.snapshot();
+    wait_until(end_ns);
+    let at_end = traffic.snapshot();
+    let mut outcome = plane
+        .join()
+        .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
+    let n0 = names[0].clone();
+    let n1 = names[1].clone();
+    let tun_drops = snd.run(move || netns::tx_dropped(&n0)).unwrap_or(0)
+        + rcv.run(move || netns::tx_dropped(&n1)).unwrap_or(0);
+    let shared = traffic.finish();
+    if outcome.interrupted || stop.load(Ordering::Relaxed) {
+        return Err(EmuError::Interrupted);
+    }
+    let errors = shared.errors.lock().expect("not poisoned").clone();
+    if !errors.is_empty() {
+        return Err(EmuError::Traffic(errors.join("; ")));
+    }
+    let marked = std::mem::take(&mut outcome.marked);
+    let result = report::build(report::Inputs {
+        s,
+        net: &net,
+        groups: &groups,
+        flows: &flows,
+        kinds,
+        outcome,
+        at_warmup,
+        at_end,
+        shared: &shared,
+        tun_drops,
+        warnings: plan.warnings,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    });
+    Ok(Emulated { result, marked })
+}

@@ -1,0 +1,300 @@
+//! An emulation's counters as a [`RunResult`]: the simulator's schema, filled
+//! from the data plane (links, drops, marks, queues), the receivers (goodput)
+//! and the senders' `TCP_INFO` (retransmissions, RTT, the TCP trace).
+
+use crate::plane::{Outcome, FWD, REV};
+use crate::traffic::{InfoSample, Shared, Snapshot};
+use sim::build::{Group, Network};
+use sim::fair_share::{max_min_fair, Demand};
+use sim::flow::Flow;
+use sim::results::{
+    fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, GroupResult,
+    LinkFlowResult, LinkResult, QueueSeries, RunResult, TcpTraceResult,
+};
+use sim::Scenario;
+use std::collections::BTreeMap;
+
+/// IP (20) + TCP (20) + timestamps option (12) bytes of each TCP packet.
+const TCP_OVERHEAD: u32 = 52;
+
+/// The `TCP_MAXSEG` that makes Linux send packets of `packet_size` bytes: the
+/// size less the IP and TCP headers (Linux takes the timestamps from it).
+pub fn maxseg(packet_size: u32) -> u32 {
+    packet_size - 40
+}
+
+/// Application bytes in one full TCP packet of `packet_size` bytes.
+pub fn payload(packet_size: u32) -> u32 {
+    packet_size - TCP_OVERHEAD
+}
+
+pub struct Inputs<'a> {
+    pub s: &'a Scenario,
+    pub net: &'a Network,
+    pub groups: &'a [Group],
+    pub flows: &'a [Flow],
+    pub kinds: [&'static str; 2],
+    pub outcome: Outcome,
+    pub at_warmup: Snapshot,
+    pub at_end: Snapshot,
+    pub shared: &'a Shared,
+    pub tun_drops: u64,
+    pub warnings: Vec<String>,
+    pub wall_seconds: f64,
+}
+
+/// The samples of a flow's `TCP_INFO` inside [from, to].
+fn window(samples: &[InfoSample], from: u64, to: u64) -> impl Iterator<Item = &InfoSample> {
+    samples
+        .iter()
+        .filter(move |x| x.t_ns >= from && x.t_ns <= to)
+}
+
+pub fn build(i: Inputs<'_>) -> RunResult {
+    let f = &i.s.file;
+    let from = f.warmup.as_nanos();
+    let to = i.outcome.end_ns;
+    let secs = (to.saturating_sub(from) as f64 * 1e-9).max(1e-12);
+    let net = i.net;
+    let monitored = [net.monitored[FWD] as usize, net.monitored[REV] as usize];
+
+    // Fair shares, from every flow's demand and route, as the simulator's.
+    let capacities: Vec<f64> = (0..net.links.len())
+        .map(|l| net.pipe(l).rate.as_f64())
+        .collect();
+    let demands: Vec<Demand<'_>> = i
+        .flows
+        .iter()
+        .map(|fl| Demand {
+            demand_bps: i.groups[fl.group as usize].demand_bps,
+            path: net.routes.route(fl.fwd),
+        })
+        .collect();
+    let shares = max_min_fair(&capacities, &demands);
+
+    let mut rows = Vec::with_capacity(i.flows.len());
+    let mut trace = Vec::new();
+    let tcp_interval = i.s.monitor().tcp_trace.map(|d| d.as_nanos());
+    for (id, fl) in i.flows.iter().enumerate() {
+        let g = &i.groups[fl.group as usize];
+        let c = &i.outcome.flows[id];
+        let size = g.tcp.packet_size;
+        let tcp = g.udp.is_none();
+        let samples = i.shared.info[id].lock().expect("not poisoned").clone();
+        let (delivered, sent, retransmits, rtt) = if tcp {
+            let bytes = i.at_end.read_bytes[id] - i.at_warmup.read_bytes[id];
+            let delivered = bytes / u64::from(payload(size));
+            let first = samples.iter().rfind(|x| x.t_ns <= from);
+            let last = samples.iter().rfind(|x| x.t_ns <= to);
+            let delta = |get: fn(&InfoSample) -> u32| match (first, last) {
+                (Some(a), Some(b)) => u64::from(get(b).wrapping_sub(get(a))),
+                (None, Some(b)) => u64::from(get(b)),
+                _ => 0,
+            };
+            let rtts: Vec<f64> = window(&samples, from, to)
+                .filter(|x| x.srtt_us > 0)
+                .map(|x| x.srtt_us as f64 * 1e-6)
+                .collect();
+            let rtt = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64);
+            (
+                delivered,
+                delta(|x| x.data_segs_out),
+                delta(|x| x.total_retrans),
+                rtt,
+            )
+        } else {
+            let got = i.at_end.datagrams[id] - i.at_warmup.datagrams[id];
+            (got, c.udp_sent, 0, None)
+        };
+        if let Some(every) = tcp_interval {
+            let mut next = 0;
+            for x in &samples {
+                if x.t_ns >= next {
+                    trace.push(TcpTraceResult {
+                        t_s: x.t_ns as f64 * 1e-9,
+                        flow: id as u32,
+                        cwnd: f64::from(x.cwnd),
+                        ssthresh: if x.ssthresh >= 0x7fff_ffff {
+                            f64::INFINITY
+                        } else {
+                            f64::from(x.ssthresh)
+                        },
+                        srtt_s: f64::from(x.srtt_us) * 1e-6,
+                        rto_s: f64::from(x.rto_us) * 1e-6,
+                        in_flight: x.unacked,
+                    });
+                    next = x.t_ns + every;
+                }
+            }
+        }
+        rows.push(FlowResult {
+            id: id as u32,
+            group: g.name.clone(),
+            kind: g.kind.name().to_string(),
+            // Counted as the simulator counts: delivered packets at their size.
+            goodput_bps: delivered as f64 * f64::from(size) * 8.0 / secs,
+            sent,
+            delivered,
+            drops: reason_map(&c.drops),
+            drops_total: c.drops.iter().sum(),
+            marks: c.marks,
+            rtt_mean_s: rtt,
+            retransmits,
+            timeouts: 0,
+            fast_recoveries: 0,
+            fair_share_bps: shares[id],
+        });
+    }
+    trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));
+
+    let mut groups = BTreeMap::new();
+    let mut group_fair = BTreeMap::new();
+    for g in i.groups {
+        let members = &rows[g.first as usize..(g.first + g.count) as usize];
+        let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
+        let fair = fairness(&xs);
+        let sum: f64 = xs.iter().sum();
+        groups.insert(
+            g.name.clone(),
+            GroupResult {
+                kind: g.kind.name().to_string(),
+                count: xs.len() as u32,
+                goodput_bps: sum,
+                goodput_mean_bps: if xs.is_empty() {
+                    0.0
+                } else {
+                    sum / xs.len() as f64
+                },
+                drops_total: members.iter().map(|r| r.drops_total).sum(),
+                marks: members.iter().map(|r| r.marks).sum(),
+                jain: fair.jain,
+                cov: fair.cov,
+            },
+        );
+        group_fair.insert(g.name.clone(), fair);
+    }
+
+    let names = ["left->right", "right->left"];
+    let ends = [("left", "right"), ("right", "left")];
+    let mut links = Vec::new();
+    let mut link_flows = Vec::new();
+    let mut packet_time_s: f64 = 0.0;
+    let largest = i
+        .groups
+        .iter()
+        .map(|g| g.tcp.packet_size)
+        .max()
+        .unwrap_or(1000);
+    for dir in [FWD, REV] {
+        let c = &i.outcome.links[dir];
+        let pipe = net.pipe(monitored[dir]);
+        let samples = &i.outcome.samples[dir];
+        if dir == FWD {
+            packet_time_s = pipe.rate.tx_time(u64::from(largest)).as_secs_f64();
+        }
+        links.push(LinkResult {
+            name: names[dir].to_string(),
+            from: ends[dir].0.to_string(),
+            to: ends[dir].1.to_string(),
+            rate_bps: pipe.rate.bps(),
+            delay_s: pipe.delay.as_secs_f64(),
+            qdisc: i.kinds[dir].to_string(),
+            utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
+            throughput_bps: c.tx_bits as f64 / secs,
+            tx_packets: c.tx_packets,
+            arrivals: c.arrivals,
+            drops: reason_map(&c.drops),
+            drops_total: c.drops.iter().sum(),
+            marks: reason_map(&c.marks),
+            marks_total: c.marks.iter().sum(),
+            mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
+            max_queue_packets: c.max_queue,
+            queue: QueueSeries {
+                t_s: samples.iter().map(|x| x.0).collect(),
+                packets: samples.iter().map(|x| x.1).collect(),
+                bytes: samples.iter().map(|x| x.2).collect(),
+            },
+        });
+        for flow in 0..i.flows.len() {
+            if c.flow_packets[flow] > 0 || c.flow_area[flow] > 0 {
+                link_flows.push(LinkFlowResult {
+                    link: names[dir].to_string(),
+                    flow: flow as u32,
+                    throughput_bps: c.flow_bits[flow] as f64 / secs,
+                    packets: c.flow_packets[flow],
+                    mean_queue_packets: c.flow_area[flow] as f64 * 1e-9 / secs,
+                });
+            }
+        }
+    }
+
+    let tcp: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.kind == "tcp")
+        .map(|r| r.goodput_bps)
+        .collect();
+    let all: Vec<f64> = rows.iter().map(|r| r.goodput_bps).collect();
+    let late = &i.outcome.lateness;
+    let mut emulation = Emulation {
+        lateness_p50_s: late.quantile(0.5),
+        lateness_p99_s: late.quantile(0.99),
+        lateness_max_s: late.max_ns as f64 * 1e-9,
+        packet_time_s,
+        tun_drops: i.tun_drops,
+        unclassified: i.outcome.unclassified,
+        warnings: i.warnings,
+    };
+    if emulation.lateness_p99_s > packet_time_s {
+        emulation.warnings.push(format!(
+            "time was not kept: p99 lateness {:.1} us exceeds one packet time at the \
+             bottleneck ({:.1} us); the machine was too slow or too busy for this rate",
+            emulation.lateness_p99_s * 1e6,
+            packet_time_s * 1e6
+        ));
+    }
+    if i.tun_drops > 0 {
+        emulation.warnings.push(format!(
+            "{} packets were lost in the TUN queues before the emulator read them",
+            i.tun_drops
+        ));
+    }
+    // What the qdiscs say about how they ran, as in simulation.
+    let diagnostics = [FWD, REV]
+        .into_iter()
+        .filter_map(|dir| {
+            let q = &i.outcome.links_back[dir].queue;
+            Some(DiagnosticResult {
+                note: q.diagnostic()?,
+                link: names[dir].to_string(),
+                qdisc: q.kind().to_string(),
+            })
+        })
+        .collect();
+    RunResult {
+        scenario: f.name.clone(),
+        seed: f.seed,
+        duration_s: f.duration.as_secs_f64(),
+        warmup_s: f.warmup.as_secs_f64(),
+        events: i.outcome.links.iter().map(|c| c.arrivals).sum(),
+        wall_seconds: i.wall_seconds,
+        sim_seconds: to as f64 * 1e-9,
+        flows: rows,
+        groups,
+        links,
+        link_flows,
+        fairness: FairnessSummary {
+            tcp: fairness(&tcp),
+            all: fairness(&all),
+            groups: group_fair,
+        },
+        flow_series: Vec::new(),
+        tcp_trace: trace,
+        delays: Vec::new(),
+        delay_histogram: Vec::new(),
+        objects: Vec::new(),
+        queue_events: Vec::new(),
+        queue_events_missed: 0,
+        diagnostics,
+        emulation: Some(emulation),
+    }
+}

@@ -1,0 +1,133 @@
+//! What the data plane counts: per bottleneck direction (the same quantities the
+//! simulator's `LinkStats` keeps), per flow, and how well time was kept.
+
+use aqm::{DropReason, ReasonCounts};
+
+/// One bottleneck direction's counters over the measured interval.
+#[derive(Clone, Debug, Default)]
+pub struct LinkCounters {
+    pub arrivals: u64,
+    pub tx_packets: u64,
+    pub tx_bits: u64,
+    /// Nanoseconds spent serializing.
+    pub busy_ns: u64,
+    pub drops: ReasonCounts,
+    pub marks: ReasonCounts,
+    /// The integral of the backlog (packets x ns), from each packet's sojourn.
+    pub queue_area: u128,
+    pub max_queue: u32,
+    /// Per flow: bits sent, packets sent, queue area (packets x ns).
+    pub flow_bits: Vec<u64>,
+    pub flow_packets: Vec<u64>,
+    pub flow_area: Vec<u128>,
+}
+
+impl LinkCounters {
+    pub fn new(flows: usize) -> Self {
+        LinkCounters {
+            flow_bits: vec![0; flows],
+            flow_packets: vec![0; flows],
+            flow_area: vec![0; flows],
+            ..Default::default()
+        }
+    }
+    pub fn drop(&mut self, reason: DropReason) {
+        self.drops[reason.index()] += 1;
+    }
+    pub fn mark(&mut self, reason: DropReason) {
+        self.marks[reason.index()] += 1;
+    }
+}
+
+/// Per flow, over the measured interval: drops and marks at any queue (either
+/// direction), packets the emulator itself sent (UDP).
+#[derive(Clone, Debug, Default)]
+pub struct FlowCounters {
+    pub drops: ReasonCounts,
+    pub marks: u64,
+    pub udp_sent: u64,
+}
+
+/// A histogram of lateness (actual write time minus logical departure): 1 us
+/// buckets to 1 ms, then 100 us buckets to 100 ms, the maximum kept exactly.
+#[derive(Clone, Debug)]
+pub struct Lateness {
+    fine: Vec<u64>,
+    coarse: Vec<u64>,
+    over: u64,
+    pub count: u64,
+    pub max_ns: u64,
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness {
+            fine: vec![0; 1000],
+            coarse: vec![0; 1000],
+            over: 0,
+            count: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+impl Lateness {
+    pub fn add(&mut self, ns: u64) {
+        self.count += 1;
+        self.max_ns = self.max_ns.max(ns);
+        let us = ns / 1000;
+        if us < 1000 {
+            self.fine[us as usize] += 1;
+        } else if us < 100_000 {
+            self.coarse[(us / 100) as usize] += 1;
+        } else {
+            self.over += 1;
+        }
+    }
+
+    /// The `q` quantile, seconds (a bucket's upper edge; the maximum beyond the
+    /// histogram).
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, n) in self.fine.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return ((i + 1) as f64 * 1e-6).min(self.max_ns as f64 * 1e-9);
+            }
+        }
+        for (i, n) in self.coarse.iter().enumerate().skip(10) {
+            seen += n;
+            if seen >= rank {
+                return ((i + 1) as f64 * 1e-4).min(self.max_ns as f64 * 1e-9);
+            }
+        }
+        self.max_ns as f64 * 1e-9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_quantiles_come_from_the_right_buckets() {
+        let mut l = Lateness::default();
+        for _ in 0..98 {
+            l.add(3_500); // 3.5 us
+        }
+        l.add(2_000_000); // 2 ms
+        l.add(250_000_000); // 250 ms, beyond the histogram
+        assert!((l.quantile(0.5) - 4e-6).abs() < 1e-12);
+        assert!(
+            (l.quantile(0.99) - 2.1e-3).abs() < 1e-9,
+            "{}",
+            l.quantile(0.99)
+        );
+        assert_eq!(l.quantile(1.0), 0.25);
+        assert_eq!(l.max_ns, 250_000_000);
+    }
+}

@@ -1,0 +1,79 @@
+//! An unresponsive CBR flow at twice the bottleneck's rate against real TCP,
+//! under DropTail, CHOKe and FQ-CoDel, held against the simulated run of the
+//! same scenario. The tolerances were fixed before either was first run.
+mod common;
+
+fn scenario(qdisc: &str) -> String {
+    format!(
+        r#"
+name = "cbr-vs-tcp"
+duration = "9s"
+warmup = "3s"
+qdisc = {qdisc}
+[topology]
+kind = "dumbbell"
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "5ms" }}
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 8
+max_window = 200
+[[flows]]
+name = "udp"
+kind = "cbr"
+rate = "20Mbps"
+"#
+    )
+}
+
+/// The UDP share of goodput, simulated and emulated.
+fn both(qdisc: &str) -> (f64, f64) {
+    let text = scenario(qdisc);
+    let simulated = emu::compare::udp_share(&common::simulate(&text));
+    let r = common::emulate(&text);
+    let emulated = emu::compare::udp_share(&r);
+    eprintln!("{qdisc}: UDP share simulated {simulated:.3}, emulated {emulated:.3}");
+    assert!(r.links[0].utilization > 0.9, "{}", r.links[0].utilization);
+    (simulated, emulated)
+}
+
+#[test]
+fn cbr_takes_almost_all_of_the_link_under_droptail() {
+    require_emulation!();
+    let (s, e) = both(r#"{ kind = "droptail", limit = 100 }"#);
+    assert!(e > 0.85, "DropTail: emulated UDP share {e}");
+    assert!(
+        (e - s).abs() < 0.10,
+        "DropTail: simulated {s}, emulated {e}"
+    );
+}
+
+#[test]
+fn choke_holds_cbr_down() {
+    require_emulation!();
+    let (s, e) = both(r#"{ kind = "choke", limit = 100, min_th = 20, max_th = 60 }"#);
+    assert!(e < 0.5, "CHOKe: emulated UDP share {e}");
+    assert!((e - s).abs() < 0.15, "CHOKe: simulated {s}, emulated {e}");
+}
+
+/// Fails as written: emulated UDP takes about half of the link (0.55 and 0.22
+/// with SACK), simulated 0.115. With eight flows on 10 Mbit/s each Linux Reno
+/// flow has a window of 3 to 4 packets; without SACK a CoDel drop then leaves
+/// too few duplicate ACKs and Linux waits for its retransmission timeout,
+/// where the simulator's NewReno recovers. docs/emulation.md names the
+/// difference; the tolerances stay as they were fixed.
+#[test]
+#[ignore = "a known difference between Linux Reno and the simulated NewReno (docs/emulation.md)"]
+fn fq_codel_holds_cbr_near_its_fair_share() {
+    require_emulation!();
+    let (s, e) = both(r#"{ kind = "fq_codel" }"#);
+    assert!(
+        (e - 1.0 / 9.0).abs() < 0.10,
+        "FQ-CoDel: emulated UDP share {e}"
+    );
+    assert!(
+        (e - s).abs() < 0.10,
+        "FQ-CoDel: simulated {s}, emulated {e}"
+    );
+}

@@ -1,0 +1,45 @@
+//! Shared by the emulator's tests: whether they can run here, and a runner.
+#![allow(dead_code)]
+
+use sim::{RunResult, Scenario};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+/// Emulations share the machine's CPU: one at a time keeps their timing honest.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Why these tests cannot run here, if they cannot.
+pub fn cannot_run() -> Option<&'static str> {
+    if !emu::netns::privileged() {
+        return Some("not root (needs CAP_NET_ADMIN and CAP_SYS_ADMIN)");
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun is missing");
+    }
+    None
+}
+
+/// Returns early from a test, saying why, where emulation cannot run.
+#[macro_export]
+macro_rules! require_emulation {
+    () => {
+        if let Some(why) = common::cannot_run() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+pub fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml(text, "test.toml").unwrap()
+}
+
+pub fn emulate(text: &str) -> RunResult {
+    let s = scenario(text);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    emu::emulate(&s, Arc::new(AtomicBool::new(false))).unwrap()
+}
+
+pub fn simulate(text: &str) -> RunResult {
+    sim::run_scenario(&scenario(text), &mut |_| {}).unwrap()
+}
