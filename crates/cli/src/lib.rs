@@ -173,7 +173,8 @@ fn report(text: &str) {
 fn python_only(name: &str) -> anyhow::Result<()> {
     Err(usage(format!(
         "`aqmlab {name}` is written in Python and needs the Python package: \
-         pip install aqmlab, then run its `aqmlab {name}`"
+         `pip install -c constraints.txt .` in aqmlab's source tree (or the wheel \
+         of `make wheel`, docs/cluster.md), then run its `aqmlab {name}`"
     )))
 }
 
