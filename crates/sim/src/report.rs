@@ -1,7 +1,6 @@
 //! Turns a simulation's counters and observers into a [`RunResult`].
 
 use crate::engine::Simulation;
-use aqm::Dur;
 use crate::fair_share::{max_min_fair, Demand};
 use crate::observe::delays::Histogram;
 use crate::observe::in_progress;
@@ -11,6 +10,7 @@ use crate::results::{
     FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
     QueueSeries, RunResult, TcpTraceResult,
 };
+use aqm::Dur;
 use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;

@@ -35,7 +35,8 @@ pub fn summary(r: &RunResult) -> String {
             rate(g.goodput_mean_bps),
             g.drops_total,
             g.jain,
-            rtts.get(name.as_str()).map_or_else(String::new, |&r| rtt_range(r)),
+            rtts.get(name.as_str())
+                .map_or_else(String::new, |&r| rtt_range(r)),
         );
     }
     let _ = writeln!(

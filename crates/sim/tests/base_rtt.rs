@@ -36,8 +36,12 @@ access_delay = "20ms"
     };
     let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
     // 2 x (sender access + bottleneck + receiver access).
-    assert!(rtt("near").iter().all(|&x| close(x, 2.0 * (0.001 + 0.003 + 0.001))));
-    assert!(rtt("far").iter().all(|&x| close(x, 2.0 * (0.020 + 0.003 + 0.020))));
+    assert!(rtt("near")
+        .iter()
+        .all(|&x| close(x, 2.0 * (0.001 + 0.003 + 0.001))));
+    assert!(rtt("far")
+        .iter()
+        .all(|&x| close(x, 2.0 * (0.020 + 0.003 + 0.020))));
     // The summary gives each group's.
     let text = sim::text::summary(&r);
     assert!(text.contains("10 ms") && text.contains("86 ms"), "{text}");
@@ -66,6 +70,14 @@ kind = "tcp"
 from = "c"
 to = "b"
 "#);
-    assert!((r.flows[0].base_rtt_s - 2.0 * 0.007).abs() < 1e-12, "{:?}", r.flows[0]);
-    assert!((r.flows[1].base_rtt_s - 2.0 * 0.005).abs() < 1e-12, "{:?}", r.flows[1]);
+    assert!(
+        (r.flows[0].base_rtt_s - 2.0 * 0.007).abs() < 1e-12,
+        "{:?}",
+        r.flows[0]
+    );
+    assert!(
+        (r.flows[1].base_rtt_s - 2.0 * 0.005).abs() < 1e-12,
+        "{:?}",
+        r.flows[1]
+    );
 }

@@ -30,7 +30,9 @@ fn warnings(text: &str) -> Vec<String> {
 
 #[test]
 fn a_red_family_qdisc_whose_limit_is_not_above_min_th_is_refused_at_limit() {
-    for kind in ["red", "choke", "breathe", "mrul", "lru_red", "nlred", "sfred"] {
+    for kind in [
+        "red", "choke", "breathe", "mrul", "lru_red", "nlred", "sfred",
+    ] {
         let q = format!("kind = \"{kind}\"\nmin_th = 100\nmax_th = 200\nlimit = 100");
         let e = error(&scenario(&q, TCP));
         assert!(
@@ -51,7 +53,10 @@ fn a_red_family_qdisc_whose_limit_is_not_above_min_th_is_refused_at_limit() {
     }
     // A sweep over limit with min_th from the defaults: CHOKe's 100.
     let e = error(&scenario("kind = \"choke\"\nlimit = 80", TCP));
-    assert!(e.starts_with("s.toml:11: qdisc: limit = 80 is not above min_th = 100"), "{e}");
+    assert!(
+        e.starts_with("s.toml:11: qdisc: limit = 80 is not above min_th = 100"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -66,7 +71,10 @@ fn red_thresholds_in_byte_mode_or_an_mrul_penalty_below_min_th_are_not_refused()
 fn sfq_with_red_compares_its_total_limit_too() {
     let q = "kind = \"sfq\"\nred = true\nlimit = 4\nmin_th = 5\nmax_th = 10\ndepth = 127";
     let e = error(&scenario(q, TCP));
-    assert!(e.starts_with("s.toml:12: qdisc: limit = 4 is not above min_th = 5"), "{e}");
+    assert!(
+        e.starts_with("s.toml:12: qdisc: limit = 4 is not above min_th = 5"),
+        "{e}"
+    );
     // Without red the thresholds are not used.
     let q = "kind = \"sfq\"\nlimit = 4\nmin_th = 5\nmax_th = 10";
     assert!(warnings(&scenario(q, TCP)).is_empty());
@@ -103,11 +111,17 @@ fn an_sfb_whose_bins_cannot_fill_is_refused_and_one_bin_is_warned_about() {
             && e.contains("sfb is a DropTail"),
         "{e}"
     );
-    assert!(Scenario::from_toml(&scenario("kind = \"sfb\"\nlimit = 10\nbin_size = 10", TCP), "s")
-        .is_ok());
+    assert!(Scenario::from_toml(
+        &scenario("kind = \"sfb\"\nlimit = 10\nbin_size = 10", TCP),
+        "s"
+    )
+    .is_ok());
     let w = warnings(&scenario("kind = \"sfb\"\nbins = 1", TCP));
     assert_eq!(w.len(), 1);
-    assert!(w[0].starts_with("s.toml:11: qdisc: bins = 1: every flow shares"), "{w:?}");
+    assert!(
+        w[0].starts_with("s.toml:11: qdisc: bins = 1: every flow shares"),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -134,7 +148,11 @@ fn a_qdisc_whose_first_update_comes_after_the_run_is_warned_about() {
         "{w:?}"
     );
     let w = warnings(&scenario("kind = \"codel\"\ninterval = \"20s\"", TCP));
-    assert!(w.iter().any(|w| w.contains("interval = 20s is not shorter")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("interval = 20s is not shorter")),
+        "{w:?}"
+    );
     assert!(warnings(&scenario("kind = \"pie\"", TCP)).is_empty());
 }
 
@@ -157,8 +175,14 @@ fn a_spread_past_the_end_and_a_group_that_stops_in_the_warmup_are_warned_about()
     );
     let w = warnings(&scenario("kind = \"droptail\"", &flows));
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(w[0].starts_with("s.toml:21: flows[1] (spread): start = 5s plus start_spread = 10s"), "{w:?}");
-    assert!(w[1].starts_with("s.toml:26: flows[2] (early): stop = 2s is not after warmup = 2s"), "{w:?}");
+    assert!(
+        w[0].starts_with("s.toml:21: flows[1] (spread): start = 5s plus start_spread = 10s"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].starts_with("s.toml:26: flows[2] (early): stop = 2s is not after warmup = 2s"),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -178,6 +202,12 @@ fn an_onoff_source_on_for_the_whole_run_and_a_late_schedule_step_are_warned_abou
                  schedule = [{ at = \"1s\", rate = \"2Mbps\" }, { at = \"12s\", rate = \"0bps\" }]\n";
     let w = warnings(&scenario("kind = \"droptail\"", flows));
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(w[0].starts_with("s.toml:16: flows[0] (o): on = 10s"), "{w:?}");
-    assert!(w[1].starts_with("s.toml:23: flows[1] (c): the schedule's step at 12s"), "{w:?}");
+    assert!(
+        w[0].starts_with("s.toml:16: flows[0] (o): on = 10s"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].starts_with("s.toml:23: flows[1] (c): the schedule's step at 12s"),
+        "{w:?}"
+    );
 }
