@@ -55,6 +55,9 @@ py-test: $(PY)
 	$(PY) -m pytest -q tests/python
 
 # Regenerates python/aqmlab/_face.json (help texts and completion scripts the
-# Python package prints) from the clap tree, after a change to the command line.
+# Python package prints) from the clap tree, after a change to the command line,
+# and the list of repro ids the completion scripts offer (with $(PYTHON) able to
+# import aqmlab).
 face:
+	$(PYTHON) -c "from aqmlab.repro import EXPERIMENTS as E; print('\\n'.join(dict.fromkeys([*E, *sorted({e.paper for e in E.values()}), 'all'])))" > crates/cli/src/repro_ids.txt
 	AQMLAB_UPDATE_FACE=1 cargo test -p aqmlab-cli --test face the_python_packages_copy

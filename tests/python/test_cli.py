@@ -28,15 +28,35 @@ BINARY_MISSING = not BINARY.exists() and not os.environ.get("CI")
 def test_scenarios_lists_the_builtins():
     proc = run_cli("scenarios", script=True)
     assert proc.returncode == 0, proc.stderr
-    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    # A description wraps onto lines of its own, indented under itself.
+    names = [line.split()[0] for line in proc.stdout.splitlines() if not line.startswith(" ")]
     assert names == list(aqmlab.scenarios().index)
     assert "(default)" in proc.stdout
+    words = proc.stdout.split()
+    for description in aqmlab.scenarios()["description"]:
+        assert description.endswith("."), description
+        n = len(description.split())
+        assert any(words[i : i + n] == description.split() for i in range(len(words))), description
 
 
 def test_qdiscs_lists_the_kinds():
     proc = run_cli("qdiscs", script=True)
     assert proc.returncode == 0
     assert proc.stdout.split() == aqmlab.qdisc_kinds()
+
+
+def test_qdiscs_kind_prints_its_keys_defaults_and_sources():
+    proc = run_cli("qdiscs", "red", script=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == _aqmlab.qdisc_help("red")
+    assert proc.stdout.startswith("red: RED")
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[3:]}
+    assert "5 packets" in rows["min_th"] and rows["min_th"].endswith("ns-2 thresh_")
+    if BINARY.exists():
+        assert subprocess.run([BINARY, "qdiscs", "red"], capture_output=True, text=True).stdout == proc.stdout
+    proc = run_cli("qdiscs", "fq_magic", script=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: invalid value 'fq_magic' for '[KIND]'")
 
 
 def test_tc_prints_the_table_the_binary_prints():
