@@ -15,7 +15,8 @@ esac
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"' EXIT
 "$python" -m venv "$venv/env"
-"$venv/env/bin/pip" install --quiet --constraint "$constraints" "$wheel"
+# Wheels only: a cluster's node needs no compiler for aqmlab or its dependencies.
+"$venv/env/bin/pip" install --quiet --only-binary=:all: --constraint "$constraints" "$wheel[dask]"
 cd "$venv"
 "$venv/env/bin/aqmlab" run > run.txt
 grep -q "^tcp " run.txt || { echo "wheel_check: no TCP row in aqmlab run's summary" >&2; cat run.txt >&2; exit 1; }
@@ -24,6 +25,13 @@ import aqmlab
 r = aqmlab.run()
 assert r.groups.loc["tcp", "goodput_bps"] > 0, r.groups
 print("wheel_check:", aqmlab.__version__, "ran the default scenario")
+from dask.distributed import Client, LocalCluster
+with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with Client(cluster) as client:
+        sw = aqmlab.sweep("choke-fig3", {"qdisc.kind": ["red", "choke"]}, seeds=1, client=client,
+                          duration="3s", warmup="1s")
+assert len(sw.runs) == 2, sw.runs
+print("wheel_check: a sweep of", len(sw.runs), "runs on a local Dask cluster")
 '
 cd - > /dev/null
 "$python" -m maturin sdist --out "$venv/sdist"

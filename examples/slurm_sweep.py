@@ -3,7 +3,7 @@
 jobs, aqmlab sends them the runs. Run it on the login node (or in a small job of
 its own); see docs/cluster.md. Not run by the tests.
 
-    pip install 'aqmlab[dask]' dask-jobqueue     # on a file system the nodes see
+    pip install -c constraints.txt target/wheels/aqmlab-*.whl'[dask]' dask-jobqueue   # docs/cluster.md
     python examples/slurm_sweep.py --out campaign --jobs 10
 
 Stop it at any moment and start it again: the runs already in campaign/cache are

@@ -2,6 +2,8 @@
 # documented). tests/python/test_stubs.py checks that they name exactly the
 # functions, parameters and defaults the binary exports.
 
+from collections.abc import Callable
+
 # A finished run, kept in Rust: its tables as (name, Arrow IPC stream bytes), the
 # `aqmlab run --json` object, and the text summary `aqmlab run` prints.
 class Finished:
@@ -12,13 +14,23 @@ class Finished:
 
 # Run a scenario (TOML text, a dict as JSON, or a path / built-in name resolved as
 # `aqmlab run ARG` does). seed, duration and warmup are `--seed`, `--duration`,
-# `--warmup`; pcap = (link, folder) is `--pcap`. Errors in the scenario or the
+# `--warmup`; pcap = (link, folder) is `--pcap`; progress(now_s, end_s) is called
+# at most ten times a second and once at the end. Errors in the scenario or the
 # overrides raise ValueError with the CLI's message.
 def run_toml(
-    text: str, origin: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+    text: str,
+    origin: str,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    progress: Callable[[float, float], object] | None = None,
 ) -> Finished: ...
 def run_json(
-    json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+    json: str,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    progress: Callable[[float, float], object] | None = None,
 ) -> Finished: ...
 def run_builtin_or_path(
     arg: str | None = None,
@@ -26,6 +38,7 @@ def run_builtin_or_path(
     duration: str | None = None,
     warmup: str | None = None,
     pcap: tuple[str, str] | None = None,
+    progress: Callable[[float, float], object] | None = None,
 ) -> Finished: ...
 
 # Check a scenario (a dict as JSON) as run_json would, without simulating it; returns
@@ -77,5 +90,9 @@ def builtin_scenarios() -> list[tuple[str, str]]: ...
 def builtin_listing() -> str: ...
 def builtin_text(name: str) -> str: ...
 def qdisc_kinds() -> list[str]: ...
+def qdisc_help(kind: str) -> str: ...
+
+# Simulated time against a run's end as the progress bars show it ("12.3 s / 300 s").
+def progress_text(now_s: float, end_s: float) -> str: ...
 def tc_table(line: str) -> str: ...
 def default_scenario() -> str: ...

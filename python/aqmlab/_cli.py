@@ -222,6 +222,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def _run(ns: argparse.Namespace) -> int:
     from aqmlab import _aqmlab
     from aqmlab._io import check_folder, write_folder
+    from aqmlab._run_bar import run_with_bar
     from aqmlab.result import Result
 
     if ns.out is not None:
@@ -230,7 +231,10 @@ def _run(ns: argparse.Namespace) -> int:
     pcap = None
     if ns.pcap is not None:
         pcap = (ns.pcap, str(ns.out if ns.out is not None else Path(".")))
-    finished = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, pcap)
+    finished = run_with_bar(
+        False if ns.quiet else None,
+        lambda bar: _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, pcap, bar),
+    )
     sys.stderr.write(finished.warnings())
     if ns.out is not None:
         result = Result._from_finished(finished)
@@ -365,11 +369,17 @@ def _scenarios(ns: argparse.Namespace) -> int:
     return 0
 
 
-@command("qdiscs", lambda p: None)
+@command("qdiscs", lambda p: p.add_argument("kind", nargs="?", metavar="KIND"))
 def _qdiscs(ns: argparse.Namespace) -> int:
     from aqmlab import _aqmlab
 
-    _print("".join(f"{k}\n" for k in _aqmlab.qdisc_kinds()))
+    kinds = _aqmlab.qdisc_kinds()
+    if ns.kind is None:
+        _print("".join(f"{k}\n" for k in kinds))
+    elif ns.kind in kinds:
+        _print(_aqmlab.qdisc_help(ns.kind))
+    else:
+        raise UsageError(f"invalid value '{ns.kind}' for '[KIND]' (possible values: {', '.join(kinds)})")
     return 0
 
 

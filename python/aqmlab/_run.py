@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from aqmlab import _aqmlab
+from aqmlab._run_bar import run_with_bar
 from aqmlab.result import Result
 
 if sys.version_info >= (3, 11):
@@ -27,6 +28,7 @@ def run(
     seed: int | None = None,
     duration: str | None = None,
     warmup: str | None = None,
+    progress: bool | None = None,
     **overrides: Any,
 ) -> Result:
     """Simulates a scenario and returns its :class:`Result`.
@@ -40,6 +42,11 @@ def run(
     ``--warmup`` do; results are measured after the warm-up, so a duration not
     longer than it is an error.
 
+    ``progress``: a bar of simulated time with the time left (tqdm: a widget in a
+    notebook, a line on stderr in a terminal) once the run has taken a second;
+    ``None`` (the default) shows it when stderr is a terminal or in a notebook,
+    ``False`` never.
+
     Any other keyword replaces that top-level key of the scenario, e.g.
     ``qdisc={"kind": "droptail", "limit": 300}`` or ``flows=[...]``; ``None``
     removes the key. A scenario with overrides is checked as a dict, so its error
@@ -52,14 +59,17 @@ def run(
     duration = _check_duration(duration, "duration")
     warmup = _check_duration(warmup, "warmup")
     if isinstance(scenario, Mapping):
-        finished = _aqmlab.run_json(_to_json(_apply(scenario, overrides)), seed, duration, warmup)
-        return _finish(finished)
-    arg = _check_path_or_name(scenario)
-    if not overrides:
-        return _finish(_aqmlab.run_builtin_or_path(arg, seed, duration, warmup))
-    table = scenario_table(arg)
-    finished = _aqmlab.run_json(_to_json(_apply(table, overrides)), seed, duration, warmup)
-    return _finish(finished)
+        text = _to_json(_apply(scenario, overrides))
+    else:
+        arg = _check_path_or_name(scenario)
+        if not overrides:
+            return _finish(
+                run_with_bar(
+                    progress, lambda bar: _aqmlab.run_builtin_or_path(arg, seed, duration, warmup, None, bar)
+                )
+            )
+        text = _to_json(_apply(scenario_table(arg), overrides))
+    return _finish(run_with_bar(progress, lambda bar: _aqmlab.run_json(text, seed, duration, warmup, bar)))
 
 
 def emulate(

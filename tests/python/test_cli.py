@@ -4,6 +4,7 @@ folders that pandas and polars read, and the binary's behaviour where both exist
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -17,21 +18,45 @@ from aqmlab import _aqmlab
 
 from conftest import CHOKE_FIG3, ROOT, run_cli
 
-BINARY = ROOT / "target" / "debug" / "aqmlab"
+# `cargo test` builds the binary where CARGO_TARGET_DIR says (a relative one is
+# relative to the workspace). CI runs `cargo test` first: there a missing binary is
+# a failure, not a skip.
+BINARY = (ROOT / os.environ.get("CARGO_TARGET_DIR", "target")).resolve() / "debug" / "aqmlab"
+BINARY_MISSING = not BINARY.exists() and not os.environ.get("CI")
 
 
 def test_scenarios_lists_the_builtins():
     proc = run_cli("scenarios", script=True)
     assert proc.returncode == 0, proc.stderr
-    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    # A description wraps onto lines of its own, indented under itself.
+    names = [line.split()[0] for line in proc.stdout.splitlines() if not line.startswith(" ")]
     assert names == list(aqmlab.scenarios().index)
     assert "(default)" in proc.stdout
+    words = proc.stdout.split()
+    for description in aqmlab.scenarios()["description"]:
+        assert description.endswith("."), description
+        n = len(description.split())
+        assert any(words[i : i + n] == description.split() for i in range(len(words))), description
 
 
 def test_qdiscs_lists_the_kinds():
     proc = run_cli("qdiscs", script=True)
     assert proc.returncode == 0
     assert proc.stdout.split() == aqmlab.qdisc_kinds()
+
+
+def test_qdiscs_kind_prints_its_keys_defaults_and_sources():
+    proc = run_cli("qdiscs", "red", script=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == _aqmlab.qdisc_help("red")
+    assert proc.stdout.startswith("red: RED")
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[3:]}
+    assert "5 packets" in rows["min_th"] and rows["min_th"].endswith("ns-2 thresh_")
+    if BINARY.exists():
+        assert subprocess.run([BINARY, "qdiscs", "red"], capture_output=True, text=True).stdout == proc.stdout
+    proc = run_cli("qdiscs", "fq_magic", script=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: invalid value 'fq_magic' for '[KIND]'")
 
 
 def test_tc_prints_the_table_the_binary_prints():
@@ -176,7 +201,7 @@ def test_a_failed_write_leaves_no_partial_and_no_summary(tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == []
 
 
-@pytest.mark.skipif(not BINARY.exists(), reason="the cargo-built binary is not there (cargo test builds it)")
+@pytest.mark.skipif(BINARY_MISSING, reason=f"no cargo-built binary at {BINARY} (`cargo test` builds it)")
 def test_the_binary_writes_the_same_tables(tmp_path):
     args = ["run", "choke-fig3", "--duration", "21s", "--warmup", "1s", "-q"]
     for fmt in ("parquet", "csv"):

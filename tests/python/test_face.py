@@ -120,3 +120,29 @@ def test_completions_are_the_binarys(shell):
 def test_a_bad_shell_is_a_usage_error():
     proc = run_cli("completions", "tcsh")
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
+
+
+def test_completions_offer_scenario_names_and_experiment_ids():
+    from aqmlab import _aqmlab
+    from aqmlab.repro import EXPERIMENTS
+
+    for shell in ("bash", "zsh"):
+        script = FACE["completions"][shell]
+        for name, _ in _aqmlab.builtin_scenarios():
+            assert name in script, (shell, name)
+        for experiment in EXPERIMENTS:
+            assert experiment in script, (shell, experiment)
+
+
+def test_the_binarys_list_of_repro_ids_is_the_registrys():
+    """`crates/cli/src/repro_ids.txt` (compiled into the completion scripts) lists
+    every experiment, then the papers, then "all"; `make face` rewrites it."""
+    from aqmlab.repro import EXPERIMENTS
+
+    from conftest import ROOT
+
+    listed = ROOT / "crates" / "cli" / "src" / "repro_ids.txt"
+    if not listed.exists():
+        pytest.skip("not in aqmlab's source tree")
+    papers = sorted({e.paper for e in EXPERIMENTS.values()})
+    assert listed.read_text().split() == list(dict.fromkeys([*EXPERIMENTS, *papers, "all"]))

@@ -197,3 +197,19 @@ def test_rates_in_tc_and_ns3_spellings_are_the_same_rate():
     for spelling in ("2Mbit", "2mbit", "2Mb/s", "250KBps", "2000kbit"):
         other = aqmlab.run(SMALL, flows=[{"name": "u", "kind": "cbr", "rate": spelling}])
         assert other == bits, spelling
+
+
+def test_a_configuration_that_does_less_than_it_says_warns_and_one_that_does_nothing_is_refused(tmp_path):
+    red = {"kind": "red", "min_th": 100, "max_th": 200, "limit": 150}
+    with pytest.warns(RuntimeWarning, match=r"qdisc: max_th = 200 is not below limit = 150"):
+        aqmlab.run("choke-fig3", duration="22s", qdisc=red, progress=False)
+    with pytest.raises(ValueError, match=r"qdisc: limit = 100 is not above min_th = 100"):
+        aqmlab.run("choke-fig3", duration="22s", qdisc={**red, "limit": 100}, progress=False)
+    # The command prints the warning at the file's line.
+    text = CHOKE_FIG3.read_text()
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace("limit = 300", "limit = 150"))
+    proc = run_cli("run", str(path), "--duration", "22s", script=True)
+    assert proc.returncode == 0, proc.stderr
+    line = text.splitlines().index("max_th = 200") + 1
+    assert proc.stderr.startswith(f"warning: {path}:{line}: qdisc: max_th = 200 is not below limit = 150")

@@ -15,6 +15,7 @@
 //! Errors in what the user gave (a scenario, a flag) print one line and exit with
 //! status 2; anything else that fails exits with 1.
 
+mod complete;
 mod emulate_cmd;
 pub mod face;
 mod model_cmd;
@@ -81,8 +82,13 @@ enum Command {
     Plot(python_cmds::PlotArgs),
     /// List the built-in scenarios.
     Scenarios,
-    /// List the queueing disciplines a scenario's `[qdisc] kind` may name.
-    Qdiscs,
+    /// List the queueing disciplines a scenario's `[qdisc] kind` may name, or
+    /// one's keys with their defaults and sources.
+    Qdiscs {
+        /// A kind: print its keys, defaults and the sources of the defaults.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(aqm::QdiscSpec::KINDS))]
+        kind: Option<String>,
+    },
     /// Print the `[qdisc]` table a Linux `tc qdisc add ...` line configures.
     ///
     /// Reads pfifo, bfifo, red, sfb, choke, sfq, codel, fq_codel and pie with tc's
@@ -117,6 +123,7 @@ enum Command {
 #[derive(clap::Args)]
 struct RunArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
+    #[arg(value_parser = complete::Offering::scenarios(), hide_possible_values = true)]
     scenario: Option<String>,
     /// Override the scenario's seed.
     #[arg(long)]
@@ -182,7 +189,8 @@ fn report(text: &str) {
 fn python_only(name: &str) -> anyhow::Result<()> {
     Err(usage(format!(
         "`aqmlab {name}` is written in Python and needs the Python package: \
-         pip install aqmlab, then run its `aqmlab {name}`"
+         `pip install -c constraints.txt .` in aqmlab's source tree (or the wheel \
+         of `make wheel`, docs/cluster.md), then run its `aqmlab {name}`"
     )))
 }
 
@@ -200,6 +208,9 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         output::check_out_dir(dir).map_err(usage)?;
     }
     let mut simulation = Simulation::new(&s).map_err(|e| usage(e.to_string()))?;
+    for w in s.warnings() {
+        report(&format!("warning: {w}"));
+    }
     if let Some(link) = &a.pcap {
         let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
         sim::overrides::capture(&mut simulation, link, &dir)
@@ -227,7 +238,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         }
         if let Some(b) = &bar {
             b.set_position(t.as_nanos());
-            b.set_message(format!("{t}"));
+            b.set_message(sim::text::progress(t.as_secs_f64(), end as f64 / 1e9));
         }
     });
     if let Some(b) = bar {
@@ -285,7 +296,11 @@ where
         Command::Repro(_) => python_only("repro"),
         Command::Plot(_) => python_only("plot"),
         Command::Scenarios => print(&builtin::listing()),
-        Command::Qdiscs => print(&face::qdiscs()),
+        Command::Qdiscs { kind: None } => print(&face::qdiscs()),
+        Command::Qdiscs { kind: Some(k) } => match sim::qdisc_help::describe(&k) {
+            Some(text) => print(&text),
+            None => Err(usage(format!("no qdisc kind \"{k}\""))),
+        },
         Command::Tc { line } => match sim::tc::parse(&line) {
             Ok(q) => print(&q.to_toml()),
             Err(e) => Err(usage(e.to_string())),

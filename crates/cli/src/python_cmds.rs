@@ -25,6 +25,7 @@ interval over the seeds; DIR/stats has mean, sd, n and the interval of every \
 metric, DIR/paired the paired differences against --baseline.")]
 pub struct SweepArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
+    #[arg(value_parser = crate::complete::Offering::scenarios(), hide_possible_values = true)]
     scenario: Option<String>,
     /// A grid axis: a dotted key and its values, e.g. qdisc.kind=red,choke (repeatable).
     #[arg(long = "set", value_name = "KEY=V1,V2")]
@@ -84,7 +85,7 @@ pub struct SweepArgs {
 #[derive(clap::Args, Debug)]
 pub struct ReproArgs {
     /// Experiment ids, a paper ("choke") or "all".
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", value_parser = crate::complete::Offering::repro_ids(), hide_possible_values = true)]
     ids: Vec<String>,
     /// List the experiments and exit.
     #[arg(long)]

@@ -326,11 +326,19 @@ fn pcap_of_the_bottleneck_is_readable() {
 fn scenarios_lists_the_builtins() {
     let out = aqmlab(&["scenarios"]);
     let text = String::from_utf8(out.stdout).unwrap();
+    // The default's entry (its line and the lines its description wraps onto)
+    // ends with the mark.
+    let entry: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("choke "))
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || l.starts_with(' '))
+        .map(|(_, l)| l)
+        .collect();
+    assert!(text.contains("choke-fig3"), "{text}");
     assert!(
-        text.contains("choke-fig3")
-            && text
-                .lines()
-                .any(|l| l.starts_with("choke ") && l.ends_with("(default)"))
+        entry.last().is_some_and(|l| l.ends_with("(default)")),
+        "{text}"
     );
     let out = aqmlab(&["qdiscs"]);
     let text = String::from_utf8(out.stdout).unwrap();

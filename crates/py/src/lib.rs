@@ -13,7 +13,8 @@
 //!
 //! Simulations run with the GIL released, in slices of simulated time; between
 //! slices the GIL is taken back to check for signals, so Ctrl-C interrupts a long
-//! run with `KeyboardInterrupt`.
+//! run with `KeyboardInterrupt`, and to call the caller's `progress(now_s, end_s)`
+//! (a tqdm bar in `aqmlab`) at most ten times a second.
 
 mod error;
 
@@ -22,9 +23,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use sim::{builtin, Overrides, RunResult, Scenario, Simulation};
 
-/// A finished run, kept in Rust until Python asks for it in a form.
+/// A finished run, kept in Rust until Python asks for it in a form, with the
+/// scenario's warnings (`warning: ...` lines).
 #[pyclass(frozen, module = "aqmlab._aqmlab")]
-struct Finished(RunResult);
+struct Finished(RunResult, String);
 
 #[pymethods]
 impl Finished {
@@ -61,9 +63,10 @@ impl Finished {
         sim::text::summary(&self.0)
     }
 
-    /// The qdiscs' diagnostics as the warning lines `aqmlab run` prints on stderr.
+    /// The scenario's warnings and the qdiscs' diagnostics, as the warning lines
+    /// `aqmlab run` prints on stderr.
     fn warnings(&self) -> String {
-        sim::text::warnings(&self.0)
+        format!("{}{}", self.1, sim::text::warnings(&self.0))
     }
 }
 
@@ -94,10 +97,23 @@ fn configure(
 /// Slices a run is cut into, to look for signals between them.
 const SLICES: u64 = 1000;
 
+/// Least wall time between two calls of a run's `progress`.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Runs `s` without the GIL, capturing the link `pcap` (a name, and the folder)
-/// when asked.
-fn simulate(py: Python<'_>, s: Scenario, pcap: Option<(&str, &str)>) -> PyResult<Finished> {
+/// when asked, calling `progress(now_s, end_s)` as it goes and once at the end.
+fn simulate(
+    py: Python<'_>,
+    s: Scenario,
+    pcap: Option<(&str, &str)>,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Finished> {
     let started = std::time::Instant::now();
+    let warned: String = s
+        .warnings()
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect();
     let mut simulation = py.detach(|| Simulation::new(&s)).map_err(Error::from)?;
     if let Some((link, dir)) = pcap {
         sim::overrides::capture(&mut simulation, link, std::path::Path::new(dir))
@@ -106,16 +122,25 @@ fn simulate(py: Python<'_>, s: Scenario, pcap: Option<(&str, &str)>) -> PyResult
     }
     let end = simulation.end();
     let step = (end.as_nanos() / SLICES).max(1_000_000);
+    let mut told = started;
     while simulation.now() < end {
         let until = aqm::Time::from_nanos(simulation.now().as_nanos().saturating_add(step));
         py.detach(|| simulation.run_until(until, &mut |_| {}));
         py.check_signals()?;
+        if let Some(cb) = progress {
+            let now = std::time::Instant::now();
+            if now.duration_since(told) >= PROGRESS_EVERY || simulation.now() >= end {
+                told = now;
+                cb.call1((simulation.now().as_secs_f64(), end.as_secs_f64()))?;
+            }
+        }
     }
     simulation
         .finish_capture()
         .map_err(|e| Error::Internal(format!("finishing the pcap: {e}")))?;
     Ok(Finished(
         simulation.into_report(started.elapsed().as_secs_f64()),
+        warned,
     ))
 }
 
@@ -201,7 +226,7 @@ fn compare_text(simulated: &Finished, emulated: &Finished) -> String {
 
 /// Runs a scenario given as TOML text; `origin` names it in error messages.
 #[pyfunction]
-#[pyo3(signature = (text, origin, seed=None, duration=None, warmup=None))]
+#[pyo3(signature = (text, origin, seed=None, duration=None, warmup=None, progress=None))]
 fn run_toml(
     py: Python<'_>,
     text: &str,
@@ -209,23 +234,35 @@ fn run_toml(
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Finished> {
     let s = Scenario::from_toml(text, origin).map_err(Error::from)?;
-    simulate(py, configure(s, seed, duration, warmup)?, None)
+    simulate(
+        py,
+        configure(s, seed, duration, warmup)?,
+        None,
+        progress.as_ref(),
+    )
 }
 
 /// Runs a scenario given as a JSON object (a dict with the TOML's keys).
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None, progress=None))]
 fn run_json(
     py: Python<'_>,
     json: &str,
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Finished> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
-    simulate(py, configure(s, seed, duration, warmup)?, None)
+    simulate(
+        py,
+        configure(s, seed, duration, warmup)?,
+        None,
+        progress.as_ref(),
+    )
 }
 
 /// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
@@ -253,7 +290,7 @@ fn check_json(
 /// resolved exactly as `aqmlab run ARG` resolves it; `pcap` = (link, folder)
 /// captures that link as `aqmlab run --pcap` does.
 #[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, pcap=None))]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, pcap=None, progress=None))]
 fn run_builtin_or_path(
     py: Python<'_>,
     arg: Option<&str>,
@@ -261,10 +298,16 @@ fn run_builtin_or_path(
     duration: Option<&str>,
     warmup: Option<&str>,
     pcap: Option<(String, String)>,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Finished> {
     let s = sim::load(arg).map_err(Error::from)?;
     let pcap = pcap.as_ref().map(|(l, d)| (l.as_str(), d.as_str()));
-    simulate(py, configure(s, seed, duration, warmup)?, pcap)
+    simulate(
+        py,
+        configure(s, seed, duration, warmup)?,
+        pcap,
+        progress.as_ref(),
+    )
 }
 
 /// (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG`
@@ -365,7 +408,7 @@ fn model_choke_back(
 
 /// (name, one-line description) of each built-in scenario.
 #[pyfunction]
-fn builtin_scenarios() -> Vec<(&'static str, &'static str)> {
+fn builtin_scenarios() -> Vec<(&'static str, String)> {
     builtin::BUILTINS
         .iter()
         .map(|(name, text)| (*name, builtin::describe(text)))
@@ -393,6 +436,20 @@ fn builtin_text(name: &str) -> PyResult<&'static str> {
 #[pyfunction]
 fn qdisc_kinds() -> Vec<&'static str> {
     aqm::QdiscSpec::KINDS.to_vec()
+}
+
+/// Simulated time against a run's end as the progress bars show it
+/// (`12.3 s / 300 s`).
+#[pyfunction]
+fn progress_text(now_s: f64, end_s: f64) -> String {
+    sim::text::progress(now_s, end_s)
+}
+
+/// What `aqmlab qdiscs KIND` prints: the kind's keys, defaults and their sources.
+#[pyfunction]
+fn qdisc_help(kind: &str) -> PyResult<String> {
+    sim::qdisc_help::describe(kind)
+        .ok_or_else(|| Error::Usage(format!("no qdisc kind \"{kind}\"")).into())
 }
 
 /// `aqmlab tc`'s output: the `[qdisc]` table a tc command line configures.
@@ -433,6 +490,8 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_listing, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_text, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_help, m)?)?;
+    m.add_function(wrap_pyfunction!(progress_text, m)?)?;
     m.add_function(wrap_pyfunction!(tc_table, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     Ok(())

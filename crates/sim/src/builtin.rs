@@ -56,29 +56,81 @@ pub fn builtin(name: &str) -> Option<&'static str> {
     BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
-/// The first comment line of a built-in scenario, as its one-line description.
-pub fn describe(text: &str) -> &str {
+/// The first sentence of a built-in scenario: its leading comment's first paragraph.
+pub fn describe(text: &str) -> String {
+    // The first paragraph of the leading comment: one sentence, which may take
+    // more than one line.
     text.lines()
-        .find_map(|l| l.strip_prefix("# "))
-        .unwrap_or("")
+        .skip_while(|l| !l.starts_with("# "))
+        .map_while(|l| l.strip_prefix("# "))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-/// What `aqmlab scenarios` prints: each built-in's name and description, one a
-/// line, the default marked.
+/// Columns `aqmlab scenarios` wraps its descriptions at.
+const WIDTH: usize = 80;
+
+/// What `aqmlab scenarios` prints: each built-in's name and description, the
+/// description wrapped under itself, the default marked.
 pub fn listing() -> String {
-    BUILTINS
-        .iter()
-        .map(|(name, body)| {
-            let mark = if *name == DEFAULT { " (default)" } else { "" };
-            format!("{name:<16} {}{mark}\n", describe(body))
-        })
-        .collect()
+    const NAME: usize = 18;
+    let mut out = String::new();
+    for (name, body) in BUILTINS {
+        let mark = if *name == DEFAULT { " (default)" } else { "" };
+        let text = format!("{}{mark}", describe(body));
+        // A name longer than its column takes a line of its own.
+        let mut line = if name.len() < NAME {
+            format!("{name:<NAME$}")
+        } else {
+            out.push_str(name);
+            out.push('\n');
+            " ".repeat(NAME)
+        };
+        let mut empty = true;
+        for word in text.split_whitespace() {
+            if !empty && line.len() + 1 + word.len() > WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line = " ".repeat(NAME);
+                empty = true;
+            }
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(word);
+            empty = false;
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Scenario;
+
+    #[test]
+    fn the_listing_gives_every_description_whole_and_wrapped() {
+        let listing = listing();
+        for (name, text) in BUILTINS {
+            let d = describe(text);
+            assert!(d.ends_with('.'), "{name}: {d:?} is not a whole sentence");
+            let words: Vec<&str> = d.split_whitespace().collect();
+            assert!(
+                listing
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .windows(words.len())
+                    .any(|w| w == words.as_slice()),
+                "{name}: {d:?} is not whole in the listing"
+            );
+        }
+        assert!(listing.lines().all(|l| l.len() <= WIDTH), "{listing}");
+        assert!(listing.contains(&format!("{DEFAULT} ")));
+    }
 
     #[test]
     fn every_builtin_parses_and_builds() {

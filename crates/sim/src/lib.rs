@@ -9,9 +9,10 @@
 //! runs it (the loop, forwarding, endpoints), [`observe`] watches it from outside
 //! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
 //! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
-//! [`source`] and [`overrides`] (what the command line resolves); [`event`],
-//! [`link`], [`wire`], [`flow`], [`header`] (the engine's data); [`tcp`], [`udp`]
-//! (I/O-free transports); [`results`], [`report`], [`fair_share`], [`tables`] (the
+//! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`] and [`overrides`] (what the
+//! command line resolves); [`event`], [`link`], [`wire`], [`flow`], [`header`]
+//! (the engine's data); [`tcp`], [`udp`] (I/O-free transports); [`results`],
+//! [`report`], [`fair_share`], [`tables`] (the
 //! one schema of every output), [`text`] (the summary `aqmlab run` prints).
 //!
 //! ## Tutorial
@@ -47,6 +48,7 @@ pub mod header;
 pub mod link;
 pub mod observe;
 pub mod overrides;
+pub mod qdisc_help;
 pub mod report;
 pub mod results;
 pub mod scenario;

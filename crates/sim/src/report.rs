@@ -10,6 +10,7 @@ use crate::results::{
     FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
     QueueSeries, RunResult, TcpTraceResult,
 };
+use aqm::Dur;
 use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;
@@ -46,7 +47,7 @@ impl Simulation {
             .obs
             .measured_links(self.now(), self.net.view(&self.wires));
         let read = self.read_links(counts);
-        let flows = self.read_flows(&shares);
+        let flows = self.read_flows(&shares, &self.base_rtts());
         self.finish_report(read, flows, wall_seconds)
     }
 
@@ -61,6 +62,7 @@ impl Simulation {
         // Each link's pipe, for its capacity once the links are gone: 4 bytes a
         // link instead of 8 for its rate.
         let pipes: Vec<u32> = self.net.links.iter().map(|l| l.pipe).collect();
+        let base_rtts = self.base_rtts();
         let now = self.now();
         let counts = self
             .obs
@@ -72,7 +74,7 @@ impl Simulation {
         let shares = self.fair_shares(pipes.len(), |l| net.pipes.get(pipes[l]).rate.as_f64());
         drop(pipes);
         self.net.routes = Default::default();
-        let flows = self.read_flows(&shares);
+        let flows = self.read_flows(&shares, &base_rtts);
         drop(shares);
         self.flows = Vec::new();
         self.finish_report(read, flows, wall_seconds)
@@ -141,9 +143,9 @@ impl Simulation {
 
     /// Everything the report needs of the flows themselves, given their fair
     /// `shares`.
-    fn read_flows(&self, shares: &[f64]) -> FlowsRead {
+    fn read_flows(&self, shares: &[f64], base_rtts: &[f64]) -> FlowsRead {
         let secs = self.measured_seconds().max(1e-12);
-        let rows = self.flow_results(shares, secs);
+        let rows = self.flow_results(shares, base_rtts, secs);
         let tcp = rows
             .iter()
             .zip(&self.flows)
@@ -262,7 +264,23 @@ impl Simulation {
         max_min_fair(&capacities, &demands)
     }
 
-    fn flow_results(&self, shares: &[f64], secs: f64) -> Vec<FlowResult> {
+    /// Each flow's base RTT, seconds: the propagation delays of its data route
+    /// and of its ACK route.
+    fn base_rtts(&self) -> Vec<f64> {
+        let net = &self.net;
+        let delay = |start: u32| -> Dur {
+            net.routes
+                .route(start)
+                .iter()
+                .fold(Dur::ZERO, |d, &l| d + net.pipe(l as usize).delay)
+        };
+        self.flows
+            .iter()
+            .map(|f| (delay(f.fwd) + delay(f.rev)).as_secs_f64())
+            .collect()
+    }
+
+    fn flow_results(&self, shares: &[f64], base_rtts: &[f64], secs: f64) -> Vec<FlowResult> {
         self.flows
             .iter()
             .zip(self.obs.measured_flows(&self.flows))
@@ -281,6 +299,7 @@ impl Simulation {
                     marks: c.marks,
                     rtt_mean_s: (f.kind.is_tcp() && c.rtt_samples > 0)
                         .then(|| c.rtt_sum_s / c.rtt_samples as f64),
+                    base_rtt_s: base_rtts[id],
                     retransmits: c.retransmits,
                     timeouts: c.timeouts,
                     fast_recoveries: c.fast_recoveries,

@@ -75,6 +75,11 @@ pub struct FlowResult {
     pub marks: u64,
     /// Mean of the RTT samples taken (Karn's rule), seconds; `None` for UDP.
     pub rtt_mean_s: Option<f64>,
+    /// The propagation delay of the data's route plus the ACKs' route, seconds:
+    /// the RTT with empty queues and no transmission time (in a dumbbell, 2 x
+    /// (sender access + bottleneck + receiver access delay)).
+    #[serde(default)]
+    pub base_rtt_s: f64,
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,

@@ -89,6 +89,7 @@ pub fn flows(r: &RunResult) -> RecordBatch {
     t.reasons("drops", f, |f| &f.drops);
     t.u64("marks", f.iter().map(|f| f.marks));
     t.opt_f64("rtt_mean_s", f.iter().map(|f| f.rtt_mean_s));
+    t.f64("base_rtt_s", f.iter().map(|f| f.base_rtt_s));
     t.u64("retransmits", f.iter().map(|f| f.retransmits));
     t.u64("timeouts", f.iter().map(|f| f.timeouts));
     t.u64("fast_recoveries", f.iter().map(|f| f.fast_recoveries));

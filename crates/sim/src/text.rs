@@ -2,6 +2,7 @@
 //! installs (the binary and the Python package).
 
 use crate::results::RunResult;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// A short summary: groups, monitored links, fairness.
@@ -38,22 +39,25 @@ pub fn summary(r: &RunResult) -> String {
         "measured from {:.0} s to {:.0} s",
         r.warmup_s, r.duration_s
     );
+    let rtts = base_rtts(r);
     let _ = writeln!(
         s,
-        "\n{:<12} {:>5} {:>8} {:>14} {:>14} {:>9} {:>7}",
-        "group", "flows", "kind", "goodput", "per flow", "drops", "jain"
+        "\n{:<12} {:>5} {:>8} {:>11} {:>11} {:>9} {:>7} {:>15}",
+        "group", "flows", "kind", "goodput", "per flow", "drops", "jain", "base rtt"
     );
     for (name, g) in &r.groups {
         let _ = writeln!(
             s,
-            "{:<12} {:>5} {:>8} {:>9.1} kb/s {:>9.1} kb/s {:>9} {:>7.3}",
+            "{:<12} {:>5} {:>8} {:>11} {:>11} {:>9} {:>7.3} {:>15}",
             name,
             g.count,
             g.kind,
-            g.goodput_bps / 1e3,
-            g.goodput_mean_bps / 1e3,
+            rate(g.goodput_bps),
+            rate(g.goodput_mean_bps),
             g.drops_total,
-            g.jain
+            g.jain,
+            rtts.get(name.as_str())
+                .map_or_else(String::new, |&r| rtt_range(r)),
         );
     }
     let _ = writeln!(
@@ -90,4 +94,94 @@ pub fn warnings(r: &RunResult) -> String {
         let _ = writeln!(s, "warning: emulation: {w}");
     }
     s
+}
+
+/// A rate in bit/s with three significant digits, in the unit that suits it
+/// (`15.0 b/s`, `1.23 kb/s`, `456 Mb/s`): a flow that got 15 b/s does not read
+/// as 0.0 kb/s.
+pub fn rate(bps: f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")];
+    let (scale, unit) = UNITS
+        .into_iter()
+        .find(|&(scale, _)| significant(bps / scale).abs() >= 1.0)
+        .unwrap_or((1.0, "b/s"));
+    let v = significant(bps / scale);
+    let decimals = match v.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{v:.decimals$} {unit}")
+}
+
+/// Simulated time against the run's end, for a progress bar: `12.3 s / 300 s`.
+pub fn progress(now_s: f64, end_s: f64) -> String {
+    let secs = |x: f64| match x.abs() {
+        a if a >= 100.0 || x == x.trunc() => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        _ => format!("{x:.2}"),
+    };
+    format!("{} s / {} s", secs(now_s), secs(end_s))
+}
+
+/// `x` rounded to three significant digits.
+fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// Per group, the smallest and largest base RTT of its flows, seconds.
+fn base_rtts(r: &RunResult) -> BTreeMap<&str, (f64, f64)> {
+    let mut out: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for f in &r.flows {
+        let e = out
+            .entry(f.group.as_str())
+            .or_insert((f.base_rtt_s, f.base_rtt_s));
+        e.0 = e.0.min(f.base_rtt_s);
+        e.1 = e.1.max(f.base_rtt_s);
+    }
+    out
+}
+
+/// `22 ms`, or `20-40 ms` when a group's flows differ.
+fn rtt_range((lo, hi): (f64, f64)) -> String {
+    let ms = |s: f64| {
+        let v = significant(s * 1e3);
+        if v == v.trunc() {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    };
+    if ms(lo) == ms(hi) {
+        format!("{} ms", ms(lo))
+    } else {
+        format!("{}-{} ms", ms(lo), ms(hi))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{progress, rate};
+
+    #[test]
+    fn progress_shows_seconds_not_nanoseconds() {
+        assert_eq!(progress(12.345678901, 300.0), "12.3 s / 300 s");
+        assert_eq!(progress(0.5, 2.5), "0.50 s / 2.50 s");
+        assert_eq!(progress(150.2, 300.0), "150 s / 300 s");
+    }
+
+    #[test]
+    fn rates_take_the_unit_that_suits_them() {
+        assert_eq!(rate(15.0), "15.0 b/s");
+        assert_eq!(rate(0.0), "0.00 b/s");
+        assert_eq!(rate(999.6), "1.00 kb/s");
+        assert_eq!(rate(1234.0), "1.23 kb/s");
+        assert_eq!(rate(456_000.0), "456 kb/s");
+        assert_eq!(rate(12_345_678.0), "12.3 Mb/s");
+        assert_eq!(rate(2.5e9), "2.50 Gb/s");
+    }
 }

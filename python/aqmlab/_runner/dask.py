@@ -35,7 +35,8 @@ def _import_distributed():
         import distributed
     except ImportError:
         raise ValueError(
-            "running on a Dask cluster needs dask.distributed: pip install 'aqmlab[dask]'"
+            "running on a Dask cluster needs dask.distributed: pip install 'dask[distributed]' "
+            "(or aqmlab's wheel with its [dask] extra: docs/cluster.md)"
         ) from None
     return distributed
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 mod monitor;
+mod no_ops;
 mod place;
 mod qdisc_table;
 mod validate;

@@ -387,7 +387,7 @@ fn what_a_run_simulates_leaves_out_labels_the_seed_and_an_unused_qdisc() {
     // A dumbbell's [qdisc] is its bottleneck's.
     assert_ne!(
         sim(DUMBBELL),
-        sim(&DUMBBELL.replace("kind = \"red\"", "kind = \"choke\""))
+        sim(&DUMBBELL.replace("kind = \"red\"\nlimit", "kind = \"choke\"\nlimit"))
     );
     // In a graph, [qdisc] reaches the links without a qdisc of their own...
     let with = |kind: &str| format!("{GRAPH}\n[qdisc]\nkind = \"{kind}\"\n");

@@ -46,7 +46,8 @@ impl Scenario {
         for i in 0..f.flows.len() {
             self.validate_flow(i, nodes.as_ref(), &mut names)?;
         }
-        self.validate_monitor()
+        self.validate_monitor()?;
+        self.refuse_no_ops()
     }
 
     /// The topology's own checks; for a graph, its node names.

@@ -1,0 +1,325 @@
+//! Configurations that parse and pass every key's own check, yet cannot do what
+//! their names say: a RED whose `limit` is not above `min_th` never drops early (a
+//! DropTail under a RED label), a flow that starts after the run ends never sends.
+//!
+//! Each finding names the keys and sits at the line of the one to change. Those
+//! that make a part do nothing at all are errors (from validation, so a sweep
+//! refuses the point before it runs anything); those with a legitimate use (a
+//! RED whose curve is cut short by its buffer, a group that stops in the warm-up)
+//! are warnings, which `aqmlab run` prints on stderr and `aqmlab.run` raises as
+//! `RuntimeWarning`s.
+
+use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology};
+use aqm::{Dur, QdiscSpec};
+
+/// How bad a finding is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Severity {
+    /// The configuration cannot do what it says: refused.
+    Error,
+    /// It can be meant: said, and run.
+    Warning,
+}
+
+struct Finding {
+    severity: Severity,
+    /// The key to change (its line is the finding's).
+    at: KeyPath,
+    message: String,
+}
+
+/// RED's thresholds against the buffer, as one RED-family qdisc holds them.
+struct Thresholds {
+    limit: u32,
+    min_th: f64,
+    max_th: f64,
+}
+
+/// The RED thresholds of `spec`, for the qdiscs that drop early by RED's average
+/// in packets (not in byte mode, where the average counts mean-size packets and
+/// may exceed `limit`).
+fn thresholds(spec: &QdiscSpec) -> Option<Thresholds> {
+    let block = match spec {
+        QdiscSpec::Red(p) if !p.byte_mode => p.red(),
+        QdiscSpec::Choke(p) => p.red(),
+        QdiscSpec::Breathe(p) => p.red(),
+        // MRUL's penalty below min_th acts on a queue that never reaches it.
+        QdiscSpec::Mrul(p) if !p.penalty_below_min_th => p.red(),
+        QdiscSpec::LruRed(p) => p.red(),
+        QdiscSpec::Nlred(p) => p.red(),
+        QdiscSpec::Sfred(p) => p.red(),
+        QdiscSpec::Sfq(p) if p.red && !p.byte_mode => p.red(),
+        _ => return None,
+    };
+    Some(Thresholds {
+        limit: block.limit,
+        min_th: block.min_th,
+        max_th: block.max_th,
+    })
+}
+
+/// The periods of `spec` that must pass before it acts at all (key, value).
+fn first_action(spec: &QdiscSpec) -> Vec<(&'static str, Dur)> {
+    match spec {
+        QdiscSpec::Pie(p) => vec![("tupdate", p.tupdate), ("max_burst", p.max_burst)],
+        QdiscSpec::Rem(p) => vec![("update_interval", p.update_interval)],
+        QdiscSpec::Codel(p) => vec![("interval", p.interval)],
+        QdiscSpec::FqCodel(p) => vec![("interval", p.interval)],
+        _ => Vec::new(),
+    }
+}
+
+impl Scenario {
+    /// The findings that are errors, the first as the error: the hook
+    /// validation calls.
+    pub(super) fn refuse_no_ops(&self) -> Result<(), ScenarioError> {
+        match self
+            .no_ops()
+            .into_iter()
+            .find(|f| f.severity == Severity::Error)
+        {
+            Some(f) => Err(self.error_at(&f.at, f.message)),
+            None => Ok(()),
+        }
+    }
+
+    /// The configurations that may do less than their names say but can be
+    /// meant, each at its key's line, to print as `warning: {origin}:{line}: ...`.
+    pub fn warnings(&self) -> Vec<ScenarioError> {
+        self.no_ops()
+            .into_iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .map(|f| self.error_at(&f.at, f.message))
+            .collect()
+    }
+
+    fn no_ops(&self) -> Vec<Finding> {
+        let mut found = Vec::new();
+        for (path, spec) in self.qdisc_specs() {
+            self.qdisc_no_ops(&path, spec, &mut found);
+        }
+        self.flow_no_ops(&mut found);
+        found
+    }
+
+    /// Every qdisc the scenario writes, with where.
+    fn qdisc_specs(&self) -> Vec<(KeyPath, &QdiscSpec)> {
+        let f = &self.file;
+        let mut specs = Vec::new();
+        let default_used = match f.topology.get_ref() {
+            Topology::Dumbbell { reverse_qdisc, .. } => {
+                if let Some(q) = reverse_qdisc {
+                    specs.push((KeyPath::top("topology").key("reverse_qdisc"), q));
+                }
+                true
+            }
+            Topology::Graph { links, .. } => {
+                for (i, l) in links.iter().enumerate() {
+                    let at = KeyPath::top("topology").key("links").index(i);
+                    for (key, q) in [("qdisc", &l.qdisc), ("reverse_qdisc", &l.reverse_qdisc)] {
+                        if let Some(q) = q {
+                            specs.push((at.key(key), q));
+                        }
+                    }
+                }
+                links.iter().any(|l| l.qdisc.is_none())
+            }
+        };
+        if let (Some(q), true) = (&f.qdisc, default_used) {
+            specs.insert(0, (KeyPath::top("qdisc"), q.get_ref()));
+        }
+        specs
+    }
+
+    fn qdisc_no_ops(&self, path: &KeyPath, spec: &QdiscSpec, found: &mut Vec<Finding>) {
+        let kind = spec.kind();
+        let mut say = |severity, key: &str, message: String| {
+            found.push(Finding {
+                severity,
+                at: path.key(key),
+                message: format!("{path}: {message}"),
+            })
+        };
+        if let Some(t) = thresholds(spec) {
+            if f64::from(t.limit) <= t.min_th {
+                say(
+                    Severity::Error,
+                    "limit",
+                    format!(
+                        "limit = {} is not above min_th = {}: the average queue never \
+                         exceeds min_th, so {kind} never drops early and is a DropTail of \
+                         {} packets; raise limit or lower min_th",
+                        t.limit, t.min_th, t.limit
+                    ),
+                );
+            } else if f64::from(t.limit) <= t.max_th {
+                say(
+                    Severity::Warning,
+                    "max_th",
+                    format!(
+                        "max_th = {} is not below limit = {}: the average queue never \
+                         reaches max_th, so {kind}'s drop curve is cut short below max_p",
+                        t.max_th, t.limit
+                    ),
+                );
+            }
+        }
+        match spec {
+            QdiscSpec::Sfb(p) if p.bin_size > p.limit => say(
+                Severity::Error,
+                "bin_size",
+                format!(
+                    "bin_size = {} is above limit = {}: no bin ever holds bin_size \
+                     packets, so no marking probability rises and sfb is a DropTail; \
+                     lower bin_size",
+                    p.bin_size, p.limit
+                ),
+            ),
+            QdiscSpec::Sfb(p) if p.bins == 1 => say(
+                Severity::Warning,
+                "bins",
+                "bins = 1: every flow shares the one bin of each level, so sfb cannot \
+                 tell flows apart and rate-limits all or none (a BLUE)"
+                    .into(),
+            ),
+            QdiscSpec::Sfred(p) if p.bins == 1 => say(
+                Severity::Warning,
+                "bins",
+                "bins = 1: every flow shares the one bin of each level, so sfred \
+                 cannot tell flows apart (an adaptive RED)"
+                    .into(),
+            ),
+            QdiscSpec::Codel(p) if p.target >= p.interval => say(
+                Severity::Warning,
+                "target",
+                format!(
+                    "target = {} is not below interval = {}: CoDel drops only once the \
+                     sojourn has stayed above target for a whole interval, so it \
+                     rarely acts (RFC 8289: target 5-10% of interval)",
+                    p.target, p.interval
+                ),
+            ),
+            QdiscSpec::FqCodel(p) if p.target >= p.interval => say(
+                Severity::Warning,
+                "target",
+                format!(
+                    "target = {} is not below interval = {}: CoDel drops only once the \
+                     sojourn has stayed above target for a whole interval, so it \
+                     rarely acts (RFC 8290: target 5-10% of interval)",
+                    p.target, p.interval
+                ),
+            ),
+            QdiscSpec::FqCodel(p) if p.flows == 1 => say(
+                Severity::Warning,
+                "flows",
+                "flows = 1: one flow queue for all flows, so fq_codel is a CoDel".into(),
+            ),
+            _ => {}
+        }
+        let duration = self.file.duration;
+        for (key, period) in first_action(spec) {
+            if period >= duration {
+                say(
+                    Severity::Warning,
+                    key,
+                    format!(
+                        "{key} = {period} is not shorter than duration = {duration}: \
+                         {kind} never drops early in this run"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn flow_no_ops(&self, found: &mut Vec<Finding>) {
+        let f = &self.file;
+        let (warmup, duration) = (f.warmup, f.duration);
+        let mut measured = false;
+        for (i, g) in f.flows.iter().enumerate() {
+            let spec = g.get_ref();
+            let name = &spec.name;
+            let at = KeyPath::top("flows").index(i);
+            let mut say = |severity, key: &str, message: String| {
+                found.push(Finding {
+                    severity,
+                    at: at.key(key),
+                    message: format!("flows[{i}] ({name}): {message}"),
+                })
+            };
+            let start = spec.start.unwrap_or(Dur::ZERO);
+            let spread = spec.start_spread.unwrap_or(Dur::from_secs(1));
+            let stop = spec.stop.unwrap_or(Dur::MAX);
+            if start >= duration {
+                say(
+                    Severity::Error,
+                    "start",
+                    format!(
+                        "start = {start} is not before duration = {duration}: the group \
+                         never sends"
+                    ),
+                );
+                continue;
+            }
+            if !spread.is_zero() && start + spread > duration && spec.count != Some(0) {
+                say(
+                    Severity::Warning,
+                    "start_spread",
+                    format!(
+                        "start = {start} plus start_spread = {spread} ends after \
+                         duration = {duration}: some of the group's flows never start"
+                    ),
+                );
+            }
+            if stop <= warmup {
+                say(
+                    Severity::Warning,
+                    "stop",
+                    format!(
+                        "stop = {stop} is not after warmup = {warmup}: the group sends \
+                         only during the warm-up, so nothing of it is measured"
+                    ),
+                );
+            } else {
+                measured = true;
+            }
+            if spec.kind == Some(FlowKind::Onoff) {
+                if let Some(on) = spec.on.filter(|&on| on >= duration) {
+                    say(
+                        Severity::Warning,
+                        "on",
+                        format!(
+                            "on = {on} (the mean on period) is not shorter than duration \
+                             = {duration}: most flows never switch off, a cbr"
+                        ),
+                    );
+                }
+            }
+            if let Some(steps) = &spec.schedule {
+                if let Some(late) = steps.iter().find(|s| s.at >= duration) {
+                    say(
+                        Severity::Warning,
+                        "schedule",
+                        format!(
+                            "the schedule's step at {} is not before duration = {duration}: \
+                             it never applies",
+                            late.at
+                        ),
+                    );
+                }
+            }
+        }
+        if !measured && !warmup.is_zero() {
+            found.push(Finding {
+                severity: Severity::Error,
+                at: KeyPath::top("warmup"),
+                message: format!(
+                    "warmup = {warmup}: every flow group stops before the warm-up ends, so \
+                     the run measures nothing; shorten warmup or move the groups' stop"
+                ),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
