@@ -102,7 +102,8 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
     if graph {
         topo.insert("kind".into(), "graph".into());
         // A random tree keeps every pair of nodes connected; extra links add
-        // cycles and parallel paths.
+        // cycles (never a second link between one pair: the validator refuses
+        // parallel links).
         let mut ends: Vec<(usize, usize)> = Vec::new();
         for i in 1..nodes.len() {
             ends.push((u.int_in_range(0..=i - 1)?, i));
@@ -110,7 +111,10 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
         for _ in 0..u.int_in_range(0..=2u8)? {
             let a = u.int_in_range(0..=nodes.len() - 1)?;
             let b = u.int_in_range(0..=nodes.len() - 1)?;
-            if a != b {
+            let joined = ends
+                .iter()
+                .any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a));
+            if a != b && !joined {
                 ends.push((a, b));
             }
         }
@@ -303,8 +307,7 @@ fn kbit(v: u64) -> Value {
     Value::String(format!("{v}kbit"))
 }
 
-/// The qdisc spec of each reported link direction, by `from->to` name (parallel
-/// links share a name: all their specs are kept).
+/// The qdisc spec of each reported link direction, by `from->to` name.
 fn link_specs(table: &Table) -> Vec<(String, QdiscSpec)> {
     let spec =
         |v: Option<&Value>| -> Option<QdiscSpec> { v.map(|v| v.clone().try_into().unwrap()) };
