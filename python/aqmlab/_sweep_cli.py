@@ -53,7 +53,9 @@ def main(ns) -> int:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
         else:
             seeds = ns.seeds if ns.seeds is not None else 1
-        check_folder(ns.out)
+        check_folder(
+            ns.out, names=[f"{t}.{ns.format}" for t in Sweep.TABLES] + ["summary.json"], known=Sweep.TABLES
+        )
         with warnings.catch_warnings():
             # Printed below as the command's own lines, not as Python warnings.
             warnings.simplefilter("ignore", RuntimeWarning)
