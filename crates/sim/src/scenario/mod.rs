@@ -15,6 +15,37 @@ use toml::Spanned;
 mod monitor;
 mod place;
 
+/// A parser's message fit for one line of a terminal: control characters (an
+/// escape sequence in an unknown key) escaped, and a quoted name longer than 80
+/// characters cut short, saying how long it was.
+fn printable(message: &str) -> String {
+    let escaped: String = message
+        .chars()
+        .flat_map(|c| {
+            let e: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            e
+        })
+        .collect();
+    escaped
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let chars = part.chars().count();
+            if i % 2 == 1 && chars > 80 {
+                let head: String = part.chars().take(60).collect();
+                format!("{head}... ({chars} characters)")
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 /// The qdisc keys read under a second name (`#[serde(alias)]` in `aqm`): a
 /// rule broken by one names it as the user wrote it.
 const ALIASES: [(&str, &str); 2] = [("drop_batch_size", "drop_batch"), ("tupdate", "t_update")];
@@ -322,7 +353,7 @@ impl Scenario {
             ScenarioError {
                 origin: origin.to_string(),
                 line,
-                message,
+                message: printable(&message),
             }
         })?;
         let s = Scenario {

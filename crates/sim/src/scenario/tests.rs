@@ -504,3 +504,15 @@ fn windows_are_bounded_and_shape_is_for_pareto_only() {
     );
     names_key_and_line(&onoff, "shape", "shape = -5", "shape applies to distribution = \"pareto\" only");
 }
+
+#[test]
+fn an_unknown_key_is_echoed_printable_and_short() {
+    let escape = DUMBBELL.replace("delays = true", "\"\\u001b[2Jx\" = 1");
+    let e = Scenario::from_toml(&escape, "s.toml").unwrap_err().to_string();
+    assert!(!e.chars().any(char::is_control), "{e:?}");
+    assert!(e.contains("\\u{1b}[2Jx"), "{e}");
+    let long = DUMBBELL.replace("delays = true", &format!("{} = 1", "k".repeat(1 << 20)));
+    let e = Scenario::from_toml(&long, "s.toml").unwrap_err().to_string();
+    assert!(e.len() < 2000, "{} bytes", e.len());
+    assert!(e.contains("(1048576 characters)"), "{e}");
+}
