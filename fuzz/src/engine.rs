@@ -224,14 +224,23 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                     f.insert("hystart".into(), Value::Boolean(u.arbitrary()?));
                 }
             }
+            // Windows near the defaults, or far above what the path holds (the
+            // sender keeps a record per packet in flight).
             if u.arbitrary()? {
-                f.insert("max_window".into(), Value::Integer(u.int_in_range(1..=64)?));
+                let w = if u.ratio(1u8, 8)? {
+                    u.int_in_range(1..=4096)?
+                } else {
+                    u.int_in_range(1..=64)?
+                };
+                f.insert("max_window".into(), Value::Integer(w));
             }
             if u.arbitrary()? {
-                f.insert(
-                    "initial_window".into(),
-                    Value::Integer(u.int_in_range(1..=10)?),
-                );
+                let w = if u.ratio(1u8, 8)? {
+                    u.int_in_range(1..=4096)?
+                } else {
+                    u.int_in_range(1..=10)?
+                };
+                f.insert("initial_window".into(), Value::Integer(w));
             }
             if u.ratio(1u8, 4)? {
                 f.insert("min_rto".into(), ms(u.int_in_range(10..=1000)?));
@@ -274,8 +283,10 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                 f.insert("schedule".into(), Value::Array(steps));
             }
             if kind == "onoff" {
-                f.insert("on".into(), ms(u.int_in_range(1..=500)?));
-                f.insert("off".into(), ms(u.int_in_range(1..=500)?));
+                // Periods from a nanosecond (far below a packet time: no event
+                // each) to half a second.
+                f.insert("on".into(), period(u)?);
+                f.insert("off".into(), period(u)?);
                 if u.arbitrary()? {
                     f.insert("distribution".into(), "pareto".into());
                     let shape = 1.1 + u.int_in_range(0..=190u32)? as f64 / 100.0;
@@ -289,7 +300,20 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
 
 fn qdisc(u: &mut Unstructured) -> Result<Value> {
     let kind = *u.choose(QdiscSpec::KINDS)?;
-    Ok(Value::Table(gen::qdisc_table(u, kind, Mode::Tame)?))
+    let mut table = gen::qdisc_table(u, kind, Mode::Tame)?;
+    // Now and then a limit far above what the run can fill: it must cost
+    // nothing until packets arrive.
+    if u.ratio(1u8, 8)? && gen::takes_key(kind, "limit") {
+        table.insert("limit".into(), Value::Integer(i64::from(u32::MAX)));
+    }
+    Ok(Value::Table(table))
+}
+
+/// An on/off period: 1 ns to 500 ms, spread over the decades.
+fn period(u: &mut Unstructured) -> Result<Value> {
+    let decade = u.int_in_range(0..=8u32)?;
+    let v = u.int_in_range(1..=9u64)? * 10u64.pow(decade);
+    Ok(Value::String(format!("{}ns", v.min(500_000_000))))
 }
 
 fn link(rate: Value, delay_ms: u64) -> Value {
