@@ -62,8 +62,14 @@ fn files_aqmlab_did_not_write_are_never_removed_or_replaced() {
         err.contains("holds files aqmlab did not write (flows.csv, notes.txt)"),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "mine");
-    assert_eq!(std::fs::read_to_string(d.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(d.join("flows.csv")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "mine"
+    );
     assert!(d.join("flows.parquet").is_file() && d.join("summary.json").is_file());
 }
 
@@ -72,14 +78,18 @@ fn a_symbolic_link_or_device_in_the_folder_is_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     let o = out_dir.to_str().unwrap();
-    assert!(aqmlab_in(dir.path(), &[&RUN[..], &[o]].concat()).status.success());
+    assert!(aqmlab_in(dir.path(), &[&RUN[..], &[o]].concat())
+        .status
+        .success());
     // The user points two of the tables elsewhere: a file, and the null device.
     let elsewhere = dir.path().join("kept.parquet");
     std::fs::remove_file(out_dir.join("flows.parquet")).unwrap();
     std::os::unix::fs::symlink(&elsewhere, out_dir.join("flows.parquet")).unwrap();
     std::fs::remove_file(out_dir.join("links.parquet")).unwrap();
     std::os::unix::fs::symlink("/dev/null", out_dir.join("links.parquet")).unwrap();
-    assert!(aqmlab_in(dir.path(), &[&RUN[..], &[o]].concat()).status.success());
+    assert!(aqmlab_in(dir.path(), &[&RUN[..], &[o]].concat())
+        .status
+        .success());
     let link = std::fs::symlink_metadata(out_dir.join("flows.parquet")).unwrap();
     assert!(link.file_type().is_symlink(), "the link was replaced");
     let bytes = std::fs::read(&elsewhere).unwrap();
@@ -114,10 +124,17 @@ fn two_writers_of_one_folder_take_turns() {
     // it may appear in the folder meanwhile.
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(8) {
-        assert!(second.try_wait().unwrap().is_none(), "finished while locked out");
+        assert!(
+            second.try_wait().unwrap().is_none(),
+            "finished while locked out"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(names(&out_dir), [".aqmlab-files"], "written while locked out");
+    assert_eq!(
+        names(&out_dir),
+        [".aqmlab-files"],
+        "written while locked out"
+    );
     drop(lock);
     let out = second.wait_with_output().unwrap();
     assert!(out.status.success());

@@ -197,7 +197,12 @@ impl UdpSource {
                 return if step == rest { budget } else { used };
             }
             self.on = !self.on;
-            self.period_left = Some(Self::period(if self.on { on } else { off }, dist, shape, rng));
+            self.period_left = Some(Self::period(
+                if self.on { on } else { off },
+                dist,
+                shape,
+                rng,
+            ));
             if step == rest {
                 return budget;
             }
@@ -210,10 +215,7 @@ impl UdpSource {
             // The first wake-up (the flow's start): an on period begins.
             self.due = Some(now);
             if let Pattern::OnOff {
-                on,
-                dist,
-                shape,
-                ..
+                on, dist, shape, ..
             } = cfg.pattern
             {
                 self.on = true;
@@ -229,7 +231,8 @@ impl UdpSource {
         }
         let change = cfg.schedule.get(self.next_change).map(|&(at, _)| at);
         let rate = self.rate.as_f64();
-        let until_change = change.map_or(f64::INFINITY, |at| at.saturating_since(now).as_secs_f64());
+        let until_change =
+            change.map_or(f64::INFINITY, |at| at.saturating_since(now).as_secs_f64());
         if rate <= 0.0 {
             // Nothing to send until the rate changes, if it does.
             if change.is_some() {
@@ -442,7 +445,10 @@ mod tests {
         // time D, exponential periods of mean m (on = off) leave a relative
         // standard deviation of sqrt(m / D) (Pareto of shape 3: 0.87 of it), so
         // four of those plus two packets of rounding.
-        for (dist, shape) in [(Distribution::Exponential, 1.5), (Distribution::Pareto, 3.0)] {
+        for (dist, shape) in [
+            (Distribution::Exponential, 1.5),
+            (Distribution::Pareto, 3.0),
+        ] {
             for exp in 0..=6 {
                 let m = 1e-6 * 10f64.powi(exp); // 1 us .. 1 s
                 let period = Dur::from_secs_f64(m);

@@ -372,7 +372,10 @@ mod tests {
         };
         let big = estimate(&windowed(1 << 20), 100).bytes;
         let small = estimate(&windowed(10), 100).bytes;
-        assert!(big - small >= 100 * (1 << 20) * PER_WINDOW_PACKET, "{small} {big}");
+        assert!(
+            big - small >= 100 * (1 << 20) * PER_WINDOW_PACKET,
+            "{small} {big}"
+        );
         let e = check_within(&windowed(1 << 20), 100, Some(2 << 30)).unwrap_err();
         assert!(e.to_string().contains("TCP windows"), "{e}");
         // The estimate alone is not enough: a quarter more is asked for.
@@ -387,7 +390,9 @@ mod tests {
         let files = |cgroup: &'static str| {
             move |path: &str| -> Option<String> {
                 Some(match path {
-                    "/proc/meminfo" => format!("MemTotal: 1 kB\nMemAvailable: {} kB\n", 22 * GIB / 1024),
+                    "/proc/meminfo" => {
+                        format!("MemTotal: 1 kB\nMemAvailable: {} kB\n", 22 * GIB / 1024)
+                    }
                     "/proc/self/limits" => format!(
                         "Limit Soft Limit Hard Limit Units\nMax address space {} unlimited bytes\n",
                         4 * GIB
@@ -411,7 +416,9 @@ mod tests {
         // cgroup v1's memory controller.
         assert_eq!(least("4:memory:/job\n3:cpu:/job\n"), Some(GIB));
         let all = limits(&files("0::/slurm/job\n"));
-        assert!(all.iter().any(|&(n, b)| n == "available memory" && b == 22 * GIB));
+        assert!(all
+            .iter()
+            .any(|&(n, b)| n == "available memory" && b == 22 * GIB));
     }
 
     #[test]
