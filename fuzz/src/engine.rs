@@ -102,7 +102,8 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
     if graph {
         topo.insert("kind".into(), "graph".into());
         // A random tree keeps every pair of nodes connected; extra links add
-        // cycles and parallel paths.
+        // cycles (never a second link between one pair: the validator refuses
+        // parallel links).
         let mut ends: Vec<(usize, usize)> = Vec::new();
         for i in 1..nodes.len() {
             ends.push((u.int_in_range(0..=i - 1)?, i));
@@ -110,7 +111,10 @@ fn scenario_table(u: &mut Unstructured) -> Result<Table> {
         for _ in 0..u.int_in_range(0..=2u8)? {
             let a = u.int_in_range(0..=nodes.len() - 1)?;
             let b = u.int_in_range(0..=nodes.len() - 1)?;
-            if a != b {
+            let joined = ends
+                .iter()
+                .any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a));
+            if a != b && !joined {
                 ends.push((a, b));
             }
         }
@@ -227,14 +231,23 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                     f.insert("reno_bugfix".into(), Value::Boolean(u.arbitrary()?));
                 }
             }
+            // Windows near the defaults, or far above what the path holds (the
+            // sender keeps a record per packet in flight).
             if u.arbitrary()? {
-                f.insert("max_window".into(), Value::Integer(u.int_in_range(1..=64)?));
+                let w = if u.ratio(1u8, 8)? {
+                    u.int_in_range(1..=4096)?
+                } else {
+                    u.int_in_range(1..=64)?
+                };
+                f.insert("max_window".into(), Value::Integer(w));
             }
             if u.arbitrary()? {
-                f.insert(
-                    "initial_window".into(),
-                    Value::Integer(u.int_in_range(1..=10)?),
-                );
+                let w = if u.ratio(1u8, 8)? {
+                    u.int_in_range(1..=4096)?
+                } else {
+                    u.int_in_range(1..=10)?
+                };
+                f.insert("initial_window".into(), Value::Integer(w));
             }
             if u.ratio(1u8, 4)? {
                 f.insert("min_rto".into(), ms(u.int_in_range(10..=1000)?));
@@ -277,8 +290,10 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                 f.insert("schedule".into(), Value::Array(steps));
             }
             if kind == "onoff" {
-                f.insert("on".into(), ms(u.int_in_range(1..=500)?));
-                f.insert("off".into(), ms(u.int_in_range(1..=500)?));
+                // Periods from a nanosecond (far below a packet time: no event
+                // each) to half a second.
+                f.insert("on".into(), period(u)?);
+                f.insert("off".into(), period(u)?);
                 if u.arbitrary()? {
                     f.insert("distribution".into(), "pareto".into());
                     let shape = 1.1 + u.int_in_range(0..=190u32)? as f64 / 100.0;
@@ -292,7 +307,20 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
 
 fn qdisc(u: &mut Unstructured) -> Result<Value> {
     let kind = *u.choose(QdiscSpec::KINDS)?;
-    Ok(Value::Table(gen::qdisc_table(u, kind, Mode::Tame)?))
+    let mut table = gen::qdisc_table(u, kind, Mode::Tame)?;
+    // Now and then a limit far above what the run can fill: it must cost
+    // nothing until packets arrive.
+    if u.ratio(1u8, 8)? && gen::takes_key(kind, "limit") {
+        table.insert("limit".into(), Value::Integer(i64::from(u32::MAX)));
+    }
+    Ok(Value::Table(table))
+}
+
+/// An on/off period: 1 ns to 500 ms, spread over the decades.
+fn period(u: &mut Unstructured) -> Result<Value> {
+    let decade = u.int_in_range(0..=8u32)?;
+    let v = u.int_in_range(1..=9u64)? * 10u64.pow(decade);
+    Ok(Value::String(format!("{}ns", v.min(500_000_000))))
 }
 
 fn link(rate: Value, delay_ms: u64) -> Value {
@@ -310,8 +338,7 @@ fn kbit(v: u64) -> Value {
     Value::String(format!("{v}kbit"))
 }
 
-/// The qdisc spec of each reported link direction, by `from->to` name (parallel
-/// links share a name: all their specs are kept).
+/// The qdisc spec of each reported link direction, by `from->to` name.
 fn link_specs(table: &Table) -> Vec<(String, QdiscSpec)> {
     let spec =
         |v: Option<&Value>| -> Option<QdiscSpec> { v.map(|v| v.clone().try_into().unwrap()) };

@@ -58,6 +58,13 @@ pub enum Mode {
 }
 
 /// A `[qdisc]` table for `kind`: each key left out, set as in an example, or drawn.
+/// Whether qdisc `kind` has the key `key`.
+pub fn takes_key(kind: &str, key: &str) -> bool {
+    key_universe()
+        .iter()
+        .any(|(k, keys)| k == kind && keys.iter().any(|(name, _)| name.as_str() == key))
+}
+
 pub fn qdisc_table(u: &mut Unstructured, kind: &str, mode: Mode) -> Result<Table> {
     let keys = &key_universe()
         .iter()

@@ -46,6 +46,7 @@ def run_builtin_or_path(
 def check_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> str: ...
+def check_source(arg: str | None = None, duration: str | None = None, warmup: str | None = None) -> None: ...
 
 # Emulate a scenario (`aqmlab emulate`): real Linux TCP through the same qdiscs,
 # in wall-clock time; needs root. ValueError for a scenario the emulator refuses

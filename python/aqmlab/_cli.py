@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from dataclasses import dataclass
@@ -144,11 +145,23 @@ def parser() -> _Parser:
 # ---- helpers for the arguments -------------------------------------------------------------
 
 
+#: The largest integer a u64 flag of the binary takes.
+U64_MAX = 2**64 - 1
+
+
+def _integer(text: str) -> int:
+    """An integer as the binary's flags read one (Rust's ``u64::from_str``): ASCII
+    digits with an optional ``+``, nothing around them, at most ``U64_MAX``."""
+    if re.fullmatch(r"\+?[0-9]+", text, re.ASCII) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative integer")
+    value = int(text)
+    if value > U64_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is larger than {U64_MAX}")
+    return value
+
+
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
     return value
@@ -162,13 +175,28 @@ def _at_least_two(text: str) -> int:
 
 
 def _unsigned(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must not be negative")
+    return _integer(text)
+
+
+def _seeds(text: str) -> int:
+    """``--seeds N``: at most the runs one sweep plans."""
+    from aqmlab._sweep import MAX_RUNS
+
+    value = _positive(text)
+    if value > MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"{value} seeds: at most {MAX_RUNS:,} (the runs of one sweep)")
     return value
+
+
+def _out(text: str) -> Path:
+    """An ``--out`` path; an empty one (an unset shell variable) is refused, not
+    taken for the current folder."""
+    from aqmlab._io import out_path
+
+    try:
+        return out_path(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--out '': ")) from None
 
 
 def _floats(text: str) -> list[float]:
@@ -211,7 +239,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_unsigned)
     p.add_argument("--duration")
     p.add_argument("--warmup")
-    p.add_argument("--out", type=Path)
+    p.add_argument("--out", type=_out)
     _format(p)
     p.add_argument("--json", action="store_true")
     p.add_argument("--pcap", metavar="LINK")
@@ -227,7 +255,8 @@ def _run(ns: argparse.Namespace) -> int:
 
     if ns.out is not None:
         # Found out now, not after the whole simulation.
-        check_folder(ns.out)
+        tables = _aqmlab.table_names()
+        check_folder(ns.out, names=[f"{t}.{ns.format}" for t in tables] + ["summary.json"], known=tables)
     pcap = None
     if ns.pcap is not None:
         pcap = (ns.pcap, str(ns.out if ns.out is not None else Path(".")))
@@ -304,7 +333,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", metavar="SCENARIO")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V1,V2")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=_positive, metavar="N")
+    seeds.add_argument("--seeds", type=_seeds, metavar="N")
     seeds.add_argument("--seed-list", metavar="S1,S2")
     p.add_argument("--duration")
     p.add_argument("--warmup")
@@ -312,7 +341,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", metavar="METRIC=WIDTH")
     p.add_argument("--max-seeds", type=_at_least_two, metavar="N")
     _executor_args(p)
-    p.add_argument("--out", type=Path, default=Path("sweep-out"), metavar="DIR")
+    p.add_argument("--out", type=_out, default=Path("sweep-out"), metavar="DIR")
     _format(p)
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--fail-fast", action="store_true")
@@ -330,8 +359,8 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
 def _repro_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--list", action="store_true")
-    p.add_argument("--out", type=Path, default=Path("repro-out"), metavar="DIR")
-    p.add_argument("--seeds", type=_positive, metavar="N")
+    p.add_argument("--out", type=_out, default=Path("repro-out"), metavar="DIR")
+    p.add_argument("--seeds", type=_seeds, metavar="N")
     _executor_args(p)
     p.add_argument("--duration")
     _format(p)
@@ -350,7 +379,7 @@ def _repro(ns: argparse.Namespace) -> int:
 
 def _plot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path, metavar="DIR")
-    p.add_argument("--out", type=Path, metavar="FILE")
+    p.add_argument("--out", type=_out, metavar="FILE")
     p.add_argument("--kind", choices=["queue", "throughput", "goodput", "delay", "all"], default="all")
 
 

@@ -3,12 +3,22 @@
 :func:`atomic_file` (and :func:`write_atomic` over it) is the one way a file is
 written: a temporary file in the same folder (``.STEM.partial-HOST-PID.EXT``),
 then a rename, so a reader sees the old file, the whole new one, or nothing, and an error
-leaves no temporary file behind. Files get the mode the user's umask leaves.
+leaves no temporary file behind. Files get the mode the user's umask leaves. A path
+that names something other than a regular file is never renamed over: a symbolic
+link is followed (its target is replaced, the link kept), a device, FIFO or socket
+(``/dev/stdout``) is written through, a folder is refused.
+
 :func:`write_folder` writes a folder of tables so that it never looks finished
 while it mixes two runs: ``summary.json`` (the mark of a finished run) is removed
 first and written last, tables of an earlier run that this one does not write are
 removed, and so are temporary files a killed writer left;
 :func:`write_folder_streamed` does the same for tables written piece by piece.
+A writer holds an exclusive lock (``flock``) on the folder's ``.aqmlab-files``
+from its first step to its last, so two writers of one folder (array jobs, a
+loop) take turns instead of mixing; the file lists what aqmlab wrote there, and
+only those files are ever removed or replaced: a file of the user's is left
+alone, with a warning, and one a run would replace is refused before the run
+(:func:`check_folder`).
 
 :func:`pack` and :func:`unpack` hold several byte strings (Arrow IPC streams, a
 JSON text) in one Arrow IPC stream, with string metadata: what a pickled result,
@@ -18,8 +28,11 @@ a cache entry, and a result sent between processes are made of.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
+import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
@@ -29,6 +42,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 PARTIAL = ".partial-"
+#: In every folder aqmlab writes: the names of the files it wrote there, one a
+#: line, and the lock its writers take turns on.
+RECORD = ".aqmlab-files"
 FORMATS = ("parquet", "csv")
 #: Rows gathered before :func:`write_folder_streamed` writes a row group.
 ROW_GROUP = 65_536
@@ -75,6 +91,26 @@ def _running(pid: int) -> bool:
     return True
 
 
+def _destination(path: Path) -> tuple[Path, bool]:
+    """Where a write of ``path`` goes, and whether by a rename: a symbolic link's
+    target (the link stays a link), a regular or new file by a rename, a device,
+    FIFO or socket written through (a rename would replace the node itself: run as
+    root, ``/dev/full`` would become a PNG). A folder is an error."""
+    for _ in range(40):  # the kernel's own bound on links followed
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return path, True
+        if stat.S_ISLNK(st.st_mode):
+            target = Path(os.readlink(path))
+            path = target if target.is_absolute() else path.parent / target
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
+        return path, stat.S_ISREG(st.st_mode)
+    raise OSError(errno.ELOOP, "too many levels of symbolic links", str(path))
+
+
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike[str], *, sync: bool = True) -> Iterator[IO[bytes]]:
     """A temporary file in ``path``'s folder, renamed to ``path`` when the block
@@ -83,8 +119,15 @@ def atomic_file(path: str | os.PathLike[str], *, sync: bool = True) -> Iterator[
     ``sync=False`` skips the fsync before the rename: the file is still whole or
     absent if the process is killed, but a power cut may leave it empty (fine for
     a cache whose reader checks what it reads; an fsync per run held the parent
-    of a sweep of thousands of short runs back)."""
-    path = Path(path)
+    of a sweep of thousands of short runs back). ``path`` may be a symbolic link
+    (its target is replaced) or a device or FIFO (written through, not atomic:
+    there is nothing to rename)."""
+    path, rename = _destination(Path(path))
+    if not rename:
+        with open(path, "wb") as f:
+            yield f
+            f.flush()
+        return
     tmp = _partial_name(path)
     try:
         with open(tmp, "wb") as f:
@@ -111,16 +154,37 @@ def write_atomic(
     return Path(path)
 
 
-def check_folder(folder: str | os.PathLike[str], flag: str = "--out") -> None:
+def out_path(text: str) -> Path:
+    """An ``--out`` value as a path; an empty one (an unset shell variable) is an
+    error, not the current folder."""
+    if not text:
+        raise ValueError("--out '': an empty path (an unset shell variable?); name a folder")
+    return Path(text)
+
+
+def check_folder(
+    folder: str | os.PathLike[str],
+    flag: str = "--out",
+    names: Iterable[str] = (),
+    *,
+    known: Iterable[str] = (),
+    warn: Callable[[str], None] | None = None,
+) -> None:
     """Raises ``ValueError`` unless ``folder`` can be an output folder: a folder, or
-    a path to create whose nearest existing ancestor is a folder. Called before a
-    run, so a run does not find out only at the end that ``--out`` names a file."""
+    a path to create whose nearest existing ancestor is a folder, in which no file
+    of ``names`` (what the writer will write) exists that aqmlab did not write
+    (``known``: the tables, by stem, that a writer of this folder may write).
+    Other files aqmlab did not write are named in a warning (``warn``, default a
+    line on stderr): they are left alone. Called before a run, so a run does not
+    find out only at the end that ``--out`` names a file."""
+    if not os.fspath(folder):
+        raise ValueError(f"{flag} '': an empty path (an unset shell variable?); name a folder")
     path = Path(folder)
     for at in (path, *path.parents):
         here = at if str(at) else Path(".")
         try:
             if here.is_dir():
-                return
+                break
             if here.exists():
                 if at == path:
                     raise ValueError(
@@ -129,6 +193,113 @@ def check_folder(folder: str | os.PathLike[str], flag: str = "--out") -> None:
                 raise ValueError(f"{flag} {path}: {at} is a file, so the folder cannot be made")
         except OSError as e:
             raise ValueError(f"{flag} {path}: {e.strerror or e}") from None
+    if not path.is_dir():
+        return
+    try:
+        theirs = _foreign(path, _ours(path, _read_record(path), not (path / RECORD).exists(), known))
+    except OSError as e:
+        raise ValueError(f"{flag} {path}: {e.strerror or e}") from None
+    clash = sorted(set(names) & set(theirs))
+    if clash:
+        raise ValueError(
+            f"{flag} {path}: {clash[0]} was not written by aqmlab and would be replaced "
+            "(move it, or choose a new or empty folder)"
+        )
+    if theirs:
+        shown = ", ".join(_printable(n) for n in theirs[:5]) + (", ..." if len(theirs) > 5 else "")
+        message = f"{flag} {path} holds files aqmlab did not write ({shown}); they are left alone"
+        if warn is None:
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            warn(message)
+
+
+def _printable(name: str) -> str:
+    """A file name fit for one line of a terminal: control characters escaped."""
+    return name if name.isprintable() else repr(name)
+
+
+def _read_record(folder: Path) -> set[str]:
+    """The names in ``folder``'s record of what aqmlab wrote there (none if it has
+    none)."""
+    try:
+        text = (folder / RECORD).read_bytes().decode("utf-8", "replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    return {line for line in text.split("\n") if line}
+
+
+def _foreign(folder: Path, ours: set[str]) -> list[str]:
+    """The regular files in ``folder`` aqmlab did not write (folders, such as a
+    sweep's cache, and temporary files are not counted)."""
+    out = []
+    for entry in folder.iterdir():
+        name = entry.name
+        if name == RECORD or name in ours or (name.startswith(".") and PARTIAL in name):
+            continue
+        if entry.is_file():
+            out.append(name)
+    return sorted(out)
+
+
+def _ours(folder: Path, recorded: set[str], new: bool, known: Iterable[str]) -> set[str]:
+    """The files of ``folder`` that are aqmlab's: those in its record, or in a
+    folder an aqmlab without records wrote (a ``summary.json`` and no record), its
+    tables (``known``, by stem, in any format) and ``summary.json``."""
+    if not new or not (folder / "summary.json").is_file():
+        return recorded
+    tables = {f"{n}.{x}" for n in known for x in FORMATS} | {"summary.json"}
+    return recorded | (tables & set(_foreign(folder, set())))
+
+
+class _Record:
+    """The open, locked record of a folder: :func:`locked`."""
+
+    def __init__(self, fd: int, folder: Path, new: bool) -> None:
+        self.fd, self.folder, self.new = fd, folder, new
+        self.ours = _read_record(folder)
+
+    def save(self, names: Iterable[str]) -> None:
+        """Replaces the record by ``names``, in place (the lock is on this file;
+        a rename would leave it behind). A write cut short loses names, so at
+        worst a stale file of aqmlab's is kept, never one of the user's removed."""
+        self.ours = set(names)
+        data = "".join(f"{n}\n" for n in sorted(self.ours)).encode("utf-8", "surrogateescape")
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+
+
+@contextlib.contextmanager
+def locked(folder: str | os.PathLike[str]) -> Iterator[_Record]:
+    """``folder`` (created if needed) locked for writing: one writer at a time, the
+    others wait (with a line on stderr) for it to finish. The lock is ``flock`` on
+    the record file, released when the process ends however it ends."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    new = not (folder / RECORD).exists()
+    fd = os.open(folder / RECORD, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if os.name == "posix":
+            import fcntl
+
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"note: waiting for another aqmlab writing {folder} to finish", file=sys.stderr)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield _Record(fd, folder, new)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def add_to_record(path: str | os.PathLike[str]) -> None:
+    """Records ``path`` as aqmlab's in its folder's record, when that folder is one
+    aqmlab writes (has a record): a figure saved beside a run's tables is then not
+    taken for a file of the user's."""
+    path = Path(path)
+    if (path.parent / RECORD).is_file():
+        with locked(path.parent) as record:
+            record.save(record.ours | {path.name})
 
 
 def to_arrow(table: TableLike) -> pa.Table:
@@ -190,11 +361,16 @@ def write_folder(
     (JSON text) as ``summary.json`` into ``folder``; removes the tables named in
     ``known`` (any format) that this call does not write. Returns the files
     written."""
-    folder = _open_folder(folder, fmt)
-    written = []
-    for name, table in tables.items():
-        written.append(write_atomic(folder / f"{name}.{fmt}", lambda f, t=table: write_table(f, t, fmt)))
-    return _close_folder(folder, written, set(known) | set(tables), summary)
+    names = set(known) | set(tables)
+    with _open_folder(
+        folder, fmt, [f"{name}.{fmt}" for name in tables], names, summary is not None
+    ) as record:
+        written = []
+        for name, table in tables.items():
+            written.append(
+                write_atomic(record.folder / f"{name}.{fmt}", lambda f, t=table: write_table(f, t, fmt))
+            )
+        return _close_folder(record, written, names, summary)
 
 
 def write_folder_streamed(
@@ -211,55 +387,81 @@ def write_folder_streamed(
     order. The parts are gathered into row groups of about ``ROW_GROUP`` rows (a
     row group per small part would make a slow file) and written as they fill,
     all the tables at once, in one pass over ``pieces``."""
-    folder = _open_folder(folder, fmt)
-    paths = [folder / f"{name}.{fmt}" for name in schemas]
-    with contextlib.ExitStack() as stack:
-        writers = {}
-        for name, path in zip(schemas, paths):
-            writers[name] = TableWriter(stack.enter_context(atomic_file(path)), schemas[name], fmt)
-        held: dict[str, list[pa.Table]] = {name: [] for name in schemas}
-        rows = dict.fromkeys(schemas, 0)
+    names = set(known) | set(schemas)
+    with _open_folder(
+        folder, fmt, [f"{name}.{fmt}" for name in schemas], names, summary is not None
+    ) as record:
+        paths = [record.folder / f"{name}.{fmt}" for name in schemas]
+        with contextlib.ExitStack() as stack:
+            writers = {}
+            for name, path in zip(schemas, paths):
+                writers[name] = TableWriter(stack.enter_context(atomic_file(path)), schemas[name], fmt)
+            held: dict[str, list[pa.Table]] = {name: [] for name in schemas}
+            rows = dict.fromkeys(schemas, 0)
 
-        def flush(name: str) -> None:
-            if held[name]:
-                import pyarrow as pa
+            def flush(name: str) -> None:
+                if held[name]:
+                    import pyarrow as pa
 
-                writers[name].write(pa.concat_tables(held[name]))
-                held[name], rows[name] = [], 0
+                    writers[name].write(pa.concat_tables(held[name]))
+                    held[name], rows[name] = [], 0
 
-        for piece in pieces:
-            for name, table in piece.items():
-                held[name].append(table)
-                rows[name] += table.num_rows
-                # Many small parts cost more than their rows: a cap on both.
-                if rows[name] >= ROW_GROUP or len(held[name]) >= HELD_PARTS:
-                    flush(name)
-        for name, w in writers.items():
-            flush(name)
-            w.close()
-    return _close_folder(folder, paths, set(known) | set(schemas), summary)
+            for piece in pieces:
+                for name, table in piece.items():
+                    held[name].append(table)
+                    rows[name] += table.num_rows
+                    # Many small parts cost more than their rows: a cap on both.
+                    if rows[name] >= ROW_GROUP or len(held[name]) >= HELD_PARTS:
+                        flush(name)
+            for name, w in writers.items():
+                flush(name)
+                w.close()
+        return _close_folder(record, paths, names, summary)
 
 
-def _open_folder(folder: str | os.PathLike[str], fmt: str) -> Path:
-    """The first step of writing a folder: a finished run's mark goes first."""
+@contextlib.contextmanager
+def _open_folder(
+    folder: str | os.PathLike[str], fmt: str, names: list[str], known: set[str], marked: bool = True
+) -> Iterator[_Record]:
+    """The first steps of writing a folder: the lock, the names about to be written
+    added to the record (so a killed writer's tables are known as aqmlab's), and
+    the finished run's mark removed. A folder an aqmlab without records wrote (a
+    ``summary.json``, no record) has its tables (``known``) taken as aqmlab's."""
     if fmt not in FORMATS:
         raise ValueError(f"format = {fmt!r} must be one of {', '.join(FORMATS)}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "summary.json").unlink(missing_ok=True)
-    return folder
+    if not os.fspath(folder):
+        raise ValueError("folder '': an empty path; name a folder")
+    with locked(folder) as record:
+        record.ours = _ours(record.folder, record.ours, record.new, known)
+        names = [*names, "summary.json"] if marked else names
+        theirs = set(_foreign(record.folder, record.ours)) & set(names)
+        if theirs:
+            raise ValueError(
+                f"{record.folder}: {min(theirs)} was not written by aqmlab and would be replaced "
+                "(move it, or choose a new or empty folder)"
+            )
+        record.save(record.ours | set(names))
+        if marked:
+            (record.folder / "summary.json").unlink(missing_ok=True)
+        yield record
 
 
-def _close_folder(folder: Path, written: list[Path], names: set[str], summary: str | None) -> list[Path]:
-    """The last steps: what an earlier run left goes, the mark comes last."""
-    marker = folder / "summary.json"
+def _close_folder(record: _Record, written: list[Path], names: set[str], summary: str | None) -> list[Path]:
+    """The last steps: what an earlier run of aqmlab left goes (never a file
+    the record does not hold, never a live writer's temporary file), the mark
+    comes last."""
+    folder = record.folder
     stale = {f"{n}.{x}" for n in names for x in FORMATS} - {p.name for p in written}
-    for entry in folder.iterdir():
-        partial = entry.name.startswith(".") and PARTIAL in entry.name
-        if (entry.name in stale or partial) and entry.is_file():
+    stale &= record.ours
+    for name in stale:
+        entry = folder / name
+        if entry.is_file() and not entry.is_symlink():
             entry.unlink()
+    remove_abandoned(folder)
+    record.save(record.ours - stale)
+    written = list(written)
     if summary is not None:
-        written.append(write_atomic(marker, lambda f: f.write(summary.encode("utf-8"))))
+        written.append(write_atomic(folder / "summary.json", lambda f: f.write(summary.encode("utf-8"))))
     return written
 
 

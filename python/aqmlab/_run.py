@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 import sys
@@ -183,14 +184,53 @@ def _apply(table: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, 
     return {k: v for k, v in merged.items() if v is not None}
 
 
-def _plain(value: object) -> object:
-    """JSON for values json cannot write itself: numpy scalars and paths."""
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
+#: How deep a scenario dict may nest (the deepest scenario key is four levels
+#: down; this leaves room without reaching Python's recursion limit).
+MAX_DEPTH = 32
+
+
+def _plain(value: object, path: str = "", depth: int = 0) -> object:
+    """``value`` as plain JSON values, checked: every key a string, every number
+    finite and within the scenario's integer range; numpy scalars and paths as
+    their values. A value a scenario cannot hold raises ``ValueError`` naming its
+    key path (``flows[0].rate``), as the scenario's own errors do."""
+    where = path or "the scenario"
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+        if not -(2**63) <= v < 2**64:
+            raise ValueError(f"{where} = {v}: an integer beyond the 64 bits a scenario holds")
+        return v
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            raise ValueError(f"{where} = {v}: not a finite number")
+        return v
+    if value is None:
+        raise ValueError(f"{where} = None: a scenario has no null value (leave the key out)")
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where}: key {k!r} is not a string")
+            out[k] = _plain(v, f"{path}.{k}" if path else k, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (bytes, bytearray)):
+        try:
+            item = value.item()  # a numpy scalar
+        except (TypeError, ValueError):
+            item = value
+        if item is not value:
+            return _plain(item, path, depth)
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    raise ValueError(f"a scenario cannot hold {value!r} (of type {type(value).__name__})")
+        return os.fsdecode(os.fspath(value))
+    raise ValueError(f"{where}: a scenario cannot hold {value!r} (of type {type(value).__name__})")
 
 
 def _to_json(table: Mapping[str, Any]) -> str:
-    return json.dumps(table, default=_plain, allow_nan=False)
+    return json.dumps(_plain(table))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import os
 import re
 import warnings
@@ -161,24 +162,44 @@ def _list_index(items: list[Any], step: str, key: str, where: str) -> int:
 
 
 def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    if not isinstance(grid, Mapping):
+        raise ValueError(f"the sweep grid must be a dict of {{key: [values]}}, got {type(grid).__name__}")
     for key, values in grid.items():
+        if not isinstance(key, str):
+            raise ValueError(f"sweep grid key {key!r} is not a string (keys look like qdisc.kind)")
         _check_key(key)
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
             raise ValueError(f"sweep grid[{key!r}] must be a list of values, got {values!r}")
         if len(list(values)) == 0:
             raise ValueError(f"sweep grid[{key!r}] is empty")
+        texts = [json.dumps(v, sort_keys=True, default=repr) for v in values]
+        for i, t in enumerate(texts):
+            if t in texts[:i]:
+                raise ValueError(f"sweep grid[{key!r}] lists {_label_text(list(values)[i])} twice")
     keys = list(grid)
+    points = math.prod(len(list(grid[k])) for k in keys)
+    if points > MAX_RUNS:
+        raise ValueError(f"the grid has {points:,} points; a sweep runs at most {MAX_RUNS:,}")
     return [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
+
+
+#: The most runs one sweep plans (points times seeds): each run is a whole
+#: simulation, and the plan is held in memory.
+MAX_RUNS = 1_000_000
 
 
 def _seed_list(seeds: int | Sequence[int]) -> list[int]:
     if isinstance(seeds, bool):
         raise ValueError(f"seeds must be a count or a list of seeds, got {seeds!r}")
     if isinstance(seeds, int):
-        if seeds < 1:
-            raise ValueError(f"seeds = {seeds} must be at least 1")
+        if not 1 <= seeds <= MAX_RUNS:
+            raise ValueError(f"seeds = {seeds} must be between 1 and {MAX_RUNS:,} (the runs of one sweep)")
         return list(range(1, seeds + 1))
-    out = list(seeds)
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"seeds must be a count or a list of seeds, got {seeds!r}")
+    out = list(itertools.islice(seeds, MAX_RUNS + 1))
+    if len(out) > MAX_RUNS:
+        raise ValueError(f"seeds: more than {MAX_RUNS:,} seeds (the runs of one sweep)")
     if not out:
         raise ValueError("seeds is an empty list")
     for s in out:
@@ -266,6 +287,16 @@ def sweep(
     duration = _check_duration(duration, "duration")
     warmup = _check_duration(warmup, "warmup")
     seed_list = _seed_list(seeds)
+    if cache_dir is not None:
+        from aqmlab._io import check_folder
+
+        check_folder(cache_dir, "cache_dir", warn=lambda _: None)
+    if not isinstance(scenario, Mapping):
+        from aqmlab._run import _check_path_or_name
+
+        # The file itself first: its errors name the file and the line, which
+        # a point (a dict made from it) cannot.
+        _aqmlab.check_source(_check_path_or_name(scenario), duration, warmup)
     base = _scenario_table(scenario)
     if duration is not None or warmup is not None:
         # Checked as `aqmlab run` checks its flags, then written into the scenario.
@@ -275,6 +306,11 @@ def sweep(
         if warmup is not None:
             base["warmup"] = warmup
     labels = _grid_points(grid or {})
+    if len(labels) * len(seed_list) > MAX_RUNS:
+        raise ValueError(
+            f"{len(labels):,} points times {len(seed_list):,} seeds "
+            f"is more than the {MAX_RUNS:,} runs of one sweep"
+        )
 
     planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
     simulated: list[str] = []

@@ -47,7 +47,9 @@ def main(ns) -> int:
         baseline = parse_baseline(ns.baseline, grid)
         if ns.max_seeds is not None and ns.precision is None:
             raise ValueError("--max-seeds bounds --precision: give --precision METRIC=WIDTH too")
-        check_folder(ns.out)
+        check_folder(
+            ns.out, names=[f"{t}.{ns.format}" for t in Sweep.TABLES] + ["summary.json"], known=Sweep.TABLES
+        )
         with warnings.catch_warnings():
             # Printed below as the command's own lines, not as Python warnings.
             warnings.simplefilter("ignore", RuntimeWarning)

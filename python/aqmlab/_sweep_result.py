@@ -241,7 +241,9 @@ class Sweep:
         import pyarrow as pa
 
         if name not in self.TABLES:
-            raise KeyError(f"no table {name!r} (tables: {', '.join(self.TABLES)})")
+            from aqmlab.result import NoSuchTable
+
+            raise NoSuchTable(f"no table {name!r} (tables: {', '.join(self.TABLES)})")
         if not self._done:
             return pa.table({})
         runs, schemas = self._scan()

@@ -499,9 +499,14 @@ def main(ns: argparse.Namespace) -> int:
             raise NotRecorded(f"{ns.dir}: nothing to plot")
     fig = figure(result, kinds)
     out = Path(ns.out) if ns.out is not None else Path(ns.dir) / f"plot-{ns.kind}.png"
-    from aqmlab._io import write_atomic
+    from aqmlab._io import add_to_record, write_atomic
 
     fmt = out.suffix.lstrip(".").lower() or "png"
+    # A device or FIFO (`--out /dev/stdout`) is written through, never replaced;
+    # its path is not printed after the image.
+    regular = not out.exists() or out.resolve().is_file()
     write_atomic(out, lambda f: fig.savefig(f, format=fmt, dpi=120))
-    print(os.fspath(out))
+    if regular:
+        add_to_record(out)
+        print(os.fspath(out))
     return 0

@@ -12,6 +12,7 @@ Adding a table: its builder in ``tables.rs`` and one property here, made with
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,14 @@ def _table(name: str, doc: str, index: str | None = None) -> property:
 
     get.__doc__ = doc
     return property(get)
+
+
+class NoSuchTable(ValueError, KeyError):
+    """A table name that is not one of the result's: a ``ValueError`` (as every
+    bad argument is), and a ``KeyError`` for code written when it was one."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class Result:
@@ -98,7 +107,7 @@ class Result:
             try:
                 data = self._ipc[name]
             except KeyError:
-                raise KeyError(f"no table {name!r} (tables: {', '.join(self._ipc)})") from None
+                raise NoSuchTable(f"no table {name!r} (tables: {', '.join(self._ipc)})") from None
             table = self._arrow[name] = pa.ipc.open_stream(data).read_all()
         return table
 
@@ -142,6 +151,14 @@ class Result:
         if "summary.json" not in found:
             raise ValueError(
                 f"{folder} has no summary.json: the run writing it did not finish (run it again)"
+            )
+        try:
+            summary = json.loads((folder / "summary.json").read_bytes())
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{folder}/summary.json is not a run's summary ({e}): run it again") from None
+        if not isinstance(summary, dict):
+            raise ValueError(
+                f"{folder}/summary.json is not a run's summary (not a JSON object): run it again"
             )
         parts = {}
         for name in _aqmlab.table_names():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -138,7 +139,9 @@ def test_run_out_writes_the_schemas_tables_pandas_and_polars_read(tmp_path):
     proc = run_cli("run", "choke-fig3", "--duration", "22s", "--warmup", "2s", "--out", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([f"{t}.parquet" for t in _aqmlab.table_names()] + ["summary.json"])
+    assert names == sorted(
+        [f"{t}.parquet" for t in _aqmlab.table_names()] + ["summary.json", ".aqmlab-files"]
+    )
     r = aqmlab.run("choke-fig3", duration="22s", warmup="2s")
     for name in _aqmlab.table_names():
         frame = read_both(out / f"{name}.parquet")
@@ -164,14 +167,18 @@ def test_out_into_a_folder_of_an_earlier_run_never_mixes_them(tmp_path):
         ).returncode
         == 0
     )
-    (out / ".flows.partial-99.parquet").write_bytes(b"killed writer")
+    gone = subprocess.Popen(["true"])  # a writer that was killed
+    gone.wait()
+    (out / f".flows.partial-{socket.gethostname()}-{gone.pid}.parquet").write_bytes(b"killed writer")
     (out / "notes.txt").write_text("mine")  # not a table: left alone
     proc = run_cli(
         "run", "choke-fig3", "--duration", "21s", "--warmup", "1s", "--out", str(out), "--format", "csv", "-q"
     )
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([f"{t}.csv" for t in _aqmlab.table_names()] + ["summary.json", "notes.txt"])
+    assert names == sorted(
+        [f"{t}.csv" for t in _aqmlab.table_names()] + ["summary.json", "notes.txt", ".aqmlab-files"]
+    )
     assert read_both(out / "run.csv").loc[0, "warmup_s"] == pytest.approx(1.0)
     flows = read_both(out / "flows.csv")
     # The UDP flow has no RTT: an empty cell, read back as missing.
@@ -198,7 +205,7 @@ def test_a_failed_write_leaves_no_partial_and_no_summary(tmp_path, monkeypatch):
     monkeypatch.setattr(_io, "write_table", broken)
     with pytest.raises(OSError, match="disk full"):
         _io.write_folder(out, {"flows": pd.DataFrame({"a": [1]})}, summary="{}")
-    assert sorted(p.name for p in out.iterdir()) == []
+    assert sorted(p.name for p in out.iterdir()) == [".aqmlab-files"]
 
 
 @pytest.mark.skipif(BINARY_MISSING, reason=f"no cargo-built binary at {BINARY} (`cargo test` builds it)")

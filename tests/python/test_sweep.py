@@ -125,7 +125,7 @@ def test_switching_the_kind_drops_the_keys_the_new_kind_does_not_take(short_fig3
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"seeds": 0}, "seeds = 0 must be at least 1"),
+        ({"seeds": 0}, "seeds = 0 must be between 1 and"),
         ({"seeds": [1, 1]}, "repeat a seed"),
         ({"seeds": [-1]}, "seed -1 must be an integer"),
         ({"jobs": 0}, "jobs = 0 must be an integer >= 1"),
@@ -182,7 +182,7 @@ def test_cli_writes_labelled_tables(tmp_path):
     assert "4 runs (4 simulated, 0 from cache)" in proc.stdout
     names = sorted(p.name for p in out.iterdir())
     tables = ["flows.parquet", "groups.parquet", "links.parquet", "runs.parquet"]
-    assert names == ["cache", *tables[:3], "paired.parquet", "runs.parquet", "stats.parquet", "summary.json"]
+    assert names == [".aqmlab-files", "cache", *tables[:3], "paired.parquet", "runs.parquet", "stats.parquet", "summary.json"]
     runs = pd.read_parquet(out / "runs.parquet")
     assert list(runs.columns[:2]) == ["qdisc.kind", "seed"] and "udp_goodput_bps" in runs.columns
     assert len(runs) == 4
@@ -191,7 +191,7 @@ def test_cli_writes_labelled_tables(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs"] == 4 and summary["keys"] == ["qdisc.kind"]
     # No temporary file is left behind.
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert not [p for p in out.iterdir() if p.name.startswith(".") and p.name != ".aqmlab-files"]
 
     # Again as CSV, with --json: the Parquet tables of the first sweep go, the
     # runs come from the cache, and stdout is one JSON object.
@@ -206,8 +206,17 @@ def test_cli_writes_labelled_tables(tmp_path):
         zip(runs["qdisc.kind"], runs["seed"])
     )
     names = sorted(p.name for p in out.iterdir())
-    names_csv = ["flows.csv", "groups.csv", "links.csv", "paired.csv", "runs.csv", "stats.csv"]
-    assert names == ["cache", *names_csv, "summary.json"]
+    assert names == [
+        ".aqmlab-files",
+        "cache",
+        "flows.csv",
+        "groups.csv",
+        "links.csv",
+        "paired.csv",
+        "runs.csv",
+        "stats.csv",
+        "summary.json",
+    ]
     assert pd.read_csv(out / "runs.csv")["udp_goodput_bps"].tolist() == pytest.approx(
         runs["udp_goodput_bps"].tolist()
     )

@@ -205,7 +205,9 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     .map_err(|e| usage(e.to_string()))?;
     if let Some(dir) = &a.out {
         // Found out now, not after the whole simulation.
-        output::check_out_dir(dir).map_err(usage)?;
+        if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
+            report(&format!("warning: {warning}"));
+        }
     }
     let mut simulation = Simulation::new(&s).map_err(|e| usage(e.to_string()))?;
     for w in s.warnings() {

@@ -1,12 +1,15 @@
 //! Writing a run's tables into a folder, so that the folder never looks finished
-//! while it mixes two runs.
+//! while it mixes two runs, and nothing in it that aqmlab did not write is lost.
 //!
 //! `summary.json` is the mark of a finished run: it is removed before anything
 //! else is written and written last. Every file goes through [`write_atomic`] (a
-//! temporary file in the same folder, then a rename), tables an earlier run left
-//! that this run does not write are removed, and so are temporary files a killed
-//! writer left. The Python package writes `sweep` and `repro` folders by the same
-//! steps (`aqmlab._io`).
+//! temporary file in the same folder, then a rename; never a rename over a device,
+//! FIFO or symbolic link), tables an earlier run left that this run does not write
+//! are removed, and so are temporary files a killed writer left. A writer holds an
+//! exclusive lock on the folder's `.aqmlab-files` from its first step to its last,
+//! so two writers of one folder take turns; that file lists what aqmlab wrote
+//! there, and only those files are ever removed or replaced. The Python package
+//! writes `run`, `sweep` and `repro` folders by the same steps (`aqmlab._io`).
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
@@ -35,17 +38,70 @@ impl Format {
     }
 }
 
-/// The marker of a temporary file: `.STEM.partial-PID.EXT` (the extension kept,
-/// for writers that go by it).
+/// The marker of a temporary file: `.STEM.partial-HOST-PID.EXT` (the extension
+/// kept, for writers that go by it; the host and process tell a killed writer's
+/// file from a live one's).
 const PARTIAL: &str = ".partial-";
+
+/// In every folder aqmlab writes: the names of the files it wrote there, one a
+/// line, and the lock its writers take turns on.
+pub const RECORD: &str = ".aqmlab-files";
+
+/// This machine's name, as Python's `socket.gethostname()` has it (empty if unknown).
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Where a write of `path` goes, and whether by a rename: a symbolic link's target
+/// (the link stays), a regular or new file by a rename, a device, FIFO or socket
+/// written through (a rename would replace the node itself). A folder is an error.
+fn destination(path: &Path) -> std::io::Result<(PathBuf, bool)> {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        let meta = match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((path, true)),
+            m => m?,
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&path)?;
+            path = match path.parent() {
+                Some(parent) if target.is_relative() => parent.join(target),
+                _ => target,
+            };
+            continue;
+        }
+        if kind.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                format!("{} is a folder, not a file", path.display()),
+            ));
+        }
+        return Ok((path, kind.is_file()));
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
 
 /// Writes `path` through a temporary file in the same folder and a rename, so a
 /// reader sees the old file, the whole new file, or nothing; on an error the
-/// temporary file is removed.
+/// temporary file is removed. A symbolic link's target is written (the link
+/// kept); a device or FIFO is written through, since there is nothing to rename.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    let (path, rename) = destination(path)?;
+    if !rename {
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path)?;
+        write(&mut file)?;
+        file.flush()?;
+        return Ok(());
+    }
     let stem = path
         .file_stem()
         .and_then(|n| n.to_str())
@@ -55,13 +111,17 @@ pub fn write_atomic(
         .and_then(|e| e.to_str())
         .map(|e| format!(".{e}"))
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{stem}{PARTIAL}{}{ext}", std::process::id()));
+    let tmp = path.with_file_name(format!(
+        ".{stem}{PARTIAL}{}-{}{ext}",
+        host(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         write(&mut file)?;
         file.flush()?;
         file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        std::fs::rename(&tmp, &path)?;
         Ok(())
     })();
     if result.is_err() {
@@ -70,10 +130,82 @@ pub fn write_atomic(
     result
 }
 
+/// The names of `format`'s tables and `summary.json`: what a run writes.
+fn run_files(format: Format) -> Vec<String> {
+    sim::tables::TABLES
+        .iter()
+        .map(|(name, _)| format!("{name}.{}", format.ext()))
+        .chain(["summary.json".to_string()])
+        .collect()
+}
+
+/// Every name a run may have written into a folder (any format).
+fn any_run_file(name: &str) -> bool {
+    name == "summary.json"
+        || [Format::Parquet, Format::Csv]
+            .iter()
+            .any(|&f| run_files(f).iter().any(|n| n == name))
+}
+
+/// The files of `dir` that are aqmlab's: the names in its record, or, in a folder
+/// an aqmlab without records wrote (a `summary.json`, no record), its tables.
+fn ours(dir: &Path) -> std::io::Result<Vec<String>> {
+    match std::fs::read(dir.join(RECORD)) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !dir.join("summary.json").is_file() {
+                return Ok(vec![]);
+            }
+            Ok(foreign(dir, &[])?
+                .into_iter()
+                .filter(|n| any_run_file(n))
+                .collect())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The regular files in `dir` that are not in `ours` (folders and temporary
+/// files are not counted), sorted.
+fn foreign(dir: &Path, ours: &[String]) -> std::io::Result<Vec<String>> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let partial = name.starts_with('.') && name.contains(PARTIAL);
+        if name == RECORD || partial || ours.contains(&name) {
+            continue;
+        }
+        if entry.path().is_file() {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A file name fit for one line of a terminal.
+fn printable(name: &str) -> String {
+    if name.chars().any(char::is_control) {
+        format!("{name:?}")
+    } else {
+        name.to_string()
+    }
+}
+
 /// Checks, before a run, that `dir` can be its output folder: a folder, or a path
-/// to create whose nearest existing ancestor is a folder. A run that would only
-/// find out after simulating that `--out` names a file is a wasted run.
-pub fn check_out_dir(dir: &Path) -> Result<(), String> {
+/// to create whose nearest existing ancestor is a folder, holding no file the run
+/// would replace that aqmlab did not write. A run that would only find out after
+/// simulating that `--out` names a file is a wasted run. Returns a warning to
+/// print when the folder holds other files aqmlab did not write (left alone).
+pub fn check_out_dir(dir: &Path, format: Format) -> Result<Option<String>, String> {
+    if dir.as_os_str().is_empty() {
+        return Err("--out '': an empty path (an unset shell variable?); name a folder".into());
+    }
     let mut at = Some(dir);
     while let Some(p) = at {
         // The empty parent of a relative path ("out") is the current folder.
@@ -83,7 +215,7 @@ pub fn check_out_dir(dir: &Path) -> Result<(), String> {
             p
         };
         match std::fs::metadata(here) {
-            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(m) if m.is_dir() => break,
             Ok(_) if p == dir => {
                 return Err(format!(
                     "--out {}: is a file, not a folder (the results are a folder of tables)",
@@ -108,7 +240,33 @@ pub fn check_out_dir(dir: &Path) -> Result<(), String> {
             Err(e) => return Err(format!("--out {}: {e}", dir.display())),
         }
     }
-    Ok(())
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let theirs = ours(dir)
+        .and_then(|o| foreign(dir, &o))
+        .map_err(|e| format!("--out {}: {e}", dir.display()))?;
+    let writes = run_files(format);
+    if let Some(clash) = theirs.iter().find(|n| writes.contains(n)) {
+        return Err(format!(
+            "--out {}: {} was not written by aqmlab and would be replaced \
+             (move it, or choose a new or empty folder)",
+            dir.display(),
+            printable(clash)
+        ));
+    }
+    if theirs.is_empty() {
+        return Ok(None);
+    }
+    let mut shown: Vec<String> = theirs.iter().take(5).map(|n| printable(n)).collect();
+    if theirs.len() > 5 {
+        shown.push("...".into());
+    }
+    Ok(Some(format!(
+        "--out {} holds files aqmlab did not write ({}); they are left alone",
+        dir.display(),
+        shown.join(", ")
+    )))
 }
 
 /// Writes one table to `file` in `format`.
@@ -136,10 +294,67 @@ pub fn write_table(
     Ok(())
 }
 
+/// `dir`'s record, open and locked: one writer at a time, the others wait.
+struct Record {
+    file: std::fs::File,
+    ours: Vec<String>,
+}
+
+impl Record {
+    fn open(dir: &Path) -> anyhow::Result<Record> {
+        std::fs::create_dir_all(dir)?;
+        let ours_before = ours(dir)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(RECORD))?;
+        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+            eprintln!(
+                "note: waiting for another aqmlab writing {} to finish",
+                dir.display()
+            );
+            file.lock()?;
+        }
+        // Read again under the lock: the writer that held it may have changed it.
+        let mut ours = ours(dir)?;
+        if ours.is_empty() {
+            ours = ours_before;
+        }
+        Ok(Record { file, ours })
+    }
+
+    /// Replaces the record by `names`, in place (the lock is on this file). A
+    /// write cut short loses names: at worst a stale file of aqmlab's is kept.
+    fn save(&mut self, mut names: Vec<String>) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        names.sort();
+        names.dedup();
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
+        let text: String = names.iter().map(|n| format!("{n}\n")).collect();
+        self.file.write_all(text.as_bytes())?;
+        self.ours = names;
+        Ok(())
+    }
+}
+
 /// Writes every table of [`sim::tables`] and `summary.json` (the `--json`
 /// object) into `dir`, by the steps of the module header. Returns the files written.
 pub fn write_run(dir: &Path, r: &RunResult, format: Format) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    let mut record = Record::open(dir)?;
+    let names = run_files(format);
+    let theirs = foreign(dir, &record.ours)?;
+    if let Some(clash) = theirs.iter().find(|n| names.contains(n)) {
+        anyhow::bail!(
+            "{} was not written by aqmlab and would be replaced",
+            printable(clash)
+        );
+    }
+    let mut all = record.ours.clone();
+    all.extend(names.iter().cloned());
+    record.save(all)?;
     let summary = dir.join("summary.json");
     match std::fs::remove_file(&summary) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
@@ -151,7 +366,7 @@ pub fn write_run(dir: &Path, r: &RunResult, format: Format) -> anyhow::Result<Ve
         write_atomic(&path, |f| write_table(f, &batch, format))?;
         written.push(path);
     }
-    remove_stale(dir, &written)?;
+    remove_stale(dir, &mut record, &names)?;
     let json = serde_json::to_vec_pretty(&r.summary())?;
     write_atomic(&summary, |f| Ok(f.write_all(&json)?))?;
     written.push(summary);
@@ -159,23 +374,39 @@ pub fn write_run(dir: &Path, r: &RunResult, format: Format) -> anyhow::Result<Ve
 }
 
 /// Removes from `dir` the tables (any name of [`sim::tables::TABLES`], any
-/// format) not in `keep`, and temporary files left by a killed writer.
-fn remove_stale(dir: &Path, keep: &[PathBuf]) -> anyhow::Result<()> {
+/// format) aqmlab wrote there and this run does not (`keep`), and temporary files
+/// left by writers on this host that are no longer running.
+fn remove_stale(dir: &Path, record: &mut Record, keep: &[String]) -> anyhow::Result<()> {
+    let mine = format!("{PARTIAL}{}-", host());
+    let mut left = vec![];
+    for name in record.ours.clone() {
+        let path = dir.join(&name);
+        let stale = any_run_file(&name) && !keep.contains(&name);
+        let meta = std::fs::symlink_metadata(&path);
+        match meta {
+            Ok(m) if stale && m.is_file() => std::fs::remove_file(&path)?,
+            Err(_) if stale => {}
+            _ => left.push(name),
+        }
+    }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let table = sim::tables::TABLES.iter().any(|(name, _)| {
-            [Format::Parquet, Format::Csv]
-                .iter()
-                .any(|f| file == format!("{name}.{}", f.ext()))
-        });
-        let partial = file.starts_with('.') && file.contains(PARTIAL);
-        if ((table && !keep.contains(&path)) || partial) && path.is_file() {
-            std::fs::remove_file(&path)?;
+        let pid = file
+            .strip_prefix('.')
+            .and_then(|f| f.split_once(mine.as_str()))
+            .and_then(|(_, rest)| rest.split('.').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            let dead = cfg!(target_os = "linux") && !Path::new(&format!("/proc/{pid}")).exists();
+            if dead && path.is_file() {
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
+    record.save(left)?;
     Ok(())
 }
 

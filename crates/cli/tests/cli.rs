@@ -191,7 +191,7 @@ fn out_writes_whole_tables_and_the_summary_last() {
     let mut want: Vec<String> = sim::tables::TABLES
         .iter()
         .map(|(n, _)| format!("{n}.parquet"))
-        .chain(["summary.json".to_string()])
+        .chain(["summary.json".to_string(), ".aqmlab-files".to_string()])
         .collect();
     want.sort();
     assert_eq!(names, want);
@@ -209,8 +209,15 @@ fn out_writes_whole_tables_and_the_summary_last() {
     assert_eq!(summary["flows"].as_array().unwrap().len(), 33);
 
     // The same folder again, as CSV: the Parquet tables of the first run and a
-    // killed writer's temporary file go; a file that is no table stays.
-    std::fs::write(out_dir.join(".flows.partial-1.csv"), "half").unwrap();
+    // killed writer's temporary file go; a file that is no table stays, and so
+    // does a temporary file of a writer that may be running (process 1).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let killed = format!(".flows.partial-{}-{dead}.csv", host.trim());
+    std::fs::write(out_dir.join(&killed), "half").unwrap();
+    std::fs::write(out_dir.join(".flows.partial-1.csv"), "live").unwrap();
     std::fs::write(out_dir.join("notes.txt"), "mine").unwrap();
     let out = aqmlab(&[
         "run",
@@ -231,7 +238,12 @@ fn out_writes_whole_tables_and_the_summary_last() {
     let mut want: Vec<String> = sim::tables::TABLES
         .iter()
         .map(|(n, _)| format!("{n}.csv"))
-        .chain(["notes.txt".to_string(), "summary.json".to_string()])
+        .chain([
+            "notes.txt".to_string(),
+            "summary.json".to_string(),
+            ".aqmlab-files".to_string(),
+            ".flows.partial-1.csv".to_string(),
+        ])
         .collect();
     want.sort();
     assert_eq!(names, want);

@@ -286,6 +286,25 @@ fn check_json(
     Ok(s.simulated().to_string())
 }
 
+/// Checks a scenario file, or a built-in scenario by name, as
+/// `run_builtin_or_path` would (parse, validate, build the network) without
+/// simulating it: a sweep over a file checks the file first, so its errors name
+/// the file and the line.
+#[pyfunction]
+#[pyo3(signature = (arg=None, duration=None, warmup=None))]
+fn check_source(
+    py: Python<'_>,
+    arg: Option<&str>,
+    duration: Option<&str>,
+    warmup: Option<&str>,
+) -> PyResult<()> {
+    let s = sim::load(arg).map_err(Error::from)?;
+    let s = configure(s, None, duration, warmup)?;
+    py.detach(|| Simulation::new(&s).map(drop))
+        .map_err(Error::from)?;
+    Ok(())
+}
+
 /// Runs a scenario file, or a built-in scenario by name (the default when `None`),
 /// resolved exactly as `aqmlab run ARG` resolves it; `pcap` = (link, folder)
 /// captures that link as `aqmlab run --pcap` does.
@@ -474,6 +493,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_builtin_or_path, m)?)?;
     m.add_function(wrap_pyfunction!(compare_text, m)?)?;
+    m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_names, m)?)?;
     m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;

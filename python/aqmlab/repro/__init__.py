@@ -134,8 +134,12 @@ def repro(
     import pandas as pd
 
     chosen = resolve(ids)
-    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
-        raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
+    from aqmlab._sweep import MAX_RUNS
+
+    if seeds is not None and (
+        isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_RUNS
+    ):
+        raise ValueError(f"seeds must be an integer from 1 to {MAX_RUNS:,}, got {seeds!r}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if jobs is not None and client is not None:

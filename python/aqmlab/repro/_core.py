@@ -442,21 +442,17 @@ def checks_frame(exp: Experiment, checks: Sequence[Check]):
 def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet") -> list[Path]:
     """``ID`` (the checks) and ``ID-runs`` (every run's numbers) as Parquet (or
     ``fmt="csv"``), extra tables, and ``ID.png``. Each file is written atomically
-    (:func:`aqmlab._io.write_atomic`); the tables of the other format, left by an
-    earlier call, are removed, so the folder holds one run of the experiment."""
-    from aqmlab._io import FORMATS, write_atomic, write_table
+    (:func:`aqmlab._io.write_folder`); the tables of the other format, left by an
+    earlier call, are removed, so the folder holds one run of the experiment (a
+    file of the user's of the same name is refused, never replaced)."""
+    from aqmlab._io import add_to_record, check_folder, write_atomic, write_folder
 
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder(out, "out", [f"{exp.id}.png"], warn=lambda _: None)  # the user's own figure stays
     tables = {exp.id: table, f"{exp.id}-runs": runs}
     if exp.extra_tables is not None:
         for name, frame in exp.extra_tables(runs).items():
             tables[f"{exp.id}-{name}"] = frame.reset_index()
-    written = []
-    for name, frame in tables.items():
-        written.append(write_atomic(out / f"{name}.{fmt}", lambda f, t=frame: write_table(f, t, fmt)))
-        for other in FORMATS:
-            if other != fmt:
-                (out / f"{name}.{other}").unlink(missing_ok=True)
+    written = write_folder(out, tables, fmt, known=tables)
 
     def png(f) -> None:
         import matplotlib
@@ -465,6 +461,7 @@ def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet")
         exp.plot(runs, f)
 
     written.append(write_atomic(out / f"{exp.id}.png", png))
+    add_to_record(out / f"{exp.id}.png")
     return written
 
 

@@ -4,9 +4,14 @@
 //!
 //! The estimate counts the structures a run keeps per flow, per link direction and
 //! per monitored link, the packets that can be in the network at once, and the
-//! rows of the series `[monitor]` asks for, each at its in-memory size. It is
-//! compared with the memory available (`MemAvailable` of /proc/meminfo), or with
-//! `AQMLAB_MEMORY_LIMIT` (bytes, or with a unit: `"8GiB"`, `"512MB"`) when set.
+//! rows of the series `[monitor]` asks for, what each TCP sender keeps per packet
+//! of its window, each at its in-memory size. The estimate plus a quarter
+//! (`MARGIN`: growth by doubling, and what it leaves out) is compared with the
+//! smallest of the limits on this process: the memory available (`MemAvailable`
+//! of /proc/meminfo), the address space left under `ulimit -v` (`RLIMIT_AS`), and
+//! what its cgroup may still use (`memory.max` less `memory.current`: a SLURM
+//! `--mem`, a container's limit); or with `AQMLAB_MEMORY_LIMIT` (bytes, or with
+//! a unit: `"8GiB"`, `"512MB"`) when set.
 
 use crate::flow::Flow;
 use crate::header::Header;
@@ -27,6 +32,14 @@ pub struct Estimate {
 
 /// A packet in the network: its header, its place on a wire or in a queue.
 const PER_PACKET: u64 = (size_of::<Header>() + 2 * size_of::<Packet>() + 8) as u64;
+
+/// A packet of a TCP sender's window: its scoreboard byte and send time, each in
+/// a ring that grows by doubling, and its segment in the burst that sends it.
+const PER_WINDOW_PACKET: u64 = 2 * (1 + 8) + 16;
+
+/// What the estimate is multiplied by before it is compared with the memory
+/// there is, in quarters: growth by doubling and allocator slack it leaves out.
+const MARGIN_QUARTERS: u64 = 5;
 
 /// A link direction: the `Link`, 8 bytes of slack (as estimated from the start)
 /// and 4 of cut-through state (`engine::forward`).
@@ -70,9 +83,19 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     // shared links hold (queues and pipes, twice over for both directions and
     // bursts) plus a few packets per flow on its own links.
     let mut packets = 0u64;
+    let mut windows = 0u64;
+    let capacity = shared_capacity(s);
     for g in &f.flows {
         let g = g.get_ref();
         let count = g.count.unwrap_or(1) as u64;
+        if g.kind.is_some_and(|k| k.is_tcp()) {
+            // A sender's window in flight: its first window whole, and what it
+            // can grow to with ACKs, which the shared links' capacity bounds.
+            let max = g.max_window.unwrap_or(131) as u64;
+            let initial = (g.initial_window.unwrap_or(1) as u64).min(max);
+            let w = initial.max(max.min(capacity.saturating_add(2 * initial)));
+            windows = windows.saturating_add(count.saturating_mul(w));
+        }
         let per = match (g.kind.is_some_and(|k| k.is_tcp()), g.rate) {
             (true, _) => 2 * g.max_window.unwrap_or(131) as u64,
             (false, Some(rate)) => {
@@ -96,9 +119,10 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
         .saturating_add(links_part)
         .saturating_add(
             packets
-                .min(shared_capacity(s).saturating_add(4 * flows))
+                .min(capacity.saturating_add(4 * flows))
                 .saturating_mul(PER_PACKET),
         )
+        .saturating_add(windows.saturating_mul(PER_WINDOW_PACKET))
         .saturating_add(monitor_part);
     Estimate {
         bytes,
@@ -145,23 +169,95 @@ fn packet_limit(q: &aqm::QdiscSpec) -> u64 {
         .map_or(1000, |l| l.max(0) as u64)
 }
 
-/// The memory a run may use: `AQMLAB_MEMORY_LIMIT`, else what the system has
-/// available; `None` when neither is known.
+/// The memory a run may use: `AQMLAB_MEMORY_LIMIT`, else the smallest of the
+/// limits on this process ([`limits`]); `None` when none is known.
 fn budget() -> Result<Option<u64>, String> {
     if let Ok(text) = std::env::var("AQMLAB_MEMORY_LIMIT") {
         return parse_bytes(&text)
             .map(Some)
             .ok_or_else(|| format!("AQMLAB_MEMORY_LIMIT = \"{text}\" is not a size (write it like \"8GiB\" or \"512MB\")"));
     }
-    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
-        return Ok(None);
+    Ok(limits(&|path| std::fs::read_to_string(path).ok())
+        .into_iter()
+        .map(|(_, bytes)| bytes)
+        .min())
+}
+
+/// The limits on what this process can still allocate, each named, read through
+/// `read` (a file's text, `None` if it cannot be read): the system's
+/// `MemAvailable`; the address space `RLIMIT_AS` leaves (the limit less the
+/// process's `VmSize`); the cgroup's `memory.max` less its `memory.current`, the
+/// tightest of the process's cgroup and its ancestors (v2), or `memory.limit_in_bytes`
+/// less `memory.usage_in_bytes` (v1).
+fn limits(read: &dyn Fn(&str) -> Option<String>) -> Vec<(&'static str, u64)> {
+    let mut out = vec![];
+    let field = |text: &str, key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|kb| kb.trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
     };
-    Ok(info
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))
-        .and_then(|v| v.trim().strip_suffix("kB"))
-        .and_then(|kb| kb.trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024))
+    if let Some(avail) = read("/proc/meminfo").and_then(|t| field(&t, "MemAvailable:")) {
+        out.push(("available memory", avail));
+    }
+    // "Max address space   unlimited   unlimited   bytes" (soft, hard).
+    let soft_as = read("/proc/self/limits").and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("Max address space"))
+            .and_then(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
+    });
+    if let Some(limit) = soft_as {
+        let used = read("/proc/self/status")
+            .and_then(|t| field(&t, "VmSize:"))
+            .unwrap_or(0);
+        out.push(("address space (ulimit -v)", limit.saturating_sub(used)));
+    }
+    let number = |path: &str| read(path).and_then(|t| t.trim().parse::<u64>().ok());
+    if let Some(groups) = read("/proc/self/cgroup") {
+        let mut cgroup: Option<u64> = None;
+        for line in groups.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next(), parts.next(), parts.next());
+            let (Some(controllers), Some(path)) = (controllers, path) else {
+                continue;
+            };
+            let path = path.trim_end_matches('/');
+            let (root, max, current, v1) = if controllers.is_empty() {
+                ("/sys/fs/cgroup", "memory.max", "memory.current", false)
+            } else if controllers.split(',').any(|c| c == "memory") {
+                (
+                    "/sys/fs/cgroup/memory",
+                    "memory.limit_in_bytes",
+                    "memory.usage_in_bytes",
+                    true,
+                )
+            } else {
+                continue;
+            };
+            // The process's own group and every ancestor: the tightest binds.
+            let mut at = path.to_string();
+            loop {
+                let dir = format!("{root}{at}");
+                if let Some(limit) = number(&format!("{dir}/{max}")) {
+                    // v1 writes "no limit" as a huge number; v2 as "max" (no number).
+                    if !(v1 && limit >= 1 << 60) {
+                        let used = number(&format!("{dir}/{current}")).unwrap_or(0);
+                        let left = limit.saturating_sub(used);
+                        cgroup = Some(cgroup.map_or(left, |c| c.min(left)));
+                    }
+                }
+                match at.rfind('/') {
+                    Some(i) if !at.is_empty() => at.truncate(i),
+                    _ => break,
+                }
+            }
+        }
+        if let Some(left) = cgroup {
+            out.push(("cgroup memory.max", left));
+        }
+    }
+    out
 }
 
 /// `"8GiB"`, `"512MB"`, `"1000000"` as bytes.
@@ -205,12 +301,14 @@ pub fn check_within(
     budget: Option<u64>,
 ) -> Result<(), ScenarioError> {
     let e = estimate(s, total_flows);
+    let wanted = e.bytes.saturating_mul(MARGIN_QUARTERS) / 4;
     match budget {
-        Some(avail) if e.bytes > avail => Err(s.error(format!(
-            "this run needs about {} of memory ({} flows: {}, {} link directions: {}, packets \
-             in flight, queues and [monitor] series: the rest), and {} are available \
-             (AQMLAB_MEMORY_LIMIT sets the limit)",
-            gib(e.bytes),
+        Some(avail) if wanted > avail => Err(s.error(format!(
+            "this run needs about {} of memory with a margin of a quarter ({} flows: {}, \
+             {} link directions: {}, TCP windows, packets in flight, queues and [monitor] \
+             series: the rest), and {} are available (the least of free memory, ulimit -v \
+             and the cgroup's memory.max; AQMLAB_MEMORY_LIMIT sets the limit)",
+            gib(wanted),
             total_flows,
             gib(e.flows),
             e.links / per_link(),
@@ -256,6 +354,71 @@ mod tests {
         // flows, packets and rows included).
         let per = estimate(&scenario(100_000, ""), 100_000).bytes / 100_000;
         assert!((1000..8000).contains(&per), "{per} bytes per flow");
+    }
+
+    #[test]
+    fn a_senders_window_is_counted_and_a_margin_kept() {
+        // 100 senders whose first window is a million packets: what they keep
+        // per packet in flight alone is 3.4 GB.
+        let windowed = |w: u32| {
+            let text = format!(
+                "name = \"w\"\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n\
+                 [[flows]]\nname = \"t\"\nkind = \"tcp\"\ncount = 100\n\
+                 initial_window = {w}\nmax_window = {w}\n"
+            );
+            Scenario::from_toml(&text, "w.toml").unwrap()
+        };
+        let big = estimate(&windowed(1 << 20), 100).bytes;
+        let small = estimate(&windowed(10), 100).bytes;
+        assert!(
+            big - small >= 100 * (1 << 20) * PER_WINDOW_PACKET,
+            "{small} {big}"
+        );
+        let e = check_within(&windowed(1 << 20), 100, Some(2 << 30)).unwrap_err();
+        assert!(e.to_string().contains("TCP windows"), "{e}");
+        // The estimate alone is not enough: a quarter more is asked for.
+        let s = windowed(10);
+        assert!(check_within(&s, 100, Some(small)).is_err());
+        assert!(check_within(&s, 100, Some(small / 4 * 5 + 4)).is_ok());
+    }
+
+    #[test]
+    fn the_smallest_of_free_memory_ulimit_and_cgroup_binds() {
+        const GIB: u64 = 1 << 30;
+        let files = |cgroup: &'static str| {
+            move |path: &str| -> Option<String> {
+                Some(match path {
+                    "/proc/meminfo" => {
+                        format!("MemTotal: 1 kB\nMemAvailable: {} kB\n", 22 * GIB / 1024)
+                    }
+                    "/proc/self/limits" => format!(
+                        "Limit Soft Limit Hard Limit Units\nMax address space {} unlimited bytes\n",
+                        4 * GIB
+                    ),
+                    "/proc/self/status" => format!("VmSize: {} kB\n", GIB / 1024),
+                    "/proc/self/cgroup" => cgroup.to_string(),
+                    "/sys/fs/cgroup/slurm/job/memory.max" => format!("{}\n", 2 * GIB),
+                    "/sys/fs/cgroup/slurm/job/memory.current" => format!("{}\n", GIB / 2),
+                    "/sys/fs/cgroup/slurm/memory.max" => "max\n".into(),
+                    "/sys/fs/cgroup/memory/job/memory.limit_in_bytes" => format!("{}\n", GIB),
+                    "/sys/fs/cgroup/memory/job/memory.usage_in_bytes" => "0\n".into(),
+                    "/sys/fs/cgroup/memory/memory.limit_in_bytes" => format!("{}\n", u64::MAX / 2),
+                    _ => return None,
+                })
+            }
+        };
+        let least = |cgroup| limits(&files(cgroup)).into_iter().map(|(_, b)| b).min();
+        // RLIMIT_AS less what is mapped: 3 GiB; the v2 cgroup: 1.5 GiB left.
+        assert_eq!(least("0::/slurm/job\n"), Some(3 * GIB / 2));
+        assert_eq!(least("0::/elsewhere\n"), Some(3 * GIB));
+        // cgroup v1's memory controller.
+        assert_eq!(least("4:memory:/job\n3:cpu:/job\n"), Some(GIB));
+        let all = limits(&files("0::/slurm/job\n"));
+        assert!(all
+            .iter()
+            .any(|&(n, b)| n == "available memory" && b == 22 * GIB));
     }
 
     #[test]

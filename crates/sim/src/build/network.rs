@@ -112,7 +112,7 @@ impl LinkFactory<'_> {
         let seed = self.s.file.seed;
         let qdisc = spec
             .build(&link_info(seed, i, rate))
-            .map_err(|e| self.s.error_at(&path.key(e.key), format!("{path}.{e}")))?;
+            .map_err(|e| self.s.qdisc_error(path, &e))?;
         if spec.uses_flow_table() {
             self.deferred.push(Deferred {
                 link: i as u32,
@@ -233,7 +233,7 @@ impl Network {
             let qdisc = d
                 .spec
                 .build(&info)
-                .map_err(|e| s.error_at(&d.path.key(e.key), format!("{}.{e}", d.path)))?;
+                .map_err(|e| s.qdisc_error(&d.path, &e))?;
             link.qdisc.rebuild(qdisc);
         }
         Ok(())

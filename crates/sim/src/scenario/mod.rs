@@ -15,6 +15,41 @@ use toml::Spanned;
 mod monitor;
 mod no_ops;
 mod place;
+
+/// A parser's message fit for one line of a terminal: control characters (an
+/// escape sequence in an unknown key) escaped, and a quoted name longer than 80
+/// characters cut short, saying how long it was.
+fn printable(message: &str) -> String {
+    let escaped: String = message
+        .chars()
+        .flat_map(|c| {
+            let e: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            e
+        })
+        .collect();
+    escaped
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let chars = part.chars().count();
+            if i % 2 == 1 && chars > 80 {
+                let head: String = part.chars().take(60).collect();
+                format!("{head}... ({chars} characters)")
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// The qdisc keys read under a second name (`#[serde(alias)]` in `aqm`): a
+/// rule broken by one names it as the user wrote it.
+const ALIASES: [(&str, &str); 2] = [("drop_batch_size", "drop_batch"), ("tupdate", "t_update")];
 mod qdisc_table;
 mod validate;
 
@@ -324,7 +359,7 @@ impl Scenario {
             ScenarioError {
                 origin: origin.to_string(),
                 line,
-                message,
+                message: printable(&message),
             }
         })?;
         let s = Scenario {
@@ -371,6 +406,16 @@ impl Scenario {
             // the key by reading each alone.
             let key = toml::from_str::<toml::Table>(text).ok().and_then(|root| {
                 match value_at(&root, &path) {
+                    // `tc = "..."`: the line is the key at fault, or the key
+                    // written beside it.
+                    Some(toml::Value::Table(t)) if t.contains_key("tc") => Some(
+                        message
+                            .split('`')
+                            .nth(1)
+                            .filter(|k| t.contains_key(*k))
+                            .unwrap_or("tc")
+                            .to_string(),
+                    ),
                     Some(toml::Value::Table(t)) => blame_qdisc_key(t, &message),
                     _ => None,
                 }
@@ -409,6 +454,48 @@ impl Scenario {
             origin: self.origin.clone(),
             line,
             message,
+        }
+    }
+
+    /// An error of the parameters of the qdisc table at `path`, blamed on a key
+    /// the user wrote, at its line: the key the rule names when it is written
+    /// (under the name written: an alias such as `t_update` for `tupdate`), else
+    /// the first written key the rule mentions (`max_th = 0` breaks "min_th must
+    /// be below max_th" when `min_th` is the default), else the table.
+    pub fn qdisc_error(&self, path: &KeyPath, e: &aqm::ParamError) -> ScenarioError {
+        let root = toml::from_str::<toml::Table>(&self.source).ok();
+        let table = root
+            .as_ref()
+            .and_then(|r| value_at(r, path))
+            .and_then(|v| v.as_table());
+        let written = |k: &str| table.and_then(|t| t.get(k));
+        let text = e.to_string();
+        if written(e.key).is_some() {
+            return self.error_at(&path.key(e.key), format!("{path}.{text}"));
+        }
+        if let Some(alias) = ALIASES
+            .iter()
+            .find(|(k, a)| *k == e.key && written(a).is_some())
+            .map(|(_, a)| *a)
+        {
+            let rest = text.strip_prefix(e.key).unwrap_or(&text);
+            return self.error_at(&path.key(alias), format!("{path}.{alias}{rest}"));
+        }
+        let other = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|w| *w != "kind" && *w != e.key && written(w).is_some());
+        match other.and_then(|k| Some((k, written(k)?))) {
+            Some((k, v)) => self.error_at(
+                &path.key(k),
+                format!(
+                    "{path}.{k} = {}: {} = {} (the default) {}",
+                    v.to_string().trim(),
+                    e.key,
+                    e.value,
+                    e.rule
+                ),
+            ),
+            None => self.error_at(&path.key(e.key), format!("{path}.{text}")),
         }
     }
 

@@ -463,3 +463,85 @@ to = "c"
     assert!(e.contains("to = \"c\" is not a node"), "{e}");
     assert!(e.starts_with("s.toml:12:"), "{e}");
 }
+
+#[test]
+fn a_rule_across_keys_blames_the_key_the_user_wrote() {
+    // `max_th = 0` beside a default `min_th`: the rule "min_th must be below
+    // max_th" is broken by the key written, at its line.
+    let base = DUMBBELL.replace("min_th = 100\nmax_th = 200\n", "max_th = 200\n");
+    names_key_and_line(&base, "max_th", "max_th = 0", "qdisc.max_th = 0: min_th = ");
+    // An alias is named as written.
+    let fq = DUMBBELL.replace(
+        "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n",
+        "kind = \"fq_codel\"\ndrop_batch = 64\n",
+    );
+    names_key_and_line(&fq, "drop_batch", "drop_batch = 0", "qdisc.drop_batch = 0");
+    // `tc = "..."`: the key, not the table's header.
+    let tc = DUMBBELL.replace(
+        "kind = \"red\"\nlimit = 300\nmin_th = 100\nmax_th = 200\n",
+        "tc = \"tc qdisc add dev eth0 root red\"\n",
+    );
+    names_key_and_line(
+        &tc,
+        "tc = ",
+        "tc = \"tc qdisc add dev eth0 root nonsense\"",
+        "qdisc",
+    );
+}
+
+#[test]
+fn parallel_links_are_refused_with_their_key_and_line() {
+    let text = GRAPH.replacen("[[topology.links]]", "[[topology.links]]\nfrom = \"b\"\nto = \"a\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[topology.links]]", 1);
+    let e = Scenario::from_toml(&text, "s.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("parallel links are not supported"), "{e}");
+    assert!(
+        e.contains("topology.links[1]") && e.contains("topology.links[0]"),
+        "{e}"
+    );
+    assert!(e.starts_with("s.toml:"), "{e}");
+}
+
+#[test]
+fn windows_are_bounded_and_shape_is_for_pareto_only() {
+    let d = DUMBBELL;
+    names_key_and_line(
+        d,
+        "packet_size = 1000",
+        "max_window = 1000000000",
+        "max_window = 1000000000 must be from 1 to",
+    );
+    names_key_and_line(
+        d,
+        "packet_size = 1000",
+        "initial_window = 4294967295",
+        "initial_window",
+    );
+    let onoff = d.replace(
+        "kind = \"cbr\"\nrate = \"2Mbps\"\n",
+        "kind = \"onoff\"\nrate = \"2Mbps\"\non = \"1ms\"\noff = \"1ms\"\nshape = 2.0\n",
+    );
+    names_key_and_line(
+        &onoff,
+        "shape",
+        "shape = -5",
+        "shape applies to distribution = \"pareto\" only",
+    );
+}
+
+#[test]
+fn an_unknown_key_is_echoed_printable_and_short() {
+    let escape = DUMBBELL.replace("delays = true", "\"\\u001b[2Jx\" = 1");
+    let e = Scenario::from_toml(&escape, "s.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(!e.chars().any(char::is_control), "{e:?}");
+    assert!(e.contains("\\u{1b}[2Jx"), "{e}");
+    let long = DUMBBELL.replace("delays = true", &format!("{} = 1", "k".repeat(1 << 20)));
+    let e = Scenario::from_toml(&long, "s.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.len() < 2000, "{} bytes", e.len());
+    assert!(e.contains("(1048576 characters)"), "{e}");
+}

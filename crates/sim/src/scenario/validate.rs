@@ -5,10 +5,14 @@ use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE}
 use crate::tcp::Variant;
 use crate::udp::Distribution;
 use aqm::Dur;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
 const TCP_HEADERS: u32 = 40;
+/// The largest TCP window (`max_window`, `initial_window`), in packets: above the
+/// 2^30 bytes TCP window scaling allows at any packet size over 1 KiB, and what
+/// the sender keeps per packet in flight is counted in the memory estimate.
+pub const MAX_WINDOW: u32 = 1 << 20;
 
 impl Scenario {
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
@@ -84,8 +88,28 @@ impl Scenario {
                         format!("topology.nodes names \"{twice}\" twice"),
                     ));
                 }
+                // A link's directions are named `from->to` and `to->from` in every
+                // table, `--pcap`, `[monitor] links` and `plot --link`: two links
+                // between one pair of nodes could not be told apart.
+                let mut pairs: HashMap<(&str, &str), usize> = HashMap::with_capacity(links.len());
                 for (i, l) in links.iter().enumerate() {
                     let link = topo.key("links").index(i);
+                    let pair = if l.from <= l.to {
+                        (l.from.as_str(), l.to.as_str())
+                    } else {
+                        (l.to.as_str(), l.from.as_str())
+                    };
+                    if let Some(first) = pairs.insert(pair, i) {
+                        return Err(self.error_at(
+                            &link.key("to"),
+                            format!(
+                                "topology.links[{i}] joins \"{}\" and \"{}\", as topology.links[{first}] does: \
+                                 parallel links are not supported (their directions would share \
+                                 the names \"{}->{}\" and \"{}->{}\"); give the pair one link",
+                                l.from, l.to, l.from, l.to, l.to, l.from
+                            ),
+                        ));
+                    }
                     for (key, end) in [("from", &l.from), ("to", &l.to)] {
                         if !set.contains(end.as_str()) {
                             return Err(self.error_at(
@@ -334,14 +358,16 @@ impl Scenario {
                 "object_size = 0 must be at least 1".into(),
             ));
         }
-        if matches!(spec.max_window, Some(0)) {
-            return Err(at("max_window", "max_window = 0 must be at least 1".into()));
-        }
-        if matches!(spec.initial_window, Some(0)) {
-            return Err(at(
-                "initial_window",
-                "initial_window = 0 must be at least 1".into(),
-            ));
+        for (key, w) in [
+            ("max_window", spec.max_window),
+            ("initial_window", spec.initial_window),
+        ] {
+            if let Some(w) = w.filter(|&w| w == 0 || w > MAX_WINDOW) {
+                return Err(at(
+                    key,
+                    format!("{key} = {w} must be from 1 to {MAX_WINDOW} packets"),
+                ));
+            }
         }
         if kind == FlowKind::Onoff {
             for (key, d) in [("on", spec.on), ("off", spec.off)] {
@@ -351,6 +377,12 @@ impl Scenario {
                         "kind = \"onoff\" needs positive on and off mean durations".into(),
                     ));
                 }
+            }
+            if spec.distribution != Some(Distribution::Pareto) && spec.shape.is_some() {
+                return Err(at(
+                    "shape",
+                    "shape applies to distribution = \"pareto\" only".into(),
+                ));
             }
             if spec.distribution == Some(Distribution::Pareto)
                 && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))

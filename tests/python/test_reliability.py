@@ -1,0 +1,287 @@
+"""What no input, file or signal may make aqmlab do: destroy a file it did not
+create, mix two runs in one folder, abort, or take a bad value without a clear
+``ValueError`` (Python) or exit status 2 (the command)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import aqmlab
+from aqmlab import _io
+from aqmlab.result import Result
+
+from conftest import cli_error, run_cli
+
+#: A run of a fraction of a second: one TCP flow through a small dumbbell.
+SMALL = {
+    "name": "small",
+    "duration": "300ms",
+    "topology": {
+        "kind": "dumbbell",
+        "access": {"rate": "10Mbps", "delay": "1ms"},
+        "bottleneck": {"rate": "1Mbps", "delay": "5ms"},
+    },
+    "flows": [{"name": "t", "kind": "tcp", "count": 1}],
+}
+
+
+# ---- files are written through, never renamed over --------------------------------------
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    target = tmp_path / "target.png"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.png"
+    link.symlink_to(target)
+    _io.write_atomic(link, lambda f: f.write(b"new"))
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes() == b"new"
+
+
+def test_a_fifo_is_written_through_not_replaced(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    _io.write_atomic(fifo, lambda f: f.write(b"through the pipe"))
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
+    assert got == [b"through the pipe"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_device_behind_a_link_stays_a_device(tmp_path):
+    link = tmp_path / "null.png"
+    link.symlink_to("/dev/null")
+    _io.write_atomic(link, lambda f: f.write(b"x" * 1000))
+    assert link.is_symlink() and os.readlink(link) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_folder_is_refused(tmp_path):
+    with pytest.raises(IsADirectoryError):
+        _io.write_atomic(tmp_path, lambda f: f.write(b"x"))
+
+
+def test_plot_out_writes_through_a_link(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("run", "--out", str(out), "-q", "--duration", "21s").returncode == 0
+    target = tmp_path / "figure.png"
+    link = tmp_path / "link.png"
+    link.symlink_to(target)
+    proc = run_cli("plot", str(out), "--out", str(link), "--kind", "queue")
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink()
+    assert target.read_bytes().startswith(b"\x89PNG")
+
+
+# ---- one writer at a time, and the user's files left alone -------------------------------
+
+
+def test_two_writers_of_a_folder_take_turns(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = os.open(out / _io.RECORD, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # this test is the first writer
+    done = threading.Event()
+
+    def second() -> None:
+        _io.write_folder(out, {"flows": pd.DataFrame({"a": [2]})}, summary="{}")
+        done.set()
+
+    t = threading.Thread(target=second, daemon=True)
+    t.start()
+    time.sleep(1.0)
+    assert not done.is_set(), "wrote while another writer held the folder"
+    assert sorted(p.name for p in out.iterdir()) == [_io.RECORD]
+    os.close(fd)
+    t.join(timeout=30)
+    assert done.is_set()
+    assert (out / "summary.json").is_file() and (out / "flows.parquet").is_file()
+
+
+def test_a_live_writers_temporary_file_is_left_alone(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        host = socket.gethostname()
+        live = out / f".runs{_io.PARTIAL}{host}-{sleeper.pid}.parquet"
+        live.write_bytes(b"being written")
+        gone = subprocess.Popen(["true"])  # a writer that is no longer running
+        gone.wait()
+        killed = out / f".runs{_io.PARTIAL}{host}-{gone.pid}.parquet"
+        killed.write_bytes(b"killed")
+        _io.write_folder(out, {"flows": pd.DataFrame({"a": [1]})}, summary="{}")
+        assert live.exists(), "another writer's temporary file was deleted"
+        assert not killed.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_an_empty_out_is_a_usage_error(tmp_path):
+    (tmp_path / "flows.csv").write_text("mine")
+    for args in (
+        ["run", "--out", "", "-q"],
+        ["sweep", "--out", "", "-q"],
+        ["repro", "choke-fig3", "--out", "", "-q"],
+        ["plot", str(tmp_path), "--out", ""],
+    ):
+        proc = run_cli(*args, cwd=tmp_path)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "empty path" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flows.csv"]
+
+
+def test_files_aqmlab_did_not_write_are_never_removed(tmp_path):
+    (tmp_path / "flows.csv").write_text("mine")
+    (tmp_path / "notes.txt").write_text("mine")
+    # A run that would replace the user's table is refused before it starts.
+    message = cli_error("run", "--out", str(tmp_path), "--format", "csv", "-q", "--duration", "21s")
+    assert "flows.csv was not written by aqmlab" in message
+    # One that writes beside it warns, and leaves it.
+    proc = run_cli("run", "--out", str(tmp_path), "-q", "--duration", "21s")
+    assert proc.returncode == 0, proc.stderr
+    assert "holds files aqmlab did not write (flows.csv, notes.txt)" in proc.stderr
+    assert (tmp_path / "flows.csv").read_text() == "mine"
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    # aqmlab's own tables of the other format are still replaced on a rerun.
+    assert (
+        run_cli("run", "--out", str(tmp_path), "-q", "--duration", "21s", "--format", "csv").returncode == 2
+    )
+    other = tmp_path / "other"
+    assert run_cli("run", "--out", str(other), "-q", "--duration", "21s", "--format", "csv").returncode == 0
+    assert run_cli("run", "--out", str(other), "-q", "--duration", "21s").returncode == 0
+    assert not list(other.glob("*.csv"))
+
+
+def test_a_summary_that_does_not_parse_is_no_finished_run(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("run", "--out", str(out), "-q", "--duration", "21s").returncode == 0
+    (out / "summary.json").write_text("{")
+    with pytest.raises(ValueError, match=r"summary\.json is not a run's summary"):
+        Result.read(out)
+
+
+# ---- bounded seeds ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["sweep"], ["repro", "choke-fig3"]])
+@pytest.mark.parametrize("seeds", ["1000000000", "18446744073709551617"])
+def test_huge_seed_counts_exit_2_at_once(tmp_path, command, seeds):
+    started = time.monotonic()
+    proc = run_cli(*command, "--seeds", seeds, "--out", str(tmp_path / "o"), "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "at most" in proc.stderr or "larger than" in proc.stderr, proc.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_sweep_refuses_too_many_runs_and_repeated_values():
+    with pytest.raises(ValueError, match="must be between 1 and"):
+        aqmlab.sweep(SMALL, seeds=10**9)
+    with pytest.raises(ValueError, match="more than"):
+        aqmlab.sweep(SMALL, seeds=iter(range(10**12)))
+    with pytest.raises(ValueError, match="lists 100 twice"):
+        aqmlab.sweep(SMALL, {"qdisc.limit": [100, 100]})
+    assert "lists 100 twice" in cli_error("sweep", "--set", "qdisc.limit=100,100", "-q")
+
+
+# ---- the run store: a damaged entry is a miss --------------------------------------------------
+
+
+def test_a_damaged_stored_run_is_simulated_again(tmp_path):
+    cache = tmp_path / "cache"
+    first = aqmlab.sweep(SMALL, cache_dir=cache, jobs=1)
+    assert first.simulated == 1
+    (entry,) = cache.glob("*.parquet")
+    data = bytearray(entry.read_bytes())
+    # The body damaged, the footer (its last kilobyte and the magic) intact.
+    for i in range(8, len(data) // 2):
+        data[i] ^= 0x5A
+    entry.write_bytes(bytes(data))
+    again = aqmlab.sweep(SMALL, cache_dir=cache, jobs=1)
+    assert again.simulated == 1 and again.cached == 0
+    assert len(again.runs) == 1
+    third = aqmlab.sweep(SMALL, cache_dir=cache, jobs=1)
+    assert third.cached == 1
+
+
+# ---- the Python front end: ValueError, and integers as the binary reads them -------------------
+
+
+@pytest.mark.parametrize("seed", [" 5", "5 ", "\u0665", "18446744073709551616", "-1", "0x5"])
+def test_the_python_command_reads_integers_as_the_binary_does(seed):
+    message = cli_error("run", "--seed", seed, "--duration", "21s", "-q")
+    assert "Traceback" not in message
+
+
+def test_a_plus_sign_is_read_as_the_binary_reads_it():
+    assert run_cli("run", "--seed", "+5", "--duration", "21s", "-q").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        (math.nan, "flows[0].rate = nan"),
+        (math.inf, "flows[0].rate = inf"),
+        (None, "flows[0].rate = None"),
+        ({1, 2}, "flows[0].rate"),
+        (b"1Mbps", "flows[0].rate"),
+        (2**70, "flows[0].rate = 1180591620717411303424"),
+    ],
+)
+def test_values_a_scenario_cannot_hold_name_their_key(value, where):
+    scenario = json.loads(json.dumps(SMALL))
+    scenario["flows"] = [{"name": "u", "kind": "cbr", "rate": value}]
+    with pytest.raises(ValueError) as e:
+        aqmlab.run(scenario)
+    assert str(e.value).startswith(where), str(e.value)
+
+
+def test_bad_structures_raise_value_error():
+    deep: list = []
+    node = deep
+    for _ in range(5000):
+        node.append([])
+        node = node[0]
+    with pytest.raises(ValueError, match="nested more than"):
+        aqmlab.run({**SMALL, "description": deep})
+    with pytest.raises(ValueError, match="is not a string"):
+        aqmlab.run({**SMALL, 3: "x"})
+    with pytest.raises(ValueError, match="no table 'nope'"):
+        aqmlab.run(SMALL).arrow("nope")
+    with pytest.raises(ValueError, match="must be a dict"):
+        aqmlab.sweep(SMALL, [("qdisc.limit", [1])])
+    with pytest.raises(ValueError, match="is not a string"):
+        aqmlab.sweep(SMALL, {1: [1]})
+
+
+def test_a_cache_dir_that_is_a_file_is_a_value_error(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        aqmlab.sweep(SMALL, cache_dir=f)
+
+
+def test_a_sweep_over_a_file_names_the_file_and_line(tmp_path, choke_text):
+    path = tmp_path / "bad.toml"
+    path.write_text(choke_text.replace('kind = "red"', 'kind = "red"\nnonsense = 1', 1))
+    with pytest.raises(ValueError) as e:
+        aqmlab.sweep(str(path))
+    assert str(e.value).startswith(f"{path}:"), str(e.value)
+    assert "<dict>" not in str(e.value)
