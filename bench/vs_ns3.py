@@ -35,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+from experiments import EXPERIMENTS, MAX_P, MEAN_PKT, PKT, W_Q, scenario_toml
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 NS3_SRC = BENCH / "ns3" / "aqm_bench.cc"
@@ -48,122 +50,6 @@ NS3_LIBS = [
     "ns3-applications",
     "ns3-traffic-control",
 ]
-
-# The experiments.  Rates and delays in the units both simulators parse.
-EXPERIMENTS: dict[str, dict] = {
-    # CHOKe paper, Fig. 3 (scenarios/choke-fig3.toml): 32 TCP + 1 UDP at 2 Mbps over
-    # 1 Mbps, under RED and under DropTail.
-    "a-red": dict(
-        desc="CHOKe Fig. 3: 32 TCP + 2 Mbps UDP over 1 Mbps, RED(100, 200, limit 300), 100 s",
-        tcp=32,
-        udp="2Mbps",
-        bn_rate="1Mbps",
-        bn_delay="1ms",
-        access_rate="10Mbps",
-        access_delay="1ms",
-        queue="red",
-        limit=300,
-        min_th=100,
-        max_th=200,
-        duration=100,
-        warmup=20,
-        max_window=300,
-    ),
-    "a-droptail": dict(
-        desc="CHOKe Fig. 3: 32 TCP + 2 Mbps UDP over 1 Mbps, DropTail(300), 100 s",
-        tcp=32,
-        udp="2Mbps",
-        bn_rate="1Mbps",
-        bn_delay="1ms",
-        access_rate="10Mbps",
-        access_delay="1ms",
-        queue="fifo",
-        limit=300,
-        duration=100,
-        warmup=20,
-        max_window=300,
-    ),
-    # SFB paper, Section IV: 400 TCP + 1 UDP at 45 Mbps over 45 Mbps (100 Mbps,
-    # 5 ms access; 10 ms bottleneck), RED on a 200-packet buffer.
-    "b": dict(
-        desc="SFB: 400 TCP + 45 Mbps UDP over 45 Mbps, RED(50, 150, limit 200), 100 s",
-        tcp=400,
-        udp="45Mbps",
-        bn_rate="45Mbps",
-        bn_delay="10ms",
-        access_rate="100Mbps",
-        access_delay="5ms",
-        queue="red",
-        limit=200,
-        min_th=50,
-        max_th=150,
-        duration=100,
-        warmup=20,
-        max_window=131,
-    ),
-    # Scale: 1000 TCP flows over 100 Mbps, DropTail of 1000 packets.
-    "c": dict(
-        desc="1000 TCP over 100 Mbps (1 Gbps, 1 ms access; 10 ms bottleneck), DropTail(1000), 30 s",
-        tcp=1000,
-        udp=None,
-        bn_rate="100Mbps",
-        bn_delay="10ms",
-        access_rate="1Gbps",
-        access_delay="1ms",
-        queue="fifo",
-        limit=1000,
-        duration=30,
-        warmup=10,
-        max_window=131,
-    ),
-    # The smoke test: a few flows for a few seconds.
-    "smoke": dict(
-        desc="smoke: 4 TCP + 2 Mbps UDP over 10 Mbps, RED(20, 60, limit 100), 10 s",
-        tcp=4,
-        udp="2Mbps",
-        bn_rate="10Mbps",
-        bn_delay="10ms",
-        access_rate="100Mbps",
-        access_delay="2ms",
-        queue="red",
-        limit=100,
-        min_th=20,
-        max_th=60,
-        duration=10,
-        warmup=2,
-        max_window=131,
-    ),
-}
-
-
-# Issue #14: the CHOKe and SFB experiments, (a) and (b), under FQ-CoDel at ns-3's
-# defaults (Linux's but for the quantum and the per-queue MinBytes: see
-# scenario_toml), beside ns-3's FqCoDelQueueDisc, with the issue's tolerances.
-def _under_fq_codel(base: str, desc: str, **extra) -> dict:
-    e = {k: v for k, v in EXPERIMENTS[base].items() if k not in ("min_th", "max_th")}
-    return {**e, "desc": desc, "queue": "fq_codel", "limit": 10240, **extra}
-
-
-_TOLERANCE = dict(udp_share_pp=10, tcp_goodput=0.05)
-EXPERIMENTS["a-fq_codel"] = _under_fq_codel(
-    "a-red",
-    "CHOKe Fig. 3 under FQ-CoDel: 32 TCP + 2 Mbps UDP over 1 Mbps, FQ-CoDel(limit 10240), 100 s",
-    tolerance=_TOLERANCE,
-)
-EXPERIMENTS["b-fq_codel"] = _under_fq_codel(
-    "b",
-    "SFB under FQ-CoDel: 400 TCP + 45 Mbps UDP over 45 Mbps, FQ-CoDel(limit 10240), 100 s",
-    tolerance=_TOLERANCE,
-)
-# The check that ns-3's TCP goodput gap on a-fq_codel is its spurious timeouts
-# (BENCHMARKS.md): a 1 s minimum RTO in both simulators.
-EXPERIMENTS["a-fq_codel-rto1s"] = _under_fq_codel(
-    "a-red", "CHOKe Fig. 3 under FQ-CoDel, min RTO 1 s in both simulators", min_rto="1s"
-)
-
-# Shared by both simulators: RED as ns-2 and ns-3 default it, but with the mean
-# packet size set to the real one.
-W_Q, MAX_P, MEAN_PKT, PKT = 0.002, 0.1, 1000, 1000
 
 
 def log(*a):
@@ -244,63 +130,6 @@ def build_aqmlab() -> Path:
 
 
 # ---- one experiment, two simulators --------------------------------------------------
-
-
-def scenario_toml(name: str, e: dict) -> str:
-    kind = {"red": "red", "fifo": "droptail", "fq_codel": "fq_codel"}[e["queue"]]
-    q = [f'kind = "{kind}"', f"limit = {e['limit']}"]
-    if e["queue"] == "red":
-        q += [
-            f"min_th = {e['min_th']}",
-            f"max_th = {e['max_th']}",
-            f"w_q = {W_Q}",
-            f"max_p = {MAX_P}",
-            f"mean_pkt_size = {MEAN_PKT}",
-            "wait = true",
-            "gentle = false",
-        ]
-    if e["queue"] == "fq_codel":
-        # ns-3's FqCoDelQueueDisc: the quantum is the device's MTU (1500, Linux's
-        # 1514) and each flow queue's CoDel keeps at least MinBytes = 1500, which
-        # is aqmlab's per-queue rule with mtu 1499 (docs/qdiscs.md, FQ-CoDel).
-        # Neither TCP is ECN-capable here, so ECN (on in both) changes nothing.
-        q += ["quantum = 1500", "mtu = 1499", "per_flow_mtu = true"]
-    lines = [
-        f"# Written by bench/vs_ns3.py: {e['desc']}.",
-        "# The ns-3 peer is bench/ns3/aqm_bench.cc with the same parameters.",
-        f'name = "bench-{name}"',
-        f'duration = "{e["duration"]}s"',
-        f'warmup = "{e["warmup"]}s"',
-        "seed = 1",
-        "",
-        "[topology]",
-        'kind = "dumbbell"',
-        f'access = {{ rate = "{e["access_rate"]}", delay = "{e["access_delay"]}" }}',
-        f'bottleneck = {{ rate = "{e["bn_rate"]}", delay = "{e["bn_delay"]}" }}',
-        "",
-        "[qdisc]",
-        *q,
-        "",
-        "[[flows]]",
-        'name = "tcp"',
-        'kind = "tcp"',
-        'variant = "newreno"',
-        f"count = {e['tcp']}",
-        f"packet_size = {PKT}",
-        f"max_window = {e['max_window']}",
-        f'min_rto = "{e.get("min_rto", "200ms")}"',
-    ]
-    if e["udp"]:
-        lines += [
-            "",
-            "[[flows]]",
-            'name = "udp"',
-            'kind = "cbr"',
-            f'rate = "{e["udp"]}"',
-            "count = 1",
-            f"packet_size = {PKT}",
-        ]
-    return "\n".join(lines) + "\n"
 
 
 def ns3_args(e: dict) -> list[str]:
