@@ -41,7 +41,9 @@ def run_ns(sp: Spec, *, timeout: float = 3600) -> tuple[str, float]:
         path = f.name
     try:
         t0 = time.perf_counter()
-        p = subprocess.run(["nice", "-n", "10", "ns", str(PEER), path], capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(
+            ["nice", "-n", "10", "ns", str(PEER), path], capture_output=True, text=True, timeout=timeout
+        )
         wall = time.perf_counter() - t0
     finally:
         Path(path).unlink(missing_ok=True)
@@ -83,7 +85,9 @@ class Ns2Result:
                 d = _kv(w[2:])
                 flows[int(d["id"])] = d
             elif w[0] == "QUEUE":
-                queue.append({"link": w[1], "t_s": float(w[2]), "packets": int(float(w[3])), "bytes": math.nan})
+                queue.append(
+                    {"link": w[1], "t_s": float(w[2]), "packets": int(float(w[3])), "bytes": math.nan}
+                )
             elif w[0] == "SERIES":
                 nums = [float(x) for x in w[3:]]
                 for i in range(0, len(nums), 5):
@@ -190,9 +194,10 @@ class Ns2Result:
     @property
     def fairness(self) -> dict[str, Any]:
         tcp = self.flows[self.flows["kind"] == "tcp"]["goodput_bps"]
+        every = self.flows["goodput_bps"]
         out: dict[str, Any] = {
             "tcp": {"n": len(tcp), "jain": jain(tcp), "cov": cov(tcp)},
-            "all": {"n": len(self.flows), "jain": jain(self.flows["goodput_bps"]), "cov": cov(self.flows["goodput_bps"])},
+            "all": {"n": len(every), "jain": jain(every), "cov": cov(every)},
             "groups": {},
         }
         for name, row in self.groups.iterrows():
@@ -217,7 +222,17 @@ def _series(rows: list[tuple], size: dict[int, int]):
                 dt = r.t - prev.t
                 nbytes = r.bytes - prev.bytes
                 out.append(
-                    (link, prev.t, dt, flow, r.pkts - prev.pkts, nbytes, nbytes * 8 / dt, r.drops - prev.drops, r.marks - prev.marks)
+                    (
+                        link,
+                        prev.t,
+                        dt,
+                        flow,
+                        r.pkts - prev.pkts,
+                        nbytes,
+                        nbytes * 8 / dt,
+                        r.drops - prev.drops,
+                        r.marks - prev.marks,
+                    )
                 )
             prev = r
     return pd.DataFrame(out, columns=cols)

@@ -242,7 +242,11 @@ def _known(q: dict[str, Any], keys: set[str]) -> None:
 def tcp_vars(g: dict[str, Any]) -> list[Any]:
     p = {**FLOW_DEFAULTS, **TCP_DEFAULTS, **g}
     for key in ("counting", "hystart", "weight"):
-        if key in g and not (key == "counting" and g[key] == "packet") and not (key == "weight" and g[key] == 1):
+        if (
+            key in g
+            and not (key == "counting" and g[key] == "packet")
+            and not (key == "weight" and g[key] == 1)
+        ):
             raise Unsupported(f"TCP {key} = {g[key]!r}")
     if p["variant"] not in VARIANTS:
         raise Unsupported(f"TCP variant {p['variant']!r} (ns-2.35 has Reno, NewReno and SACK of ours)")
@@ -298,7 +302,9 @@ def spec(scenario: dict[str, Any], seed: int) -> Spec:
     mon = s.get("monitor", {})
     qi = seconds(mon.get("queue_interval", "100ms"))
     series = seconds(mon["flow_series"]) if "flow_series" in mon else 0
-    lines.append(f"run duration {duration!r} warmup {warmup!r} seed {seed} queue_interval {qi!r} series {series!r}")
+    lines.append(
+        f"run duration {duration!r} warmup {warmup!r} seed {seed} queue_interval {qi!r} series {series!r}"
+    )
     flows: list[Flow] = []
     links: dict[str, float] = {}
     ends: list[tuple[str, str]] = []
@@ -307,9 +313,8 @@ def spec(scenario: dict[str, Any], seed: int) -> Spec:
 
     def link(a: str, b: str, rate: str, delay: str, q: dict[str, Any] | None, monitor: bool) -> None:
         cls, vars_ = queue(q, psize, nflows)
-        lines.append(
-            f"link {a} {b} {ns_rate(rate)} {ns_delay(delay)} {cls} {{{' '.join(map(str, vars_))}}} {int(monitor)}"
-        )
+        qvars = " ".join(map(str, vars_))
+        lines.append(f"link {a} {b} {ns_rate(rate)} {ns_delay(delay)} {cls} {{{qvars}}} {int(monitor)}")
         if monitor:
             links[f"{a}->{b}"] = float(bps(rate))
 
