@@ -9,6 +9,7 @@ the old one. The prose around the blocks is left as it is: the script prints eve
 verdict that changed, for the prose to be checked against.
 
     python3 bench/repro_blocks.py --out repro-out --jobs 2
+    python3 bench/repro_blocks.py choke sfb    # some experiments' blocks only
     python3 bench/repro_blocks.py --check     # exit 1 if a block would change
 """
 
@@ -39,6 +40,7 @@ def rows(block: str) -> dict[str, str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("ids", nargs="*", default=["all"], help="experiments (default: all)")
     p.add_argument("--out", default="repro-out", help="the reproduction's folder (its cache is reused)")
     p.add_argument("--jobs", type=int)
     p.add_argument("--peer", action="append", help="peer JSON files (default: ns-2's when present)")
@@ -51,8 +53,9 @@ def main() -> int:
     peers = o.peer if o.peer is not None else ([str(NS2)] if NS2.exists() else [])
     if o.no_peer:
         peers = []
-    table = R.repro("all", out=o.out, jobs=o.jobs, peers=peers, progress=True)
-    new = {e.id: format_table(e, table[table["experiment"] == e.id]) + "\n" for e in R.EXPERIMENTS.values()}
+    table = R.repro(o.ids, out=o.out, jobs=o.jobs, peers=peers, progress=True)
+    chosen = R.resolve(o.ids)
+    new = {e.id: format_table(e, table[table["experiment"] == e.id]) + "\n" for e in chosen}
     text = DOC.read_text()
     changed, verdicts = [], []
 

@@ -142,7 +142,7 @@ def scenario_of(name: str) -> dict:
     return tomllib.loads(scenario_toml(name, e, "bench/vs_ns2.py", "bench/ns2/peer.tcl"))
 
 
-def run_bench(name: str, seeds: int, duration: str | None = None) -> dict:
+def run_bench(name: str, seeds: int, duration: str | None = None, tcp: dict | None = None) -> dict:
     import aqmlab
 
     scen = scenario_of(name)
@@ -152,7 +152,7 @@ def run_bench(name: str, seeds: int, duration: str | None = None) -> dict:
     log(f"== {name}: {ALL[name]['desc']}")
     runs: dict[str, list[dict]] = {"ns2": [], "aqmlab": []}
     for seed in range(1, seeds + 1):
-        sp = ns2spec.spec(scen, seed)
+        sp = ns2spec.spec(scen, seed, tcp)
         r = ns2result.run(sp, seed)
         m = metrics(r)
         m["wall"] = r.wall
@@ -170,6 +170,7 @@ def run_bench(name: str, seeds: int, duration: str | None = None) -> dict:
     return {
         "experiment": name,
         "description": ALL[name]["desc"],
+        "ns2_tcp_overrides": tcp or {},
         "scenario": scen,
         "seeds": seeds,
         "runs": runs,
@@ -192,8 +193,10 @@ def fmt(x: float) -> str:
 
 
 def bench_table(res: dict) -> str:
+    knobs = ", ".join(f"{k} {v}" for k, v in res.get("ns2_tcp_overrides", {}).items())
     out = [
-        f"**{res['experiment']}**: {res['description']} ({res['seeds']} seeds each; mean ± sd)",
+        f"**{res['experiment']}**: {res['description']} ({res['seeds']} seeds each; mean ± sd)"
+        + (f"; ns-2 with {knobs}" if knobs else ""),
         "",
         "| quantity | ns-2.35 | aqmlab | tolerance | within |",
         "|---|---|---|---|---|",
@@ -239,7 +242,7 @@ def run_repro(ids: list[str], seeds: int, duration: str | None) -> dict:
             for k in doc["experiments"]:
                 merged["skipped"].pop(k, None)
             doc = merged
-        write_atomic(path, json.dumps(doc, indent=1) + "\n")
+        write_atomic(path, json.dumps(doc, indent=1, default=float) + "\n")
 
     res = repro_peer.run(order, seeds, duration, log=log, save=save)
     log(f"wrote {path.relative_to(ROOT)}")
@@ -262,6 +265,13 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=None, help="seeds per point (bench 5, repro 2)")
     p.add_argument("--duration", help="shorten every run (warm-up a fifth), e.g. 20s")
     p.add_argument("--smoke", action="store_true", help="a few seconds of the smoke experiment")
+    p.add_argument(
+        "--ns2-tcp",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE",
+        help="a diagnostic: set an Agent/TCP variable in ns-2 (results go to ns2-NAME-VAR_VALUE.*)",
+    )
     o = p.parse_args()
     if o.seeds is not None and o.seeds < 1:
         p.error("--seeds must be at least 1")
@@ -284,14 +294,23 @@ def main() -> int:
     for n in what:
         if n not in ALL:
             p.error(f"unknown experiment {n!r} (known: {', '.join(ALL)}, or repro, or all)")
+    tcp = {}
+    for kv in o.ns2_tcp:
+        if "=" not in kv:
+            p.error(f"--ns2-tcp {kv!r}: write VAR=VALUE")
+        k, v = kv.split("=", 1)
+        tcp[k] = v
     for n in what:
-        bench_one(n, o.seeds or 5, o.duration)
-    write_summary()
+        bench_one(n, o.seeds or 5, o.duration, tcp)
+    if not tcp:
+        write_summary()
     return 0
 
 
-def bench_one(name: str, seeds: int, duration: str | None) -> None:
-    res = run_bench(name, seeds, duration)
+def bench_one(name: str, seeds: int, duration: str | None, tcp: dict | None = None) -> None:
+    res = run_bench(name, seeds, duration, tcp)
+    if tcp:
+        name += "-" + "-".join(f"{k.strip('_')}_{v}" for k, v in tcp.items())
     res["ns2_version"] = ns2_version()
     res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = bench_table(res)

@@ -6,10 +6,12 @@ seeds; the experiment's own `measure` reads each run (an `Ns2Result` has the
 tables of an aqmlab `Result`) and its own `checks` turns the runs into rows. Points
 ns-2 cannot run (a qdisc it lacks, a queue-lab point) are left out; a check that
 needs one of them has no ns-2 value. Which checks those are is found, not listed:
-the missing points' numbers are filled five ways (NaN; rising, falling and two
-random sequences of positive numbers, different in every cell), and a check has an
+the missing points' numbers are filled sixteen ways (NaN; two constants; rising,
+falling and two random sequences of positive numbers; two falling
+negative ones, ordered both ways across columns, and seven random signed ones,
+used when the checks accept them), and a check has an
 ns-2 value only when every filling gives the same finite value, so neither a mean,
-a ratio nor a trend over a missing point passes for ns-2's.
+a ratio, a sign nor a trend over a missing point passes for ns-2's.
 """
 
 from __future__ import annotations
@@ -24,17 +26,33 @@ import spec as ns2spec
 
 
 def _fills(n_rows: int, n_cols: int) -> list[Callable[[int, int], float]]:
-    """Values for the cell (row, column) of a missing point, five ways."""
+    """Values for the cell (row, column) of a missing point: NaN, six positive
+    fillings (`MUST` of them; two constant), then nine with negative values (a check may refuse
+    those: a square root, a logarithm). Several random signed ones, because a
+    condition such as `a < 0 and b > c` is false for most single fillings."""
     r1, r2 = random.Random(1), random.Random(2)
     rand1 = [[r1.uniform(1.0, 1e9) for _ in range(n_cols)] for _ in range(n_rows)]
     rand2 = [[r2.uniform(1e-3, 1.0) for _ in range(n_cols)] for _ in range(n_rows)]
+    signed = []
+    for seed in range(3, 10):
+        r = random.Random(seed)
+        signed.append([[r.uniform(-1.0, 1.0) for _ in range(n_cols)] for _ in range(n_rows)])
     return [
         lambda i, k: math.nan,
         lambda i, k: 1e9 * (1 + i) + k,
         lambda i, k: 1e9 / (1 + i) + k,
         lambda i, k: rand1[i][k],
         lambda i, k: rand2[i][k],
+        lambda i, k: 1.0,  # no spread at all: "varies least" and max/min rows move
+        lambda i, k: 1e9,
+        lambda i, k: -1e9 * (1 + i) - k,
+        lambda i, k: -1e9 * (1 + i) + k,
+        *(lambda i, k, t=t: t[i][k] for t in signed),
     ]
+
+
+#: The fillings (after NaN) every check must accept.
+MUST = 6
 
 
 def _value(c) -> float | None:
@@ -120,8 +138,9 @@ def run(
             except Exception:
                 results.append(None)
         values = {}
-        filled = results[1:]
-        if all(r is not None for r in filled):
+        must, signed = results[1 : 1 + MUST], results[1 + MUST :]
+        if all(r is not None for r in must):
+            filled = must + [r for r in signed if r is not None]
             for k, c in enumerate(filled[0]):
                 vals = [_value(r[k]) for r in filled]
                 nan_fill = _value(results[0][k]) if results[0] is not None else None
@@ -138,6 +157,11 @@ def run(
             "points_run": len({repr(sorted(planned[i][0].label.items())) for i in measured}),
             "points_left_out": sorted(reasons),
             "ns2_seconds": round(time.perf_counter() - t0, 1),
+            # Every ns-2 run's numbers, so the checks can be made again without ns-2.
+            "runs": [
+                {"label": dict(planned[i][0].label), "seed": planned[i][1], **m}
+                for i, m in sorted(measured.items())
+            ],
         }
         secs = time.perf_counter() - t0
         log(f"{exp.id}: {len(values)} checks with an ns-2 value from {ran} runs, {secs:.0f} s")

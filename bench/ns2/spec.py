@@ -239,7 +239,7 @@ def _known(q: dict[str, Any], keys: set[str]) -> None:
 # ---- flows ------------------------------------------------------------------------
 
 
-def tcp_vars(g: dict[str, Any]) -> list[Any]:
+def tcp_vars(g: dict[str, Any], overrides: dict[str, Any] | None = None) -> list[Any]:
     p = {**FLOW_DEFAULTS, **TCP_DEFAULTS, **g}
     for key in ("counting", "hystart", "weight"):
         if (
@@ -261,6 +261,7 @@ def tcp_vars(g: dict[str, Any]) -> list[Any]:
     )
     if "newreno_timer" in g:
         v["newreno_changes1_"] = NEWRENO_TIMER[g["newreno_timer"]]
+    v.update(overrides or {})
     if p["variant"] != "newreno":  # variables only Agent/TCP/Newreno has
         for k in ("newreno_changes_", "newreno_changes1_", "partial_window_deflation_"):
             del v[k]
@@ -290,8 +291,10 @@ def _starts(groups: list[dict[str, Any]], seed: int) -> list[float]:
 # ---- the network ------------------------------------------------------------------
 
 
-def spec(scenario: dict[str, Any], seed: int) -> Spec:
-    """The ns-2 spec of `scenario` run with `seed`; `Unsupported` if ns-2 cannot."""
+def spec(scenario: dict[str, Any], seed: int, tcp: dict[str, Any] | None = None) -> Spec:
+    """The ns-2 spec of `scenario` run with `seed`; `Unsupported` if ns-2 cannot.
+    `tcp` overrides Agent/TCP variables (a diagnostic: what moves ns-2 toward
+    aqmlab), e.g. {"maxrto_": 12.8}."""
     s = scenario
     duration, warmup = seconds(s["duration"]), seconds(s.get("warmup", "0s"))
     groups = list(s["flows"])
@@ -357,7 +360,7 @@ def spec(scenario: dict[str, Any], seed: int) -> Spec:
             src, dst = ends[fid]
             t0 = f"{starts[fid]!r}"
             if gk == "tcp":
-                vars_ = tcp_vars(g)
+                vars_ = tcp_vars(g, tcp)
                 lines.append(f'tcp {fid} {src} {dst} {t0} "{stop}" {{{" ".join(map(str, vars_))}}}')
                 flows.append(Flow(fid, g["name"], "tcp", size))
             elif gk == "cbr":
