@@ -61,3 +61,31 @@ def test_ns2_and_aqmlab_agree_loosely_on_the_smoke_experiment():
     r = subprocess.run([sys.executable, str(HERE / "vs_ns2.py"), "--smoke"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert "1 passed, 0 failed" in r.stdout
+
+
+def test_a_check_gets_an_ns2_value_only_when_it_needs_no_point_ns2_cannot_run():
+    # Two qdiscs, "red" (ns-2 ran it) and "choke" (it could not), three loads each;
+    # rows of the kinds the reproductions have. Only the RED-only rows may get a
+    # value, however the CHOKe numbers would have come out.
+    import pandas as pd
+    import repro_peer
+    from aqmlab.repro._core import trend, within
+
+    def checks(runs: pd.DataFrame):
+        red, choke = runs[runs["q"] == "red"], runs[runs["q"] == "choke"]
+        r, c = red.groupby("load")["x"].mean(), choke.groupby("load")["x"].mean()
+        return [
+            within("red mean", "s", 1.0, float(red["x"].mean()), 1.0, ""),
+            trend("red rises", "s", "", bool((r.diff().dropna() > 0).all())),
+            within("choke mean", "s", 1.0, float(choke["x"].mean()), 1.0, ""),
+            within("choke / red", "s", 1.0, float(c.mean() / r.mean()), 1.0, ""),
+            trend("choke varies least", "s", "", bool(c.max() - c.min() <= r.max() - r.min())),
+            trend("choke below zero and falling", "s", "", bool(c.mean() < 0 and c.iloc[0] > c.iloc[-1])),
+            trend("choke rises", "s", "", bool((c.diff().dropna() > 0).all())),
+        ]
+
+    planned = [({"q": q, "load": load}, 1) for q in ("red", "choke") for load in (1, 2, 3)]
+    measured = {i: {"x": float(i + 1)} for i in range(3)}  # the RED points only
+    values = repro_peer.ns2_values(checks, planned, measured)
+    assert set(values) == {"red mean", "red rises"}
+    assert values["red mean"]["value"] == 2.0

@@ -79,8 +79,6 @@ def run(
 ) -> dict:
     """ns-2's values for the experiments `ids`; `save` gets the document after
     each experiment (so a stopped run keeps what it finished)."""
-    import pandas as pd
-
     from aqmlab import repro as R
     from aqmlab.repro._core import engine_id, plan
 
@@ -100,7 +98,7 @@ def run(
             out["skipped"][exp.id] = [TOO_SLOW[exp.id]]
             continue
         planned = plan(exp, seeds, duration)
-        rows, reasons, ran = [], {}, 0
+        reasons, ran = {}, 0
         t0 = time.perf_counter()
         measured: dict[int, dict] = {}
         for i, (point, seed) in enumerate(planned):
@@ -124,34 +122,7 @@ def run(
             if save is not None:
                 save(out)
             continue
-        columns = sorted({k for m in measured.values() for k in m})
-        results = []
-        for fill in _fills(len(planned), len(columns)):
-            rows = []
-            for i, (point, seed) in enumerate(planned):
-                row = dict(point.label)
-                row["seed"] = seed
-                row.update(measured.get(i) or {c: fill(i, k) for k, c in enumerate(columns)})
-                rows.append(row)
-            try:
-                results.append(exp.checks(pd.DataFrame(rows)))
-            except Exception:
-                results.append(None)
-        values = {}
-        must, signed = results[1 : 1 + MUST], results[1 + MUST :]
-        if all(r is not None for r in must):
-            filled = must + [r for r in signed if r is not None]
-            for k, c in enumerate(filled[0]):
-                vals = [_value(r[k]) for r in filled]
-                nan_fill = _value(results[0][k]) if results[0] is not None else None
-                if vals[0] is None or any(v != vals[0] for v in vals) or nan_fill not in (None, vals[0]):
-                    continue
-                values[c.quantity] = {
-                    "value": vals[0],
-                    "sd": c.ours_sd if c.ours_sd is not None and c.ours_sd == c.ours_sd else None,
-                    "text": c.ours_text(),
-                    "verdict": c.verdict,
-                }
+        values = ns2_values(exp.checks, [(dict(p.label), sd) for p, sd in planned], measured)
         out["experiments"][exp.id] = {
             "checks": values,
             "points_run": len({repr(sorted(planned[i][0].label.items())) for i in measured}),
@@ -174,3 +145,40 @@ def _why(e: Exception) -> str:
     if isinstance(e, KeyError):
         return f"not a network scenario (no {e})"
     return str(e)
+
+
+def ns2_values(checks, planned: list[tuple[dict, int]], measured: dict[int, dict]) -> dict[str, dict]:
+    """The rows of `checks` (an experiment's checks function) that ns-2's runs
+    decide: `planned` is every (label, seed) the experiment runs, `measured` the
+    numbers of those ns-2 ran, by index into `planned`."""
+    import pandas as pd
+
+    columns = sorted({k for m in measured.values() for k in m})
+    results = []
+    for fill in _fills(len(planned), len(columns)):
+        rows = []
+        for i, (label, seed) in enumerate(planned):
+            row = dict(label)
+            row["seed"] = seed
+            row.update(measured.get(i) or {c: fill(i, k) for k, c in enumerate(columns)})
+            rows.append(row)
+        try:
+            results.append(checks(pd.DataFrame(rows)))
+        except Exception:
+            results.append(None)
+    values = {}
+    must, signed = results[1 : 1 + MUST], results[1 + MUST :]
+    if all(r is not None for r in must):
+        filled = must + [r for r in signed if r is not None]
+        for k, c in enumerate(filled[0]):
+            vals = [_value(r[k]) for r in filled]
+            nan_fill = _value(results[0][k]) if results[0] is not None else None
+            if vals[0] is None or any(v != vals[0] for v in vals) or nan_fill not in (None, vals[0]):
+                continue
+            values[c.quantity] = {
+                "value": vals[0],
+                "sd": c.ours_sd if c.ours_sd is not None and c.ours_sd == c.ours_sd else None,
+                "text": c.ours_text(),
+                "verdict": c.verdict,
+            }
+    return values
