@@ -401,3 +401,14 @@ def test_a_peers_values_show_as_a_column_where_it_has_them(tmp_path):
     # A file without the keys is refused, naming the key.
     peer.write_text(json.dumps({"label": "x", "experiments": {"choke-fig3": {"checks": {"q": {}}}}}))
     assert "experiments.choke-fig3.checks.q.text" in cli_error("repro", "choke-fig3", "--peer", str(peer))
+
+
+def test_a_peer_without_a_value_in_a_table_adds_no_column():
+    row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "1", "tolerance": "t"}
+    table = pd.DataFrame([{**row, "verdict": "PASS", "pass": True}])
+    table["experiment"] = "choke-fig3"
+    exp = aqmlab.repro.EXPERIMENTS["choke-fig3"]
+    empty = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig4", "q"): "2"}))
+    assert "ns-2.35" not in _core.format_table(exp, empty)
+    full = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig3", "q"): "2"}))
+    assert "ns-2.35" in _core.format_table(exp, full)

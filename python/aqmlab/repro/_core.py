@@ -518,9 +518,9 @@ def with_peer(table, peer: Peer):
 
 
 def format_table(exp: Experiment, table) -> str:
-    """The checks as a fixed-width text table, with a column per peer simulator
-    (``with_peer``) after ours."""
-    peers = [c for c in table.columns if str(c).startswith(PEER_PREFIX)]
+    """The checks as a fixed-width text table, with a column after ours for each
+    peer simulator (``with_peer``) that has a value in it."""
+    peers = [c for c in table.columns if str(c).startswith(PEER_PREFIX) and (table[c] != "").any()]
     header = ["quantity", "source", "paper", "ours (mean ± sd over seeds)"]
     header += [c[len(PEER_PREFIX) :] for c in peers] + ["tolerance", "result"]
     rows = [
