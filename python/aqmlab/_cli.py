@@ -368,6 +368,7 @@ def _repro_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-fast", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--peer", type=Path, action="append", default=[], metavar="FILE")
 
 
 @command("repro", _repro_args)

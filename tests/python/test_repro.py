@@ -372,3 +372,43 @@ def test_choke_tables_ii_and_iii_theory_to_the_printed_digits_and_the_lab_beside
     again = aqmlab.repro(["choke-table2", "choke-table3"], out=tmp_path, seeds=1, jobs=1, duration="1s")
     assert counter.calls == 0
     pd.testing.assert_frame_equal(again, table)
+
+
+def test_a_peers_values_show_as_a_column_where_it_has_them(tmp_path):
+    peer = tmp_path / "ns2.json"
+    peer.write_text(
+        json.dumps(
+            {
+                "label": "ns-2.35 (seed 1)",
+                "experiments": {"choke-fig3": {"checks": {"RED: UDP throughput": {"text": "990 ± 3"}}}},
+            }
+        )
+    )
+    proc = run_cli(
+        "repro", "choke-fig3", "--out", str(tmp_path / "out"), "--seeds", "1", "--duration", "10s",
+        "--jobs", "1", "-q", "--peer", str(peer),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("quantity"))
+    assert "ns-2.35 (seed 1)" in header
+    column = header.index("ns-2.35 (seed 1)")
+    rows = {line[:30].rstrip(): line for line in lines if line.rstrip().endswith(("PASS", "MISS", "OPEN"))}
+    assert rows["RED: UDP throughput"][column:].startswith("990 ± 3")
+    assert rows["DropTail: UDP throughput"][column:].startswith(" ")
+    table = aqmlab.repro("choke-fig3", seeds=1, duration="10s", jobs=1, peers=[peer])
+    assert list(table["peer:ns-2.35 (seed 1)"]) == ["", "", "990 ± 3", "", "", ""]
+    # A file without the keys is refused, naming the key.
+    peer.write_text(json.dumps({"label": "x", "experiments": {"choke-fig3": {"checks": {"q": {}}}}}))
+    assert "experiments.choke-fig3.checks.q.text" in cli_error("repro", "choke-fig3", "--peer", str(peer))
+
+
+def test_a_peer_without_a_value_in_a_table_adds_no_column():
+    row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "1", "tolerance": "t"}
+    table = pd.DataFrame([{**row, "verdict": "PASS", "pass": True}])
+    table["experiment"] = "choke-fig3"
+    exp = aqmlab.repro.EXPERIMENTS["choke-fig3"]
+    empty = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig4", "q"): "2"}))
+    assert "ns-2.35" not in _core.format_table(exp, empty)
+    full = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig3", "q"): "2"}))
+    assert "ns-2.35" in _core.format_table(exp, full)

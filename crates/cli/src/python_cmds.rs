@@ -122,6 +122,10 @@ pub struct ReproArgs {
     /// No progress line.
     #[arg(long, short)]
     quiet: bool,
+    /// Another simulator's values of the checks (JSON, as bench/vs_ns2.py writes
+    /// for ns-2.35), shown as a column beside ours; repeatable.
+    #[arg(long, value_name = "FILE")]
+    peer: Vec<PathBuf>,
 }
 
 /// What `aqmlab plot` draws.

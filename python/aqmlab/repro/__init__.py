@@ -37,9 +37,11 @@ from aqmlab.repro._core import (
     Point,
     RunStats,
     evaluate,
+    load_peer,
     plan,
     run_all,
     run_key,
+    with_peer,
     write_outputs,
 )
 
@@ -107,6 +109,7 @@ def repro(
     fmt: str = "parquet",
     client=None,
     fail_fast: bool = False,
+    peers: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
     """Runs experiments and returns their checks, one row each: ``experiment``,
     ``quantity``, ``source`` (the figure or table), ``paper`` (as the paper states
@@ -126,7 +129,11 @@ def repro(
     (``jobs`` is then the cluster's business). A run that fails does not stop the
     others (each is cached as it finishes); the checks need every run, so then
     ``RuntimeError`` names the failed ones, and a second call runs only those.
-    ``fail_fast`` stops at the first failure instead.
+    ``fail_fast`` stops at the first failure instead. ``peers``: JSON files of
+    another simulator's values of the checks on the same scenarios (as
+    ``bench/vs_ns2.py repro`` writes for ns-2.35); each adds a column
+    ``peer:LABEL``, empty where that simulator has no value, which the text
+    tables show beside ours.
 
     ``table.attrs`` holds ``simulated`` and ``cached``: how many runs were
     simulated and how many came from the cache.
@@ -148,6 +155,7 @@ def repro(
 
     if fmt not in FORMATS:
         raise ValueError(f"fmt = {fmt!r} must be one of {', '.join(FORMATS)}")
+    loaded = [load_peer(p) for p in peers]
     out_dir = Path(out) if out is not None else None
     plans = {e.id: plan(e, seeds, duration) for e in chosen}
     wanted = [(p.scenario, s) for planned in plans.values() for p, s in planned]
@@ -175,6 +183,8 @@ def repro(
     tables = []
     for e in chosen:
         runs, table = evaluate(e, plans[e.id], results)
+        for peer in loaded:
+            table = with_peer(table, peer)
         if out_dir is not None:
             write_outputs(e, runs, table, out_dir, fmt)
         tables.append(table)

@@ -11,7 +11,7 @@ def main(ns) -> int:
     """Runs ``aqmlab repro`` with its parsed arguments; returns the exit status."""
     from aqmlab import repro as R
     from aqmlab._io import check_folder
-    from aqmlab.repro._core import format_table, parse_nanos
+    from aqmlab.repro._core import format_table, load_peer, parse_nanos
 
     if ns.list:
         if ns.ids:
@@ -34,6 +34,8 @@ def main(ns) -> int:
         chosen = R.resolve(ns.ids)
         if ns.duration is not None:
             parse_nanos(ns.duration)
+        for path in ns.peer:
+            load_peer(path)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -49,6 +51,7 @@ def main(ns) -> int:
         fmt=ns.format,
         client=ns.scheduler,
         fail_fast=ns.fail_fast,
+        peers=ns.peer,
     )
     a = table.attrs
     if ns.json:

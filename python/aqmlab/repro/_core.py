@@ -465,10 +465,65 @@ def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet")
     return written
 
 
+# ---- another simulator's values beside ours -----------------------------------------
+
+#: Column-name prefix of a peer simulator's values in a checks table.
+PEER_PREFIX = "peer:"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Another simulator's value of some checks, run on the same scenarios (e.g.
+    ns-2.35 by ``bench/vs_ns2.py``): ``label`` heads its column; ``values`` maps
+    (experiment id, quantity) to the text shown (mean ± sd over its seeds)."""
+
+    label: str
+    values: Mapping[tuple[str, str], str]
+
+
+def load_peer(path: str | os.PathLike[str]) -> Peer:
+    """A peer's values from its JSON file: ``{"label": ..., "experiments": {id:
+    {"checks": {quantity: {"text": ...}}}}}``. A file that does not hold that
+    raises ``ValueError`` naming the file and the key."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--peer {path}: {e}") from None
+
+    def need(obj: Any, key: str, kind: type, where: str) -> Any:
+        if not isinstance(obj, dict) or not isinstance(obj.get(key), kind):
+            raise ValueError(f"--peer {path}: {where}{key} must be a {kind.__name__}")
+        return obj[key]
+
+    label = need(doc, "label", str, "")
+    values = {}
+    for eid, exp in need(doc, "experiments", dict, "").items():
+        for quantity, v in need(exp, "checks", dict, f"experiments.{eid}.").items():
+            values[(eid, quantity)] = need(v, "text", str, f"experiments.{eid}.checks.{quantity}.")
+    return Peer(label, values)
+
+
+def with_peer(table, peer: Peer):
+    """``table`` (checks) with a column of ``peer``'s values, "" where it has none."""
+    out = table.copy()
+    out[PEER_PREFIX + peer.label] = [
+        peer.values.get((e, q), "") for e, q in zip(table["experiment"], table["quantity"])
+    ]
+    return out
+
+
 def format_table(exp: Experiment, table) -> str:
-    """The checks as a fixed-width text table."""
-    header = ["quantity", "source", "paper", "ours (mean ± sd over seeds)", "tolerance", "result"]
-    rows = [[r.quantity, r.source, r.paper, r.ours_text, r.tolerance, r.verdict] for _, r in table.iterrows()]
+    """The checks as a fixed-width text table, with a column after ours for each
+    peer simulator (``with_peer``) that has a value in it."""
+    peers = [c for c in table.columns if str(c).startswith(PEER_PREFIX) and (table[c] != "").any()]
+    header = ["quantity", "source", "paper", "ours (mean ± sd over seeds)"]
+    header += [c[len(PEER_PREFIX) :] for c in peers] + ["tolerance", "result"]
+    rows = [
+        [r.quantity, r.source, r.paper, r.ours_text, *(r[c] for c in peers), r.tolerance, r.verdict]
+        for _, r in table.iterrows()
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     lines = [f"{exp.id}: {exp.title} ({exp.source})"]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
