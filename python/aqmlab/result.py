@@ -295,8 +295,13 @@ class Result:
         groups = {}
         for row in self.arrow("groups").to_pylist():
             groups[row.pop("group")] = row
+        run = self._run_row()
+        # An emulated run's timekeeping is the summary's "emulation" object (the
+        # run table's columns of it); a simulation has none.
+        timekeeping = {k: run.pop(k, None) for k in self._EMULATION_COLUMNS}
+        emulated = run.pop("emulated", False)
         summary = {
-            **self._run_row(),
+            **run,
             "flows": [fold(row, "drops") for row in self.arrow("flows").to_pylist()],
             "groups": groups,
             "links": links,
@@ -308,7 +313,11 @@ class Result:
         diagnostics = self.arrow("diagnostics").to_pylist()
         if diagnostics:
             summary["diagnostics"] = diagnostics
+        if emulated:
+            summary["emulation"] = timekeeping
         return summary
+
+    _EMULATION_COLUMNS = ("lateness_p50_s", "lateness_p99_s", "lateness_max_s", "tun_drops")
 
     # ---- display ----------------------------------------------------------------
 

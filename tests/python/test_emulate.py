@@ -1,0 +1,83 @@
+"""aqmlab.emulate and the pip-installed `aqmlab emulate`: the same Result and
+tables as a simulated run, on real Linux TCP (needs root and /dev/net/tun)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+import aqmlab
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0 or not pathlib.Path("/dev/net/tun").exists(),
+    reason="emulation needs Linux, root and /dev/net/tun",
+)
+
+SMALL = {
+    "name": "small",
+    "duration": "2s",
+    "warmup": "500ms",
+    "qdisc": {"kind": "choke", "limit": 100, "min_th": 20, "max_th": 60},
+    "topology": {
+        "kind": "dumbbell",
+        "access": {"rate": "100Mbps", "delay": "1ms"},
+        "bottleneck": {"rate": "10Mbps", "delay": "5ms"},
+    },
+    "flows": [
+        {"name": "tcp", "kind": "tcp", "count": 2, "variant": "cubic", "start_spread": "0s"},
+        {"name": "udp", "kind": "cbr", "rate": "4Mbps"},
+    ],
+}
+
+
+def test_emulate_returns_the_tables_of_run_with_the_run_marked_emulated():
+    emulated = aqmlab.emulate(SMALL)
+    simulated = aqmlab.run(SMALL)
+    assert emulated.table_names == simulated.table_names
+    for name in emulated.table_names:
+        assert emulated.arrow(name).schema == simulated.arrow(name).schema, name
+    run = emulated.arrow("run").to_pylist()[0]
+    assert run["emulated"] is True
+    assert simulated.arrow("run").to_pylist()[0]["emulated"] is False
+    assert run["lateness_p99_s"] >= 0
+    assert emulated.links.iloc[0]["qdisc"] == "choke"
+    assert emulated.groups.loc["udp"]["goodput_bps"] > 0
+
+
+def test_a_graph_is_refused_with_the_clis_message():
+    graph = dict(
+        SMALL,
+        topology={
+            "kind": "graph",
+            "nodes": ["a", "b"],
+            "links": [{"from": "a", "to": "b", "rate": "10Mbps", "delay": "5ms"}],
+        },
+        flows=[{"name": "tcp", "kind": "tcp", "from": "a", "to": "b"}],
+    )
+    with pytest.raises(ValueError, match="dumbbells only"):
+        aqmlab.emulate(graph)
+
+
+def test_the_pip_installed_command_compares(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "small"\nduration = "2s"\nwarmup = "500ms"\n'
+        'qdisc = { kind = "droptail", limit = 50 }\n'
+        'flows = [{ name = "tcp", kind = "tcp", count = 2, variant = "cubic" }]\n'
+        '[topology]\nkind = "dumbbell"\naccess = { rate = "100Mbps", delay = "1ms" }\n'
+        'bottleneck = { rate = "10Mbps", delay = "5ms" }\n'
+    )
+    proc = run_cli("emulate", str(path), "--compare", "--json")
+    assert proc.returncode == 0, proc.stderr
+    both = json.loads(proc.stdout)
+    assert set(both) == {"simulated", "emulated"}
+    assert "emulation" in both["emulated"] and "emulation" not in both["simulated"]
+    proc = run_cli("emulate", str(path), "--compare")
+    assert proc.returncode == 0, proc.stderr
+    assert "simulated" in proc.stdout and "udp share" in proc.stdout
