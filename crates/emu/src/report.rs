@@ -143,6 +143,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             timeouts: 0,
             fast_recoveries: 0,
             fair_share_bps: shares[id],
+            base_rtt_s: i.net.base_rtt(fl).as_secs_f64(),
         });
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));

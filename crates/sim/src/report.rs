@@ -10,7 +10,6 @@ use crate::results::{
     FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
     QueueSeries, RunResult, TcpTraceResult,
 };
-use aqm::Dur;
 use std::collections::BTreeMap;
 
 type GroupFairness = BTreeMap<String, crate::results::Fairness>;
@@ -267,16 +266,9 @@ impl Simulation {
     /// Each flow's base RTT, seconds: the propagation delays of its data route
     /// and of its ACK route.
     fn base_rtts(&self) -> Vec<f64> {
-        let net = &self.net;
-        let delay = |start: u32| -> Dur {
-            net.routes
-                .route(start)
-                .iter()
-                .fold(Dur::ZERO, |d, &l| d + net.pipe(l as usize).delay)
-        };
         self.flows
             .iter()
-            .map(|f| (delay(f.fwd) + delay(f.rev)).as_secs_f64())
+            .map(|f| self.net.base_rtt(f).as_secs_f64())
             .collect()
     }
 

@@ -147,6 +147,18 @@ impl Network {
         self.pipes.get(self.links[l].pipe)
     }
 
+    /// A flow's base RTT: the propagation delay of its data route (from link
+    /// `fwd`) and of its ACK route (from link `rev`), no queueing, no serialization.
+    pub fn base_rtt(&self, flow: &Flow) -> Dur {
+        let delay = |start: u32| {
+            self.routes
+                .route(start)
+                .iter()
+                .fold(Dur::ZERO, |d, &l| d + self.pipe(l as usize).delay)
+        };
+        delay(flow.fwd) + delay(flow.rev)
+    }
+
     /// Lets link direction `l` send ahead or not (`Pipe::send_ahead`).
     pub fn set_send_ahead(&mut self, l: usize, on: bool) {
         self.repipe(l, |p| p.send_ahead = on);
