@@ -52,7 +52,9 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     .apply(&mut s)
     .map_err(|e| usage(e.to_string()))?;
     if let Some(dir) = &a.out {
-        output::check_out_dir(dir).map_err(usage)?;
+        if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
+            eprintln!("warning: {warning}");
+        }
     }
     let result = emulate(&s)?;
     eprint!("{}", sim::text::warnings(&result));

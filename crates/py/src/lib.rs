@@ -150,6 +150,11 @@ fn simulate(
 fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
+    let warned: String = s
+        .warnings()
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let run = std::thread::spawn(move || emu::emulate(&s, flag));
@@ -165,7 +170,7 @@ fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
         .join()
         .map_err(|_| Error::Internal("the emulation panicked".into()))?;
     match result {
-        Ok(r) => Ok(Finished(r)),
+        Ok(r) => Ok(Finished(r, warned)),
         Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
             Err(Error::usage(e).into())
         }
