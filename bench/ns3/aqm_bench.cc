@@ -113,10 +113,9 @@ DeviceLen(uint32_t, uint32_t next)
 
 // `--traceFlow i`: a line on stderr for every change of flow i's congestion window,
 // slow-start threshold and congestion state, and for every bottleneck drop of its
-// packets with the packets of that flow then in the queue disc.
+// packets (FqCoDel's per-flow CoDel drops reach the root's DropAfterDequeue).
 int32_t g_traceFlow = -1;
 Ipv4Address g_traceSrc;
-int64_t g_traceQueued = 0;
 
 bool
 IsTraced(Ptr<const QueueDiscItem> item)
@@ -126,28 +125,11 @@ IsTraced(Ptr<const QueueDiscItem> item)
 }
 
 void
-TraceEnqueue(Ptr<const QueueDiscItem> item)
-{
-    g_traceQueued += IsTraced(item);
-}
-
-void
-TraceDequeue(Ptr<const QueueDiscItem> item)
-{
-    g_traceQueued -= IsTraced(item);
-}
-
-void
 TraceDrop(Ptr<const QueueDiscItem> item, const char* reason)
 {
     if (IsTraced(item))
     {
-        g_traceQueued--;
-        std::fprintf(stderr,
-                     "T %.6f drop %s queued_after %lld\n",
-                     Simulator::Now().GetSeconds(),
-                     reason,
-                     (long long)g_traceQueued);
+        std::fprintf(stderr, "T %.6f drop %s\n", Simulator::Now().GetSeconds(), reason);
     }
 }
 
@@ -455,8 +437,6 @@ main(int argc, char* argv[])
     if (g_traceFlow >= 0 && uint32_t(g_traceFlow) < nTcp)
     {
         g_traceSrc = sIf[g_traceFlow].GetAddress(0);
-        qdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&TraceEnqueue));
-        qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&TraceDequeue));
         qdisc->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&TraceDrop));
         Simulator::Schedule(Seconds(startSpread),
                             &WatchTracedSocket,
