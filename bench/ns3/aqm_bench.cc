@@ -111,6 +111,66 @@ DeviceLen(uint32_t, uint32_t next)
     g_deviceOcc.Update(Simulator::Now().GetSeconds(), next);
 }
 
+// `--traceFlow i`: a line on stderr for every change of flow i's congestion window,
+// slow-start threshold and congestion state, and for every bottleneck drop of its
+// packets (FqCoDel's per-flow CoDel drops reach the root's DropAfterDequeue).
+int32_t g_traceFlow = -1;
+Ipv4Address g_traceSrc;
+
+bool
+IsTraced(Ptr<const QueueDiscItem> item)
+{
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    return ip && ip->GetHeader().GetSource() == g_traceSrc;
+}
+
+void
+TraceDrop(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    if (IsTraced(item))
+    {
+        std::fprintf(stderr, "T %.6f drop %s\n", Simulator::Now().GetSeconds(), reason);
+    }
+}
+
+void
+TraceCwnd(uint32_t, uint32_t next)
+{
+    std::fprintf(stderr, "T %.6f cwnd %u\n", Simulator::Now().GetSeconds(), next);
+}
+
+void
+TraceSsthresh(uint32_t, uint32_t next)
+{
+    std::fprintf(stderr, "T %.6f ssthresh %u\n", Simulator::Now().GetSeconds(), next);
+}
+
+void
+TraceInFlight(uint32_t, uint32_t next)
+{
+    std::fprintf(stderr, "T %.6f inflight %u\n", Simulator::Now().GetSeconds(), next);
+}
+
+void
+TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t next)
+{
+    std::fprintf(stderr,
+                 "T %.6f state %s\n",
+                 Simulator::Now().GetSeconds(),
+                 TcpSocketState::TcpCongStateName[next]);
+}
+
+void
+WatchTracedSocket(uint32_t node)
+{
+    std::string base =
+        "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0/";
+    Config::ConnectWithoutContext(base + "CongestionWindow", MakeCallback(&TraceCwnd));
+    Config::ConnectWithoutContext(base + "SlowStartThreshold", MakeCallback(&TraceSsthresh));
+    Config::ConnectWithoutContext(base + "BytesInFlight", MakeCallback(&TraceInFlight));
+    Config::ConnectWithoutContext(base + "CongState", MakeCallback(&TraceState));
+}
+
 struct Snapshot
 {
     std::vector<uint64_t> rx;
@@ -197,6 +257,7 @@ main(int argc, char* argv[])
     cmd.AddValue("accessQueue", "DropTail limit of every other device, packets", accessQueue);
     cmd.AddValue("startSpread", "flows start uniformly in [0, startSpread) s", startSpread);
     cmd.AddValue("minRto", "TCP's minimum retransmission timeout", minRto);
+    cmd.AddValue("traceFlow", "trace this TCP flow on stderr (-1: none)", g_traceFlow);
     cmd.Parse(argc, argv);
 
     auto wallStart = std::chrono::steady_clock::now();
@@ -372,6 +433,15 @@ main(int argc, char* argv[])
     bnDevs.Get(0)->GetObject<PointToPointNetDevice>()->GetQueue()->TraceConnectWithoutContext(
         "PacketsInQueue",
         MakeCallback(&DeviceLen));
+
+    if (g_traceFlow >= 0 && uint32_t(g_traceFlow) < nTcp)
+    {
+        g_traceSrc = sIf[g_traceFlow].GetAddress(0);
+        qdisc->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&TraceDrop));
+        Simulator::Schedule(Seconds(startSpread),
+                            &WatchTracedSocket,
+                            senders.Get(g_traceFlow)->GetId());
+    }
 
     // Applications: flows start uniformly in [0, startSpread).
     Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();

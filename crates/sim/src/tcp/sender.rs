@@ -3,6 +3,7 @@
 use super::congestion::{AckInfo, Congestion, Signal};
 use super::{
     Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd,
+    Variant,
 };
 use crate::event::TimerKind;
 use crate::observe::tcp_trace::TcpSample;
@@ -419,17 +420,26 @@ impl TcpSender {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.high_sack = self.high_sack.max(ack);
+            // The ACK that ends recovery deflates the window to ssthresh and then
+            // opens it as any new ACK does (ns-2's `recv_newack_helper`, ns-3's
+            // `ProcessAck`): a window halved to 2 reaches 4 packets one ACK sooner.
+            // CUBIC, whose reference is RFC 9438 and not ns-2, starts its curve on
+            // the next ACK as before.
+            let exit_grows = cfg.variant != Variant::Cubic;
+            let mut grow = !self.in_recovery;
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh;
+                    grow = exit_grows;
                 } else {
                     match recovery {
                         Recovery::Reno => {
                             self.in_recovery = false;
                             self.dupacks = 0;
                             self.cwnd = self.ssthresh;
+                            grow = exit_grows;
                         }
                         Recovery::NewReno => {
                             // Partial ACK: the next hole is lost too.
@@ -443,10 +453,11 @@ impl TcpSender {
                         Recovery::Sack => {}
                     }
                 }
-            } else if cfg.ecn && ece {
+            }
+            if grow && cfg.ecn && ece {
                 // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
                 self.dupacks = 0;
-            } else {
+            } else if grow {
                 self.dupacks = 0;
                 let info = AckInfo {
                     now,

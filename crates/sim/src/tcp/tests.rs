@@ -437,6 +437,42 @@ fn limited_transmit_sends_one_new_packet_on_each_of_the_first_two_dupacks() {
 }
 
 #[test]
+fn the_ack_that_ends_recovery_also_opens_the_window() {
+    // Packet 0 of a window of 4 is lost: three dupacks, fast retransmit with
+    // ssthresh 2; the ACK of the whole window deflates cwnd to 2 and then opens
+    // it by 1/cwnd as any new ACK in congestion avoidance (ns-2's NewReno and
+    // Reno, ns-3's TcpSocketBase): 2.5, not 2. From 2, the window takes one ACK
+    // more to hold 4 packets again, the fewest a loss can be repaired from.
+    for variant in [Variant::NewReno, Variant::Reno] {
+        let (mut s, cfg) = full_window(4, false);
+        let cfg = TcpConfig { variant, ..cfg };
+        let mut act = Actions::default();
+        for k in 1..=3 {
+            s.on_ack(
+                Time::ZERO + Dur::from_millis(k),
+                0,
+                &[],
+                false,
+                &cfg,
+                &mut act,
+            );
+        }
+        assert!(s.in_recovery(), "{variant:?}");
+        assert_eq!(s.ssthresh(), 2.0, "{variant:?}");
+        s.on_ack(
+            Time::ZERO + Dur::from_millis(40),
+            4,
+            &[],
+            false,
+            &cfg,
+            &mut act,
+        );
+        assert!(!s.in_recovery(), "{variant:?}");
+        assert_eq!(s.cwnd(), 2.5, "{variant:?}: ssthresh + 1/ssthresh");
+    }
+}
+
+#[test]
 fn limited_transmit_is_off_by_default_and_respects_the_receiver_window() {
     let (mut s, cfg) = full_window(4, false);
     let mut act = Actions::default();
