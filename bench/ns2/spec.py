@@ -31,13 +31,13 @@ TCP_MATCHED = {
     "timestamps_": "false",
     "ts_option_size_": 0,
     "ecn_": 0,
-    # aqmlab's Reno may fast-retransmit twice in one window; ns-2's bugFix_ (on by
-    # default) forbids it until the ACK passes the highest packet sent at the first.
-    "bugFix_": "false",
+    # aqmlab's reno_bugfix (on by default) is ns-2's bugFix_: no second fast
+    # retransmit until the ACK passes the highest packet sent at the first.
+    "bugFix_": "true",
     "newreno_changes_": 0,
-    # aqmlab's NewReno restarts the retransmission timer on every partial ACK
-    # (slow-but-steady); ns-2.35's default is impatient (newreno_changes1_ 1).
-    "newreno_changes1_": 0,
+    # aqmlab's NewReno is impatient by default (newreno_timer; RFC 6582), as
+    # ns-2.35's newreno_changes1_ 1.
+    "newreno_changes1_": 1,
     "partial_window_deflation_": 1,
 }
 
@@ -261,6 +261,8 @@ def tcp_vars(g: dict[str, Any], overrides: dict[str, Any] | None = None) -> list
     )
     if "newreno_timer" in g:
         v["newreno_changes1_"] = NEWRENO_TIMER[g["newreno_timer"]]
+    if "reno_bugfix" in g:
+        v["bugFix_"] = "true" if g["reno_bugfix"] else "false"
     v.update(overrides or {})
     if p["variant"] != "newreno":  # variables only Agent/TCP/Newreno has
         for k in ("newreno_changes_", "newreno_changes1_", "partial_window_deflation_"):
