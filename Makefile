@@ -30,7 +30,8 @@ install: wheel
 wheel: $(PY)
 	$(PIP_INSTALL) maturin ziglang uv
 	rm -rf $(WHEELS)
-	$(PY) -m maturin build --quiet --release --zig --compatibility manylinux2014 --out $(WHEELS)
+	# maturin finds zig (`python -m ziglang`) and the interpreter on PATH: the venv's.
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m maturin build --quiet --release --zig --compatibility manylinux2014 --out $(WHEELS)
 
 # The wheel alone in a clean venv runs the default scenario, from the command and
 # from Python, and a sweep on a local Dask cluster; its tag is manylinux2014 and
