@@ -182,7 +182,15 @@ def test_cli_writes_labelled_tables(tmp_path):
     assert "4 runs (4 simulated, 0 from cache)" in proc.stdout
     names = sorted(p.name for p in out.iterdir())
     tables = ["flows.parquet", "groups.parquet", "links.parquet", "runs.parquet"]
-    assert names == [".aqmlab-files", "cache", *tables[:3], "paired.parquet", "runs.parquet", "stats.parquet", "summary.json"]
+    assert names == [
+        ".aqmlab-files",
+        "cache",
+        *tables[:3],
+        "paired.parquet",
+        "runs.parquet",
+        "stats.parquet",
+        "summary.json",
+    ]
     runs = pd.read_parquet(out / "runs.parquet")
     assert list(runs.columns[:2]) == ["qdisc.kind", "seed"] and "udp_goodput_bps" in runs.columns
     assert len(runs) == 4
