@@ -24,11 +24,8 @@
 //!   5681's floor of 2). An ECE when the window is already one packet (cwnd < 2:
 //!   packet counting sends `floor(cwnd)`) reduces nothing further: it resets the
 //!   retransmission timer, and the next new packet leaves only when that timer
-//!   expires, so a flow marked at one packet sends one packet per RTO. ns-2 does the
-//!   same by halving cwnd below 1 (`slowdown(CLOSE_CWND_HALF)`, an integer window
-//!   of 0) and keeping its timer armed while `cwnd_ < 1` (`newtimer`); ns-2 also
-//!   backs the timer off on a second such ECE in a row, which the RFC does not ask
-//!   and we do not do. Linux instead keeps cwnd at its ssthresh floor of 2 on ECE.
+//!   expires, so a flow marked at one packet sends one packet per RTO (as ns-2;
+//!   docs/tcp.md, "ECN at one packet", says where ns-2 and Linux differ).
 //! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`
 //!   (100 ms by default, ns-2's `delay_ack_` interval); out-of-order and
 //!   hole-filling packets are acknowledged at once.
