@@ -46,6 +46,7 @@ pub mod fair_share;
 pub mod flow;
 pub mod header;
 pub mod link;
+pub mod link_model;
 pub mod observe;
 pub mod overrides;
 pub mod qdisc_help;

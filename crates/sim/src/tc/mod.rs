@@ -19,6 +19,7 @@
 //! second are converted with `avpkt` when the line has one, otherwise with
 //! [`PACKET_SIZE`].
 
+pub mod netem;
 mod qdiscs;
 
 use aqm::{Dur, LinkInfo, QdiscSpec, Rate};
