@@ -8,6 +8,7 @@
 pub mod delay;
 pub mod loss;
 pub mod rate;
+pub mod synthetic;
 
 pub use delay::{Distribution, Jitter, JitterSpec};
 pub use loss::{Loss, LossSpec};
