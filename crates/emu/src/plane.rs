@@ -247,11 +247,7 @@ impl Plane {
         let flow = self.slot_flow[tag as usize];
         let mut p = Packet::new(FlowId(flow), u32::from(h.len));
         p.aggregate = self.flows[flow as usize].aggregate;
-        p.ecn = match h.ecn {
-            0b00 => Ecn::NotEct,
-            0b11 => Ecn::Ce,
-            _ => Ecn::Ect,
-        };
+        p.ecn = Ecn::from_bits(h.ecn);
         p.tag = tag;
         p
     }
