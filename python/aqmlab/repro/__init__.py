@@ -9,34 +9,26 @@ records what the last full run gave and why any row misses.
     >>> table = aqmlab.repro("choke-fig3")            # doctest: +SKIP
     >>> table[["quantity", "paper", "ours", "tolerance", "pass"]]   # doctest: +SKIP
 
-The module itself is callable (``aqmlab.repro(...)`` is :func:`repro`), and also
-holds the registry (:data:`EXPERIMENTS`, :func:`experiments`).
+``aqmlab.repro`` is the function :func:`repro` of this package; the package's other
+names are imported from it: ``from aqmlab.repro import EXPERIMENTS, experiments``.
+:data:`PAPERS` lists the reproduced papers (each a module with its
+``EXPERIMENTS``), :data:`EXPERIMENTS` all their experiments by id.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
-from aqmlab.repro import choke_models as _choke_models  # noqa: F401  (Tables II and III)
-from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experiments)
-
-# isort: split
-# After the CHOKe and SFB papers: `repro --list` shows the papers in the order they were reproduced.
-from aqmlab.repro import aggfq as _aggfq  # noqa: F401  (registers the aggregate FQ experiments)
-from aqmlab.repro import breathe as _breathe  # noqa: F401  (registers the BREATHe experiments)
-from aqmlab.repro import sfred_nlred as _sfred_nlred  # noqa: F401  (the SFRED / NLRED paper)
+from aqmlab.repro import aggfq, breathe, choke, sfb, sfred_nlred
 from aqmlab.repro._core import (
-    REGISTRY,
     Check,
     Experiment,
     Point,
     RunStats,
     evaluate,
+    index,
     load_peer,
     plan,
     run_all,
@@ -48,17 +40,31 @@ from aqmlab.repro._core import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EXPERIMENTS", "Check", "Experiment", "Point", "RunStats", "experiments", "repro", "resolve"]
+__all__ = [
+    "EXPERIMENTS",
+    "PAPERS",
+    "Check",
+    "Experiment",
+    "Point",
+    "RunStats",
+    "experiments",
+    "repro",
+    "resolve",
+]
 
-#: Every registered experiment, by id, in registration order.
-EXPERIMENTS = REGISTRY
+#: The reproduced papers, in the order ``aqmlab repro --list`` shows them (the order
+#: they were reproduced in). Each is a module whose ``EXPERIMENTS`` lists its own.
+PAPERS = (choke, sfb, aggfq, breathe, sfred_nlred)
+
+#: Every experiment, by id: the papers' in the order of :data:`PAPERS`.
+EXPERIMENTS = index(e for paper in PAPERS for e in paper.EXPERIMENTS)
 
 #: Papers whose experiments are planned but not yet reproduced: id -> what they are.
 NOT_YET: dict[str, str] = {}
 
 
 def experiments():
-    """The registry as a DataFrame: id, paper, title, source, default seeds, points."""
+    """The experiments as a DataFrame: id, paper, title, source, default seeds, points."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -195,11 +201,3 @@ def repro(
 
 def _label_text(label) -> str:
     return " ".join(f"{k}={v}" for k, v in label.items())
-
-
-class _CallableModule(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        return repro(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
