@@ -438,9 +438,9 @@ def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet")
     written = write_folder(out, tables, fmt, known=tables)
 
     def png(f) -> None:
-        import matplotlib
+        from aqmlab.repro._helpers import pyplot
 
-        matplotlib.use("Agg")
+        pyplot()  # the file-only backend, before the experiment draws
         exp.plot(runs, f)
 
     written.append(write_atomic(out / f"{exp.id}.png", png))

@@ -132,3 +132,11 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save(fig, path, dpi: int = 100) -> None:
+    """Lays ``fig`` out, writes it as PNG to ``path`` (a path or a binary file, as
+    an experiment's ``plot`` receives it) and frees it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
-from aqmlab.repro._helpers import mean_sd, pyplot, with_qdisc
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -259,9 +259,7 @@ def _fig2_plot(runs: pd.DataFrame, path: Path) -> None:
     bx.set_title("Fig. 2(b): each UDP group's throughput")
     bx.legend(fontsize=7)
     fig.suptitle("BREATHe Fig. 2: 1000 TCP + 30 UDP over 1 Mbit/s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG2 = Experiment(
@@ -349,9 +347,7 @@ def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("fraction of the 1000 TCP flows")
     ax.set_title("BREATHe Fig. 3: distribution of TCP rates (mean percentiles over seeds)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG3 = Experiment(
@@ -444,9 +440,7 @@ def _k_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("%")
     ax.set_title("BREATHe against K: 1000 TCP + 30 UDP over 1 Mbit/s")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_K = Experiment(

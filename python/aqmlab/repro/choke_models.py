@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import QUEUE_LAB, Check, Experiment, Point, band, within
-from aqmlab.repro._helpers import mean_sd, pyplot
+from aqmlab.repro._helpers import mean_sd, pyplot, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -196,9 +196,7 @@ def _table_plot(
     ax.set_ylabel("throughput / share")
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path, dpi=120)
 
 
 def _table2_plot(runs: pd.DataFrame, path: Path) -> None:

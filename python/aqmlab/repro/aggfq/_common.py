@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from aqmlab.networks import aggfq as network
 from aqmlab.repro._core import Point
-from aqmlab.repro._helpers import pyplot, select, with_qdisc
+from aqmlab.repro._helpers import pyplot, save, select, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,9 +212,7 @@ def scheme_panels(
         ax.set_title(", ".join(f"{k} {v}" for k, v in where.items()) or column, fontsize=8)
         ax.legend(fontsize=6)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def summary_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:

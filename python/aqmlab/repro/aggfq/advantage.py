@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend, within
-from aqmlab.repro._helpers import kbit, pyplot, select
+from aqmlab.repro._helpers import kbit, pyplot, save, select
 from aqmlab.repro.aggfq._common import CITE, PAPER
 
 if TYPE_CHECKING:
@@ -136,9 +136,7 @@ def _advantage_plot(runs: pd.DataFrame, path) -> None:
     ax.set_ylabel("share of the link, one flow of aggregate 1")
     ax.legend(fontsize=7)
     ax.set_title("Sun & Shin VII-A: measured (bars) against eqs. (1)-(3) (lines)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_ADVANTAGE = Experiment(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, within
-from aqmlab.repro._helpers import kbit, pyplot, select, with_qdisc
+from aqmlab.repro._helpers import kbit, pyplot, save, select, with_qdisc
 from aqmlab.repro.aggfq._common import BOTTLENECK_ENDS, CITE, PAPER, RATE_DEFAULT, SEEDS, measure
 
 if TYPE_CHECKING:
@@ -139,9 +139,7 @@ def _livelock_plot(runs: pd.DataFrame, path) -> None:
         ax.legend(fontsize=7)
         ax.set_title(titles[net], fontsize=9)
     fig.suptitle("Sun & Shin III: WFQ + DropFront, with and without the livelock fix", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_LIVELOCK = Experiment(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, within
-from aqmlab.repro._helpers import mean_sd, pyplot, with_qdisc
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
 from aqmlab.repro.choke._common import CITE, LINK_KBPS, PAPER, measure_bottleneck, qdisc
 
 if TYPE_CHECKING:
@@ -80,9 +80,7 @@ def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("throughput at the bottleneck (kbit/s)")
     ax.set_title("CHOKe Fig. 3: 32 TCP + 1 UDP (2 Mbit/s) over 1 Mbit/s")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG3 = Experiment(

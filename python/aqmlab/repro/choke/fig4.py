@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend, within
-from aqmlab.repro._helpers import mean_sd, pyplot, with_qdisc
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
 from aqmlab.repro.choke._common import CITE, PAPER, bottleneck_numbers, link_by_flow, qdisc
 
 if TYPE_CHECKING:
@@ -87,9 +87,7 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("kbit/s")
     ax.set_title("CHOKe Fig. 4: throughput per flow")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG4 = Experiment(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
-from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, with_flows, with_qdisc
+from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, save, with_flows, with_qdisc
 from aqmlab.repro.choke._common import CITE, FIG5_RATES, LINK_KBPS, PAPER, measure_bottleneck, qdisc
 
 if TYPE_CHECKING:
@@ -147,9 +147,7 @@ def _fig5_plot(runs: pd.DataFrame, path: Path) -> None:
     a.set_ylabel("throughput (kbit/s)")
     b.set_ylabel("UDP packets dropped (%)")
     fig.suptitle("CHOKe Fig. 5: 32 TCP + 1 UDP, min_th 30, max_th 60")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG5 = Experiment(
@@ -224,9 +222,7 @@ def _fig6_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("mean queue (packets)")
     ax.set_title("CHOKe Fig. 6: time-averaged queue split between UDP and TCP")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG6 = Experiment(

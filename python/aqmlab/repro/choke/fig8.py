@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend
-from aqmlab.repro._helpers import increasing, means, pyplot, rate, with_flows, with_qdisc
+from aqmlab.repro._helpers import increasing, means, pyplot, rate, save, with_flows, with_qdisc
 from aqmlab.repro.choke._common import CITE, PAPER, bottleneck_numbers, qdisc
 
 if TYPE_CHECKING:
@@ -64,9 +64,7 @@ def _fig8_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("throughput (kbit/s)")
     ax.set_title("CHOKe Fig. 8: multiple drops, UDP at 2 Mbit/s")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG8 = Experiment(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
-from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, with_flows, with_qdisc
+from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, save, with_flows, with_qdisc
 from aqmlab.repro.choke._common import CITE, FIG9_RATES, PAPER, bottleneck_numbers, qdisc
 
 if TYPE_CHECKING:
@@ -123,9 +123,7 @@ def _fig9_plot(runs: pd.DataFrame, path: Path, title: str = "CHOKe Fig. 9: 32 TC
     ax.set_ylabel("aggregate throughput (kbit/s)")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG9 = Experiment(

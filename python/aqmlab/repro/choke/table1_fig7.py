@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, within
-from aqmlab.repro._helpers import pyplot
+from aqmlab.repro._helpers import pyplot, save
 from aqmlab.repro.choke._common import CITE, PAPER
 
 if TYPE_CHECKING:
@@ -109,9 +109,7 @@ def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
     axes[0].set_ylabel("throughput (kbit/s)")
     axes[0].legend()
     fig.suptitle("CHOKe Table I: throughput of each flow on each link")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_TABLE1 = Experiment(

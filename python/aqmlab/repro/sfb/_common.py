@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aqmlab import _aqmlab
 from aqmlab.repro._core import Check, band
-from aqmlab.repro._helpers import mean_sd, pyplot
+from aqmlab.repro._helpers import mean_sd, pyplot, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -208,6 +208,4 @@ def flow_panels(runs: pd.DataFrame, path: Path, panels: list[tuple[str, dict[str
         ax.set_ylabel("throughput (Mbit/s)")
         ax.set_ylim(0, max(0.3, 1.2 * max(thr)))
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)

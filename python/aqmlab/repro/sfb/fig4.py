@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from aqmlab import _aqmlab
 from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
-from aqmlab.repro._helpers import kbit, link_kbps, pyplot, with_flows, with_qdisc
+from aqmlab.repro._helpers import kbit, link_kbps, pyplot, save, with_flows, with_qdisc
 from aqmlab.repro.sfb._common import CITE, PAPER, misclassification
 
 if TYPE_CHECKING:
@@ -226,9 +226,7 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
         "SFB Fig. 4: eq. (1) (lines), the qdisc's rate-limited flows (dots), the runs' hashes (x)",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG4 = Experiment(

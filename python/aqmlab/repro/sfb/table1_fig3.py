@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, load_scenario, run_all, run_key, trend, within
-from aqmlab.repro._helpers import mean_sd, pyplot, rate, with_flows, with_qdisc
+from aqmlab.repro._helpers import mean_sd, pyplot, rate, save, with_flows, with_qdisc
 from aqmlab.repro.sfb._common import (
     BOTTLENECK_ENDS,
     CITE,
@@ -88,9 +88,7 @@ def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_ylabel("loss (Mbit/s)")
         ax.legend(fontsize=8)
     fig.suptitle("SFB Table I: loss rates, one non-responsive flow")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_TABLE1 = Experiment(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Point
-from aqmlab.repro._helpers import pyplot, select, with_qdisc
+from aqmlab.repro._helpers import pyplot, save, select, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -242,9 +242,7 @@ def series_plot(
     axes[0].set_ylabel("throughput at G0 -> G1, 10 s averages (kbit/s)")
     axes[0].legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def fair_points(bases: Mapping[str, dict[str, Any]], **kind: bool) -> list[Point]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend
-from aqmlab.repro._helpers import means, pyplot
+from aqmlab.repro._helpers import means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
@@ -60,9 +60,7 @@ def _fig11_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_xlabel("number of flows N")
     ax.set_ylabel("average queue (packets)")
     ax.set_title("Fig. 11: DropTail, 120-packet buffer")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG11 = Experiment(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, trend
-from aqmlab.repro._helpers import means, pyplot, select
+from aqmlab.repro._helpers import means, pyplot, save, select
 from aqmlab.repro.sfred_nlred._common import (
     BOTTLENECK,
     CITE,
@@ -122,9 +122,7 @@ def _grid_plot(runs: pd.DataFrame, path: Path) -> None:
         axes[1][col].set_xlabel("number of flows N")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"100 s runs measured over the second 50 s (paper: 200 s, second 100 s); {BOTTLENECK}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG13_16 = Experiment(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend
-from aqmlab.repro._helpers import mean_sd, pyplot, select
+from aqmlab.repro._helpers import mean_sd, pyplot, save, select
 from aqmlab.repro.sfred_nlred._common import (
     BOTTLENECK,
     CITE,
@@ -81,9 +81,7 @@ def _fig17_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_title(f"Fig. {17 if scheme == 'nlred' else 18}: {scheme.upper()}, N = 100, max_p 0.1 (seed 1)")
         ax.legend()
     axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG17_18 = Experiment(

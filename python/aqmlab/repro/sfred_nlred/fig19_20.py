@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, band, trend
-from aqmlab.repro._helpers import mean_sd, means, pyplot
+from aqmlab.repro._helpers import mean_sd, means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
@@ -109,9 +109,7 @@ def _fig19_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_xlabel("number of flows N")
         ax.set_title(f"Fig. {n}: max_p 0.1, REM ns-2 defaults")
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG19_20 = Experiment(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Check, Experiment, Point, trend
-from aqmlab.repro._helpers import means, pyplot
+from aqmlab.repro._helpers import means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
@@ -64,9 +64,7 @@ def _fig21_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("Fig. 21: 50 FTP flows, max_p 0.1")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 EXP_FIG21 = Experiment(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aqmlab.repro._core import Check, Experiment, band, trend
-from aqmlab.repro._helpers import mean_sd, pyplot, select
+from aqmlab.repro._helpers import mean_sd, pyplot, save, select
 from aqmlab.repro.sfred_nlred._common import CITE, FAIR_SCHEMES, FIG1, NAMES, PAPER, fair_measure, fair_points
 
 if TYPE_CHECKING:
@@ -98,9 +98,7 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
     axes[1].set_ylabel("CDF (mean over seeds)")
     axes[1].set_title("Fig. 6")
     axes[1].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _fig4_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
