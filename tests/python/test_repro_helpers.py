@@ -4,6 +4,8 @@ paper's experiments are written with (:mod:`aqmlab.repro._helpers`)."""
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -17,6 +19,19 @@ from aqmlab.repro._helpers import kbit, mean_sd, means, rate, select, with_qdisc
 def test_repro_is_a_plain_function():
     assert inspect.isfunction(aqmlab.repro)
     assert aqmlab.repro.__module__ == "aqmlab.repro"
+
+
+def test_importing_aqmlab_loads_no_paper():
+    """A plain run imports aqmlab, and with it aqmlab.repro for the function, but
+    needs no experiment: the papers load when their names are first used."""
+    code = (
+        "import sys, aqmlab\n"
+        "loaded = [m for m in sys.modules if m.startswith(('aqmlab.repro.', 'aqmlab._runner'))]\n"
+        "assert not loaded, loaded\n"
+        "from aqmlab.repro import EXPERIMENTS\n"
+        "assert 'aqmlab.repro.papers' in sys.modules and len(EXPERIMENTS) > 30\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_the_experiments_are_the_papers_lists_in_order():

@@ -12,7 +12,9 @@ records what the last full run gave and why any row misses.
 ``aqmlab.repro`` is the function :func:`repro` of this package; the package's other
 names are imported from it: ``from aqmlab.repro import EXPERIMENTS, experiments``.
 :data:`PAPERS` lists the reproduced papers (each a module with its
-``EXPERIMENTS``), :data:`EXPERIMENTS` all their experiments by id.
+``EXPERIMENTS``), :data:`EXPERIMENTS` all their experiments by id. Both live in
+:mod:`aqmlab.repro.papers` and load on first use, so that ``import aqmlab`` (which
+binds the function) loads no paper's module.
 """
 
 from __future__ import annotations
@@ -21,24 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aqmlab.repro import aggfq, breathe, choke, sfb, sfred_nlred
-from aqmlab.repro._core import (
-    Check,
-    Experiment,
-    Point,
-    RunStats,
-    evaluate,
-    index,
-    load_peer,
-    plan,
-    run_all,
-    run_key,
-    with_peer,
-    write_outputs,
-)
-
 if TYPE_CHECKING:
     import pandas as pd
+
+    from aqmlab.repro._core import Experiment
 
 __all__ = [
     "EXPERIMENTS",
@@ -52,12 +40,26 @@ __all__ = [
     "resolve",
 ]
 
-#: The reproduced papers, in the order ``aqmlab repro --list`` shows them (the order
-#: they were reproduced in). Each is a module whose ``EXPERIMENTS`` lists its own.
-PAPERS = (choke, sfb, aggfq, breathe, sfred_nlred)
+#: Where the names this package offers without loading them at import live.
+_LAZY = {
+    "EXPERIMENTS": "aqmlab.repro.papers",
+    "PAPERS": "aqmlab.repro.papers",
+    "Check": "aqmlab.repro._core",
+    "Experiment": "aqmlab.repro._core",
+    "Point": "aqmlab.repro._core",
+    "RunStats": "aqmlab.repro._core",
+}
 
-#: Every experiment, by id: the papers' in the order of :data:`PAPERS`.
-EXPERIMENTS = index(e for paper in PAPERS for e in paper.EXPERIMENTS)
+
+def __getattr__(name: str):
+    # PEP 562: the papers' modules load on first use of these names (a plain
+    # run imports aqmlab, hence this package, but needs no experiment).
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aqmlab.repro' has no attribute {name!r}")
+
 
 #: Papers whose experiments are planned but not yet reproduced: id -> what they are.
 NOT_YET: dict[str, str] = {}
@@ -77,7 +79,7 @@ def experiments():
                 "scenarios": ", ".join(e.scenarios),
                 "seeds": e.seeds,
             }
-            for e in EXPERIMENTS.values()
+            for e in _experiments().values()
         ]
     ).set_index("id")
 
@@ -85,19 +87,20 @@ def experiments():
 def resolve(ids: str | Sequence[str]) -> list[Experiment]:
     """Experiments from ids; ``"all"`` is every one, a paper name (``"choke"``) all
     of that paper's. Unknown ids raise ``ValueError``."""
+    everything = _experiments()
     names = [ids] if isinstance(ids, str) else list(ids)
     if not names:
         raise ValueError("no experiment given (see `aqmlab repro --list`)")
     chosen: list[Experiment] = []
     for name in names:
         if name == "all":
-            found = list(EXPERIMENTS.values())
-        elif name in EXPERIMENTS:
-            found = [EXPERIMENTS[name]]
+            found = list(everything.values())
+        elif name in everything:
+            found = [everything[name]]
         else:
-            found = [e for e in EXPERIMENTS.values() if e.paper == name]
+            found = [e for e in everything.values() if e.paper == name]
         if not found:
-            known = ", ".join(EXPERIMENTS)
+            known = ", ".join(everything)
             raise ValueError(f'no experiment "{name}" (known: {known}, or "all")')
         chosen.extend(e for e in found if e not in chosen)
     return chosen
@@ -145,6 +148,16 @@ def repro(
     simulated and how many came from the cache.
     """
     import pandas as pd
+
+    from aqmlab.repro._core import (
+        evaluate,
+        load_peer,
+        plan,
+        run_all,
+        run_key,
+        with_peer,
+        write_outputs,
+    )
 
     chosen = resolve(ids)
     from aqmlab._sweep import MAX_RUNS
@@ -197,6 +210,12 @@ def repro(
     table = pd.concat(tables, ignore_index=True)
     table.attrs.update(simulated=stats.simulated, cached=stats.cached, seconds=stats.seconds)
     return table
+
+
+def _experiments() -> dict[str, Experiment]:
+    from aqmlab.repro.papers import EXPERIMENTS
+
+    return EXPERIMENTS
 
 
 def _label_text(label) -> str:
