@@ -71,15 +71,16 @@ fn choke_holds_cbr_down() {
 #[test]
 fn fq_codel_holds_cbr_near_its_fair_share() {
     require_emulation!();
-    let text = scenario(r#"{ kind = "fq_codel" }"#).replace(
-        "count = 8\n",
-        "count = 8\nvariant = \"sack\"\n",
-    );
+    let text = scenario(r#"{ kind = "fq_codel" }"#)
+        .replace("count = 8\n", "count = 8\nvariant = \"sack\"\n");
     let s = emu::compare::udp_share(&common::simulate(&text));
     let r = common::emulate(&text);
     let e = emu::compare::udp_share(&r);
     eprintln!("FQ-CoDel: UDP share simulated {s:.3}, emulated {e:.3}");
-    assert!((s - 1.0 / 9.0).abs() < 0.02, "FQ-CoDel: simulated UDP share {s}");
+    assert!(
+        (s - 1.0 / 9.0).abs() < 0.02,
+        "FQ-CoDel: simulated UDP share {s}"
+    );
     assert!(r.links[0].utilization > 0.9, "{}", r.links[0].utilization);
     assert!(e < 1.0 / 3.0, "FQ-CoDel: emulated UDP share {e}");
     let jain = r.groups["tcp"].jain;

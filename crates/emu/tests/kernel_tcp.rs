@@ -82,10 +82,10 @@ bottleneck = { rate = "10Mbps", delay = "10ms" }
 /// no model of it, refuses it naming the key and its line.
 #[test]
 fn bbr_is_emulated_and_refused_by_the_simulator() {
-    let err = sim::run_scenario(&common::scenario(BBR), &mut |_| {})
-        .err()
-        .expect("the simulator refuses bbr")
-        .to_string();
+    let Err(err) = sim::run_scenario(&common::scenario(BBR), &mut |_| {}) else {
+        panic!("the simulator refuses bbr");
+    };
+    let err = err.to_string();
     assert!(err.contains("test.toml:6"), "{err}");
     assert!(
         err.contains("flows[0].variant = \"bbr\" is emulation-only"),
