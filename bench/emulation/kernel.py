@@ -130,15 +130,30 @@ class Dumbbell:
         sh("ip", "netns", "exec", self.m, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         for ns in (self.s, self.r):
             sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1")
-        sh("tc", "-n", self.m, "qdisc", "add", "dev", "vm1", "root", "handle", "1:", "htb", "default", "1")
+        tc = ("tc", "-n", self.m)
         rate = f"{mbps}mbit"
-        sh("tc", "-n", self.m, "class", "add", "dev", "vm1", "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate)
-        sh("tc", "-n", self.m, "qdisc", "add", "dev", "vm1", "parent", "1:1", "handle", "10:", "pfifo", "limit", str(limit))
+        sh(*tc, "qdisc", "add", "dev", "vm1", "root", "handle", "1:", "htb", "default", "1")
+        sh(
+            *tc,
+            "class",
+            "add",
+            "dev",
+            "vm1",
+            "parent",
+            "1:",
+            "classid",
+            "1:1",
+            "htb",
+            "rate",
+            rate,
+            "ceil",
+            rate,
+        )
+        sh(*tc, "qdisc", "add", "dev", "vm1", "parent", "1:1", "handle", "10:", "pfifo", "limit", str(limit))
 
     def pfifo(self) -> dict:
-        out = subprocess.run(
-            ["tc", "-n", self.m, "-s", "-j", "qdisc", "show", "dev", "vm1"], capture_output=True, text=True, check=True
-        ).stdout
+        args = ["tc", "-n", self.m, "-s", "-j", "qdisc", "show", "dev", "vm1"]
+        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         return next(q for q in json.loads(out) if q["kind"] == "pfifo")
 
     def close(self) -> None:
@@ -150,18 +165,16 @@ def kernel(mbps: int, limit: int, flows: int, duration: float, warmup: float) ->
     d = Dumbbell(mbps, limit)
     procs: list[subprocess.Popen] = []
     try:
+        exec_r = ["ip", "netns", "exec", d.r, sys.executable, "-c"]
         rx = subprocess.Popen(
-            ["ip", "netns", "exec", d.r, sys.executable, "-c", RECEIVER, str(flows), str(warmup), str(duration)],
-            stdout=subprocess.PIPE,
-            text=True,
+            [*exec_r, RECEIVER, str(flows), str(warmup), str(duration)], stdout=subprocess.PIPE, text=True
         )
         procs.append(rx)
         assert rx.stdout is not None and rx.stdout.readline().strip() == "ready"
         t0 = time.monotonic()
         for _ in range(flows):
-            procs.append(
-                subprocess.Popen(["ip", "netns", "exec", d.s, sys.executable, "-c", SENDER, str(duration + 0.5)])
-            )
+            exec_s = ["ip", "netns", "exec", d.s, sys.executable, "-c"]
+            procs.append(subprocess.Popen([*exec_s, SENDER, str(duration + 0.5)]))
         time.sleep(max(0.0, warmup - (time.monotonic() - t0)))
         first = d.pfifo()
         samples = []
