@@ -240,8 +240,6 @@ impl Scenario {
         )
     }
 
-    /// Keys set on flow group `i` that belong to other kinds: mistakes, not
-    /// silently ignored.
     /// Refuses what only `aqmlab emulate` runs: `variant = "bbr"` (Linux's BBR;
     /// the simulator has no model of it), naming the key and its line.
     pub fn check_simulable(&self) -> Result<(), ScenarioError> {
@@ -260,6 +258,8 @@ impl Scenario {
         Ok(())
     }
 
+    /// Keys set on flow group `i` that belong to other kinds: mistakes, not
+    /// silently ignored.
     fn validate_keys_apply(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
