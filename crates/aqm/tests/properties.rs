@@ -46,7 +46,8 @@ struct Trace {
     marks: usize,
 }
 
-fn run(spec: &QdiscSpec, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> {
+/// Runs `ops` with every ECN-capable arrival carrying `capable` (ECT(0) or ECT(1)).
+fn run(spec: &QdiscSpec, ops: &[Op], seed: u64, capable: Ecn) -> Result<Trace, TestCaseError> {
     let table = flow_table();
     let link = LinkInfo::new(Rate::from_mbps(10)).with_flows(&table);
     let mut q = Monitored::new(spec.build(&link).unwrap());
@@ -66,7 +67,7 @@ fn run(spec: &QdiscSpec, ops: &[Op], seed: u64) -> Result<Trace, TestCaseError> 
                 let mut p = Packet::new(FlowId(flow), size);
                 p.tag = i as u32;
                 p.aggregate = flow % 5;
-                p.ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
+                p.ecn = if ect { capable } else { Ecn::NotEct };
                 offered += 1;
                 trace.verdicts.push(q.enqueue(p, now, &mut rng, &mut sink));
             }
@@ -125,9 +126,25 @@ proptest! {
     #[test]
     fn conservation_bounds_and_replay(ops in prop::collection::vec(op(), 1..400), seed in 0u64..1000) {
         for spec in QdiscSpec::property_configs() {
-            let a = run(&spec, &ops, seed)?;
-            let b = run(&spec, &ops, seed)?;
-            prop_assert_eq!(a, b, "replay differs for {:?}", spec);
+            for capable in [Ecn::Ect, Ecn::Ect1] {
+                let a = run(&spec, &ops, seed, capable)?;
+                let b = run(&spec, &ops, seed, capable)?;
+                prop_assert_eq!(a, b, "replay differs for {:?}", spec);
+            }
+        }
+    }
+
+    /// ECT(1) is the L4S identifier to DualPI2 alone: every other qdisc treats it
+    /// exactly as ECT(0), arrival by arrival.
+    #[test]
+    fn ect1_is_ect0_to_every_qdisc_but_dualpi2(ops in prop::collection::vec(op(), 1..400), seed in 0u64..1000) {
+        for spec in QdiscSpec::property_configs() {
+            if spec.kind() == "dualpi2" {
+                continue;
+            }
+            let a = run(&spec, &ops, seed, Ecn::Ect)?;
+            let b = run(&spec, &ops, seed, Ecn::Ect1)?;
+            prop_assert_eq!(a, b, "ECT(1) differs from ECT(0) for {:?}", spec);
         }
     }
 }
@@ -162,7 +179,8 @@ fn a_long_random_workload_never_breaks_the_invariants() {
         });
     }
     for spec in QdiscSpec::property_configs() {
-        run(&spec, &ops, 1).unwrap();
+        run(&spec, &ops, 1, Ecn::Ect).unwrap();
+        run(&spec, &ops, 1, Ecn::Ect1).unwrap();
     }
 }
 
