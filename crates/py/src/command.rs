@@ -7,6 +7,9 @@ use crate::error::Error;
 use aqmlab_command::{Command, Failure};
 use pyo3::prelude::*;
 
+/// (exit status, stdout, stderr, the subcommand Python runs and its values).
+type Outcome = (u8, String, String, Option<(&'static str, String)>);
+
 /// What `aqmlab ARGV...` asks Python to do: (exit status, stdout text, stderr
 /// text, the subcommand for Python to run). When the parse printed (help, an
 /// error) or the subcommand only prints, the texts and status are the outcome and
@@ -14,10 +17,7 @@ use pyo3::prelude::*;
 /// `"repro"` or `"plot"`, the subcommand's values as a JSON object named as its
 /// flags are, `seed_list` for `--seed-list`).
 #[pyfunction]
-pub fn command_line(
-    py: Python<'_>,
-    argv: Vec<String>,
-) -> PyResult<(u8, String, String, Option<(&'static str, String)>)> {
+pub fn command_line(py: Python<'_>, argv: Vec<String>) -> PyResult<Outcome> {
     let cli = match aqmlab_command::parse(argv) {
         Ok(c) => c,
         Err(e) => {
