@@ -79,8 +79,8 @@ class Result:
     Rates are bit/s and counts are events inside the measured interval (after the
     warm-up). ``arrow(name)`` gives a table as a ``pyarrow.Table``; ``read(folder)``
     reads back the tables ``aqmlab run --out`` wrote. Two results are
-    equal when every table is, ``wall_seconds`` aside: a replay of a run (same
-    scenario, same seed) equals it.
+    equal when every table is, ``wall_seconds`` and the label columns aside: a
+    replay of a run (same scenario, same seed) equals it.
     """
 
     __slots__ = ("_arrow", "_frames", "_ipc")
@@ -192,7 +192,9 @@ class Result:
         return (Result, (self._ipc,))
 
     def _comparable(self, name: str) -> pa.Table:
-        table = self.arrow(name)
+        # Labels name a run, they are not its results: a sweep's run equals the
+        # single run of its point.
+        table = self._own(name)
         return table.drop_columns(["wall_seconds"]) if name == "run" else table
 
     def __eq__(self, other: object) -> bool:
