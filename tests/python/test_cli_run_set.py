@@ -81,6 +81,8 @@ def test_a_bad_key_is_an_error_naming_it():
         aqmlab.run("choke-fig3", set={"flows.web.rate": "1Mbps"}, progress=False, **SHORT)
     with pytest.raises(ValueError, match=r"qdisc\.frobs"):
         aqmlab.run("choke-fig3", set={"qdisc.frobs": 3}, progress=False, **SHORT)
+    with pytest.raises(ValueError, match=r"--set qdisc\.\.kind: the key has an empty step"):
+        aqmlab.run("choke-fig3", set={"qdisc..kind": "red"}, progress=False, **SHORT)
     with pytest.raises(ValueError, match="set must be a dict"):
         aqmlab.run("choke-fig3", set=["qdisc.kind=red"], progress=False, **SHORT)
     assert cli_error("run", "choke-fig3", "--set", "flows.web.rate=1Mbps").startswith(

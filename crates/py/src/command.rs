@@ -63,11 +63,13 @@ pub fn parse_sets(texts: Vec<String>) -> PyResult<String> {
 pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
     let pairs: Vec<(String, toml::Value)> =
         serde_json::from_str(json).map_err(|e| Error::Usage(format!("set: {e}")))?;
-    let texts: Vec<String> = pairs.iter().map(|(k, _)| format!("{k}=0")).collect();
-    // The keys checked as `--set` checks them (empty steps, given twice).
-    sim::assign::parse_all(&texts).map_err(Error::Usage)?;
-    Ok(pairs
+    let sets: Vec<sim::assign::Assignment> = pairs
         .into_iter()
         .map(|(key, value)| sim::assign::Assignment { key, value })
-        .collect())
+        .collect();
+    for a in &sets {
+        sim::assign::check_key(&a.key).map_err(Error::Usage)?;
+    }
+    sim::assign::check_unique(&sets).map_err(Error::Usage)?;
+    Ok(sets)
 }

@@ -63,11 +63,7 @@ pub fn parse(text: &str) -> Result<Assignment, String> {
             "--set {text:?}: expected KEY=VALUE, e.g. qdisc.kind=red or flows.udp.rate=2Mbps"
         ));
     }
-    if key.split('.').any(str::is_empty) {
-        return Err(format!(
-            "--set {key}: the key has an empty step (keys look like qdisc.kind or flows.udp.rate)"
-        ));
-    }
+    check_key(key)?;
     if several(value) {
         return Err(format!(
             "--set {key}={value}: one value per key (`aqmlab sweep --set` runs several; \
@@ -78,6 +74,26 @@ pub fn parse(text: &str) -> Result<Assignment, String> {
         key: key.to_string(),
         value: parse_value(value),
     })
+}
+
+/// Checks a dotted key's form: no empty step.
+pub fn check_key(key: &str) -> Result<(), String> {
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(format!(
+            "--set {key}: the key has an empty step (keys look like qdisc.kind or flows.udp.rate)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that no key of `sets` is given twice.
+pub fn check_unique(sets: &[Assignment]) -> Result<(), String> {
+    for (i, a) in sets.iter().enumerate() {
+        if sets[..i].iter().any(|b| b.key == a.key) {
+            return Err(format!("--set {}: given twice", a.key));
+        }
+    }
+    Ok(())
 }
 
 /// Sets `a.key` in `table` to `a.value`.
@@ -183,11 +199,7 @@ pub fn parse_all(texts: &[String]) -> Result<Vec<Assignment>, String> {
         .iter()
         .map(|t| parse(t))
         .collect::<Result<Vec<_>, _>>()?;
-    for (i, a) in assignments.iter().enumerate() {
-        if assignments[..i].iter().any(|b| b.key == a.key) {
-            return Err(format!("--set {}: given twice", a.key));
-        }
-    }
+    check_unique(&assignments)?;
     Ok(assignments)
 }
 
