@@ -47,14 +47,14 @@ def main() -> int:
     p.add_argument("--no-peer", action="store_true", help="no peer columns")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a block would change")
     o = p.parse_args()
-    from aqmlab import repro as R
+    from aqmlab.repro import repro, resolve
     from aqmlab.repro._core import format_table
 
     peers = o.peer if o.peer is not None else ([str(NS2)] if NS2.exists() else [])
     if o.no_peer:
         peers = []
-    table = R.repro(o.ids, out=o.out, jobs=o.jobs, peers=peers, progress=True)
-    chosen = R.resolve(o.ids)
+    table = repro(o.ids, out=o.out, jobs=o.jobs, peers=peers, progress=True)
+    chosen = resolve(o.ids)
     new = {e.id: format_table(e, table[table["experiment"] == e.id]) + "\n" for e in chosen}
     text = DOC.read_text()
     changed, verdicts = [], []

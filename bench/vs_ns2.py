@@ -225,9 +225,9 @@ def run_repro(ids: list[str], seeds: int, duration: str | None) -> dict:
     when it was made with the same seeds and duration."""
     import repro_peer
 
-    from aqmlab import repro as R
+    from aqmlab.repro import resolve
 
-    chosen = [e.id for e in R.resolve(ids)]
+    chosen = [e.id for e in resolve(ids)]
     order = [i for i in REPRO_FIRST if i in chosen]
     order += [i for i in chosen if i not in order and not i.startswith("aggfq")]
     order += [i for i in chosen if i not in order]

@@ -79,7 +79,7 @@ def run(
 ) -> dict:
     """ns-2's values for the experiments `ids`; `save` gets the document after
     each experiment (so a stopped run keeps what it finished)."""
-    from aqmlab import repro as R
+    from aqmlab.repro import resolve
     from aqmlab.repro._core import engine_id, plan
 
     out = {
@@ -93,7 +93,7 @@ def run(
         "skipped": {},
     }
     cache: dict[str, ns2result.Ns2Result] = {}
-    for exp in R.resolve(ids):
+    for exp in resolve(ids):
         if exp.id in TOO_SLOW and duration is None:
             out["skipped"][exp.id] = [TOO_SLOW[exp.id]]
             continue

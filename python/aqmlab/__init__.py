@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from aqmlab._run import emulate, qdisc_kinds, run, scenario_text, scenarios
 from aqmlab._sweep import Sweep, sweep
+from aqmlab.repro import repro
 from aqmlab.result import Result
 
 __all__ = [
@@ -41,16 +42,6 @@ __all__ = [
     "scenarios",
     "sweep",
 ]
-
-
-def __getattr__(name: str):
-    # aqmlab.repro (a callable module) is imported on first use: it pulls in the
-    # experiment registry, which plain runs do not need.
-    if name == "repro":
-        import importlib
-
-        return importlib.import_module("aqmlab.repro")
-    raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")
 
 
 def _version() -> str:

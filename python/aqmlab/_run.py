@@ -97,12 +97,12 @@ def simulate(
     """:func:`run` with ``sets`` as the extension takes them; without, the tables
     are not labelled (a sweep labels its runs' rows itself)."""
     seed = _check_seed(seed)
-    duration = _check_duration(duration, "duration")
-    warmup = _check_duration(warmup, "warmup")
+    duration = check_duration(duration, "duration")
+    warmup = check_duration(warmup, "warmup")
     if isinstance(scenario, Mapping):
-        text = _to_json(_apply(scenario, overrides))
+        text = to_json(_apply(scenario, overrides))
     else:
-        arg = _check_path_or_name(scenario)
+        arg = check_path_or_name(scenario)
         if not overrides:
             return _finish(
                 run_with_bar(
@@ -110,7 +110,7 @@ def simulate(
                     lambda bar: _aqmlab.run_builtin_or_path(arg, seed, duration, warmup, None, bar, sets),
                 )
             )
-        text = _to_json(_apply(scenario_table(arg), overrides))
+        text = to_json(_apply(scenario_table(arg), overrides))
     return _finish(
         run_with_bar(progress, lambda bar: _aqmlab.run_json(text, seed, duration, warmup, bar, sets))
     )
@@ -139,16 +139,16 @@ def emulate(
     says where emulated and simulated results differ.
     """
     seed = _check_seed(seed)
-    duration = _check_duration(duration, "duration")
-    warmup = _check_duration(warmup, "warmup")
+    duration = check_duration(duration, "duration")
+    warmup = check_duration(warmup, "warmup")
     if isinstance(scenario, Mapping):
-        finished = _aqmlab.emulate_json(_to_json(_apply(scenario, overrides)), seed, duration, warmup)
+        finished = _aqmlab.emulate_json(to_json(_apply(scenario, overrides)), seed, duration, warmup)
         return _finish(finished)
-    arg = _check_path_or_name(scenario)
+    arg = check_path_or_name(scenario)
     if not overrides:
         return _finish(_aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup))
     table = scenario_table(arg)
-    finished = _aqmlab.emulate_json(_to_json(_apply(table, overrides)), seed, duration, warmup)
+    finished = _aqmlab.emulate_json(to_json(_apply(table, overrides)), seed, duration, warmup)
     return _finish(finished)
 
 
@@ -194,13 +194,17 @@ def _check_seed(seed: object) -> int | None:
     return value
 
 
-def _check_duration(value: object, name: str = "duration") -> str | None:
+def check_duration(value: object, name: str = "duration") -> str | None:
+    """``value`` if it can be a duration (``None`` or text such as ``"30s"``, which
+    Rust parses); otherwise ``ValueError`` naming ``name``."""
     if value is None or isinstance(value, str):
         return value
     raise ValueError(f'{name} must be a string with a unit, such as "30s", got {value!r}')
 
 
-def _check_path_or_name(scenario: object) -> str | None:
+def check_path_or_name(scenario: object) -> str | None:
+    """``scenario`` (a path or a built-in's name, or ``None``) as text for Rust to
+    resolve; ``ValueError`` for anything else."""
     if scenario is None or isinstance(scenario, str):
         return scenario
     if isinstance(scenario, os.PathLike):
@@ -275,5 +279,12 @@ def _plain(value: object, path: str = "", depth: int = 0) -> object:
     raise ValueError(f"{where}: a scenario cannot hold {value!r} (of type {type(value).__name__})")
 
 
-def _to_json(table: Mapping[str, Any]) -> str:
+def to_json(table: Mapping[str, Any]) -> str:
+    """A scenario dict as the JSON the extension reads (plain values only)."""
     return json.dumps(_plain(table))
+
+
+# The names _sweep.py imports until it takes the public ones above.
+_check_duration = check_duration
+_check_path_or_name = check_path_or_name
+_to_json = to_json

@@ -62,7 +62,7 @@ class NotRecorded(ValueError):
     ``[monitor]`` key records it."""
 
 
-def _frame(result: Result, name: str) -> pd.DataFrame:
+def frame_of(result: Result, name: str) -> pd.DataFrame:
     """Table ``name`` as a plain DataFrame (no index; the result's own, cached:
     not to be modified); empty when the result has no such table (a folder
     written before the table existed)."""
@@ -90,9 +90,9 @@ def _axes(ax: Axes | None) -> Axes:
     return ax
 
 
-def _warmup(result: Result, ax: Axes) -> None:
-    """Shades the warm-up: the interval every total leaves out."""
-    run = _frame(result, "run")
+def shade_warmup(result: Result, ax: Axes) -> None:
+    """Shades the warm-up on ``ax`` (time on x): the interval every total leaves out."""
+    run = frame_of(result, "run")
     if run.empty:
         return
     warmup = float(run["warmup_s"].iloc[0])
@@ -152,14 +152,14 @@ def queue_length(
     reason = missing(result, "queue")
     if reason:
         raise NotRecorded(reason)
-    q = _frame(result, "queue")
+    q = frame_of(result, "queue")
     ax = _axes(ax)
     column, unit, scale = ("bytes", "kB", 1e-3) if unit == "bytes" else ("packets", "packets", 1.0)
     switch = _SWITCH["queue"]
     for name in _pick(list(dict.fromkeys(q["link"])), link, "queue samples", switch):
         s = q[q["link"] == name].sort_values("t_s", kind="stable")
         ax.plot(s["t_s"].to_numpy(), s[column].to_numpy(dtype=float) * scale, label=name)
-    _warmup(result, ax)
+    shade_warmup(result, ax)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"queue length ({unit})")
     ax.set_ylim(bottom=0)
@@ -177,7 +177,7 @@ def series_link(result: Result, link: str | None = None) -> str:
     reason = missing(result, "throughput")
     if reason:
         raise NotRecorded(reason)
-    fs = _frame(result, "flow_series")
+    fs = frame_of(result, "flow_series")
     switch = _SWITCH["throughput"]
     links = list(dict.fromkeys(fs["link"]))
     if link is not None:
@@ -198,7 +198,7 @@ def throughput_table(result: Result, link: str | None = None, by: str = "flow") 
     if by not in _BY:
         raise ValueError(f'by = "{by}" must be one of {", ".join(_BY)}')
     name = series_link(result, link)
-    fs = _frame(result, "flow_series")
+    fs = frame_of(result, "flow_series")
     fs = fs[fs["link"] == name]
     # Intervals are keyed by their start in whole nanoseconds: float seconds of
     # equal instants compare equal only by luck.
@@ -212,7 +212,7 @@ def throughput_table(result: Result, link: str | None = None, by: str = "flow") 
     if by == "flow":
         key = fs["flow"].to_numpy()
     else:
-        of_flow = _frame(result, "flows").set_index("id")[by]
+        of_flow = frame_of(result, "flows").set_index("id")[by]
         key = of_flow.reindex(fs["flow"].to_numpy()).to_numpy()
     table = (
         pd.DataFrame({"start": start_ns, "key": key, "bits": fs["bytes"].to_numpy(dtype=float) * 8})
@@ -233,7 +233,7 @@ def _interval_starts(result: Result, lengths: pd.Series) -> pd.Series:
     import numpy as np
     import pandas as pd
 
-    run = _frame(result, "run")
+    run = frame_of(result, "run")
     period = float(lengths.max())
     if run.empty or period <= 0:
         return lengths
@@ -259,7 +259,7 @@ def throughput(
     ``by="kind"`` each kind's (tcp, cbr, ...). By default, per flow, or with more
     than :data:`MAX_LINES` flows per group, or with more groups than that per kind."""
     name = series_link(result, link)
-    f = _frame(result, "flows")
+    f = frame_of(result, "flows")
     if by is None:
         by = "flow"
         if flows is None:
@@ -268,7 +268,7 @@ def throughput(
     if flows is not None:
         if by != "flow":
             raise ValueError(f'flows picks flows; it cannot be combined with by = "{by}"')
-        ids = set(_frame(result, "flows")["id"])
+        ids = set(frame_of(result, "flows")["id"])
         unknown = [f for f in flows if f not in ids]
         if unknown:
             raise ValueError(f"flows = {unknown}: no such flow (ids 0-{max(ids)})")
@@ -289,7 +289,7 @@ def throughput(
         style = styles[seen.get(group, 0) % len(styles)] if group is not None else "-"
         seen[group] = seen.get(group, 0) + 1
         ax.plot(t, table[key].to_numpy() / 1e6, label=label, color=palette.get(group), linestyle=style)
-    _warmup(result, ax)
+    shade_warmup(result, ax)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
@@ -316,7 +316,7 @@ def _legend(ax: Axes, entries: int) -> None:
 def group_colours(result: Result) -> dict[str, object]:
     """One colour per flow group, the groups in natural order (``udp10k`` before
     ``udp100k``): every panel of a figure draws a group in its colour."""
-    return colours(list(_frame(result, "flows")["group"]))
+    return colours(list(frame_of(result, "flows")["group"]))
 
 
 def goodput(result: Result, ax: Axes | None = None) -> Axes:
@@ -328,7 +328,7 @@ def goodput(result: Result, ax: Axes | None = None) -> Axes:
     reason = missing(result, "goodput")
     if reason:
         raise NotRecorded(reason)
-    f = _frame(result, "flows")
+    f = frame_of(result, "flows")
     ax = _axes(ax)
     f = f.sort_values("id", kind="stable")
     # By group, in the groups' colours; past MAX_LINES groups, by kind.
@@ -396,7 +396,7 @@ def delay_cdf_table(result: Result, link: str, group: str | None = None) -> pd.D
     reason = missing(result, "delay")
     if reason:
         raise NotRecorded(reason)
-    h = _frame(result, "delay_histogram")
+    h = frame_of(result, "delay_histogram")
     sel = h[h["link"] == link]
     sel = sel[sel["group"].isna()] if group is None else sel[sel["group"] == group]
     sel = sel[sel["count"] > 0].sort_values("lo_s", kind="stable")
@@ -423,7 +423,7 @@ def delay_cdf(
     reason = missing(result, "delay")
     if reason:
         raise NotRecorded(reason)
-    h = _frame(result, "delay_histogram")
+    h = frame_of(result, "delay_histogram")
     ax = _axes(ax)
     for i, name in enumerate(
         _pick(list(dict.fromkeys(h["link"])), link, "delay histogram", _SWITCH["delay"])
@@ -468,7 +468,7 @@ def figure(result: Result, kinds: Sequence[str] = KINDS) -> Figure:
     axes = fig.subplots(len(kinds), 1, squeeze=False)[:, 0]
     for k, ax in zip(kinds, axes):
         _DRAW[k](result, ax)
-    run = _frame(result, "run")
+    run = frame_of(result, "run")
     if not run.empty:
         r = run.iloc[0]
         fig.suptitle(f"{r['scenario']}, seed {r['seed']}")

@@ -19,13 +19,13 @@ def tcp_trace(result: Result, flows: Sequence[int] | None = None, fig: Figure | 
     :data:`aqmlab.plot.MAX_LINES` traced flows, taken from each group in turn)."""
     from matplotlib.figure import Figure
 
-    from aqmlab.plot import MAX_LINES, NotRecorded, _frame, _warmup, group_colours
+    from aqmlab.plot import MAX_LINES, NotRecorded, frame_of, group_colours, shade_warmup
     from aqmlab.plot_sweep import natural_key
 
-    trace = _frame(result, "tcp_trace")
+    trace = frame_of(result, "tcp_trace")
     if trace.empty:
         raise NotRecorded('the run traced no TCP flow: set [monitor] tcp_trace = "100ms" in the scenario')
-    group_of = _frame(result, "flows").set_index("id")["group"].to_dict()
+    group_of = frame_of(result, "flows").set_index("id")["group"].to_dict()
     traced = list(dict.fromkeys(trace["flow"]))
     if flows is None:
         by_group: dict[str, list[int]] = {}
@@ -59,7 +59,7 @@ def tcp_trace(result: Result, flows: Sequence[int] | None = None, fig: Figure | 
         cwnd_ax.plot(t, rows["cwnd"].to_numpy(dtype=float), **kw)
         rtt_ax.plot(t, rows["srtt_s"].to_numpy(dtype=float) * 1e3, **kw)
     for ax in (cwnd_ax, rtt_ax):
-        _warmup(result, ax)
+        shade_warmup(result, ax)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
     cwnd_ax.set_ylabel("cwnd (packets)")

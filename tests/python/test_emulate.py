@@ -81,3 +81,30 @@ def test_the_pip_installed_command_compares(tmp_path):
     proc = run_cli("emulate", str(path), "--compare")
     assert proc.returncode == 0, proc.stderr
     assert "simulated" in proc.stdout and "udp share" in proc.stdout
+
+
+def test_bbr_is_emulated_and_refused_by_the_simulator():
+    flow = {"name": "tcp", "kind": "tcp", "count": 2, "variant": "bbr", "start_spread": "0s"}
+    bbr = dict(SMALL, flows=[flow])
+    with pytest.raises(ValueError, match=r'flows\[0\]\.variant = "bbr" is emulation-only'):
+        aqmlab.run(bbr)
+    emulated = aqmlab.emulate(bbr)
+    assert emulated.links.iloc[0]["utilization"] > 0.9
+    assert (emulated.flows["goodput_bps"] > 0).all()
+
+
+def test_the_emulated_flows_count_timeouts_and_fast_recoveries():
+    # Eight flows and a CBR flow at twice the link under FQ-CoDel: Linux's TCP
+    # recovers (and, without SACK, times out) many times in two seconds.
+    busy = dict(
+        SMALL,
+        qdisc={"kind": "fq_codel"},
+        flows=[
+            {"name": "tcp", "kind": "tcp", "count": 8, "start_spread": "0s"},
+            {"name": "udp", "kind": "cbr", "rate": "20Mbps"},
+        ],
+    )
+    flows = aqmlab.emulate(busy).flows
+    tcp = flows[flows["kind"] == "tcp"]
+    assert tcp["timeouts"].sum() > 0
+    assert tcp["fast_recoveries"].sum() > 0

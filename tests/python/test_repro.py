@@ -3,13 +3,15 @@ errors, and the CHOKe Fig. 3 check itself (short runs)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import pandas as pd
 import pytest
 
 import aqmlab
-from aqmlab.repro import _core
+from aqmlab.repro import EXPERIMENTS, _core, experiments, resolve
+from aqmlab.repro._helpers import with_flows, with_qdisc
 
 from conftest import ROOT, cli_error, run_cli
 
@@ -43,11 +45,11 @@ class Counter:
 
 
 def test_the_registry_lists_every_choke_experiment():
-    assert aqmlab.repro is aqmlab.repro  # the callable module, imported on first use
-    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("choke-")] == CHOKE_IDS
-    listed = aqmlab.repro.experiments()
+    assert inspect.isfunction(aqmlab.repro)  # a plain function, the package's own
+    assert [e for e in EXPERIMENTS if e.startswith("choke-")] == CHOKE_IDS
+    listed = experiments()
     assert list(listed.index[: len(CHOKE_IDS)]) == CHOKE_IDS
-    for exp in aqmlab.repro.EXPERIMENTS.values():
+    for exp in EXPERIMENTS.values():
         for name in exp.scenarios:
             assert (ROOT / "scenarios" / f"{name}.toml").is_file(), name
         points = exp.build_points()
@@ -67,12 +69,12 @@ def test_the_registry_lists_every_choke_experiment():
 def test_the_sfb_experiments_are_registered_with_their_scenarios():
     from aqmlab.repro import sfb
 
-    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("sfb-")] == SFB_IDS
-    assert [e.id for e in aqmlab.repro.resolve("sfb")] == SFB_IDS
+    assert [e for e in EXPERIMENTS if e.startswith("sfb-")] == SFB_IDS
+    assert [e.id for e in resolve("sfb")] == SFB_IDS
     for name in ("sfb-fig2b", "sfb-fig4", "sfb-fig8"):
         assert aqmlab.scenario_text(name), name  # a built-in too (needs a rebuild)
     # Table I's points put each scheme on the bottleneck A->B and nowhere else.
-    for p in aqmlab.repro.EXPERIMENTS["sfb-table1"].build_points():
+    for p in EXPERIMENTS["sfb-table1"].build_points():
         links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
         assert links[("A", "B")]["qdisc"]["kind"] == sfb.QDISCS[p.label["qdisc"]]["kind"]
         assert all("qdisc" not in lk for k, lk in links.items() if k != ("A", "B"))
@@ -93,7 +95,7 @@ def test_sfq_bin_is_the_rust_qdiscs_flow_to_bin_map():
 
 def test_the_sfb_experiments_mark_with_ecn_under_every_scheme():
     for exp_id in ("sfb-table1", "sfb-fig8"):
-        for p in aqmlab.repro.EXPERIMENTS[exp_id].build_points():
+        for p in EXPERIMENTS[exp_id].build_points():
             links = {(lk["from"], lk["to"]): lk for lk in p.scenario["topology"]["links"]}
             assert links[("A", "B")]["qdisc"]["ecn"] is True, p.label
             assert all(f["ecn"] is True for f in p.scenario["flows"] if f["kind"] == "tcp"), p.label
@@ -129,7 +131,7 @@ def test_sfb_fig4_theory_is_eq1_and_matches_the_model_command():
         assert p[3][small - 1] < p[2][small - 1] < p[1][small - 1]
         assert p[1][total - 1] < p[2][total - 1] < p[3][total - 1]
     # Every point: total // L bins per level, M flows offering 4x the link.
-    points = aqmlab.repro.EXPERIMENTS["sfb-fig4"].build_points()
+    points = EXPERIMENTS["sfb-fig4"].build_points()
     assert len(points) == 2 * 3 * 5 * len(sfb.FIG4_HASH_SEEDS)
     for pt in points:
         q, lab = pt.scenario["qdisc"], pt.label
@@ -153,7 +155,7 @@ def test_sfb_fig4_the_qdisc_misclassifies_the_flows_its_hash_pollutes():
         scenario = sfb.fig4_scenario(base, 90, levels, 45, hash_seed=1)
         result = aqmlab.run(scenario)
         label = {"total_bins": 90, "levels": levels, "nonresp": 45, "hash_seed": 1}
-        numbers = sfb._fig4_numbers(label, result)
+        numbers = sfb.fig4_numbers(label, result)
         assert numbers["low_flows"] == 400
         assert numbers["nonresp_never_limited"] == 0
         assert numbers["low_extra"] == 0 and numbers["low_missed"] <= 2, numbers
@@ -186,13 +188,13 @@ def test_sfb_table2_takes_each_periods_loss_from_one_runs_series(tmp_path, monke
     # period's end measured from its start gives (the method this replaced).
     from aqmlab.repro import sfb
 
-    exp = aqmlab.repro.EXPERIMENTS["sfb-table2"]
+    exp = EXPERIMENTS["sfb-table2"]
     points = exp.build_points()
     assert len(points) == 1 and points[0].scenario["monitor"]["flow_series"] == "10s"
     scenario = {**points[0].scenario, "duration": "30s"}
     one = aqmlab.run(scenario, seed=2)
     unmonitored = {k: v for k, v in scenario.items() if k != "monitor"}
-    period = sfb._numbers({}, aqmlab.run({**unmonitored, "warmup": "10s"}, seed=2))
+    period = sfb.run_numbers({}, aqmlab.run({**unmonitored, "warmup": "10s"}, seed=2))
     ours = sfb.period_losses(one, 10, 30)
     for k in ("loss_tcp_mbps", "loss_nonresp_mbps", "loss_osc_mbps", "loss_total_mbps"):
         assert ours[f"{k}_10_30"] == pytest.approx(period[k], rel=1e-12), k
@@ -211,9 +213,9 @@ def test_sfb_table2_takes_each_periods_loss_from_one_runs_series(tmp_path, monke
 
 
 def test_sweeps_share_points_so_they_are_simulated_once():
-    fig5 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig5"].build_points()}
-    fig6 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig6"].build_points()}
-    fig8 = {_core.run_key(p.scenario, 1) for p in aqmlab.repro.EXPERIMENTS["choke-fig8"].build_points()}
+    fig5 = {_core.run_key(p.scenario, 1) for p in EXPERIMENTS["choke-fig5"].build_points()}
+    fig6 = {_core.run_key(p.scenario, 1) for p in EXPERIMENTS["choke-fig6"].build_points()}
+    fig8 = {_core.run_key(p.scenario, 1) for p in EXPERIMENTS["choke-fig8"].build_points()}
     assert len(fig5) == 16
     assert fig6 < fig5  # Fig. 6 is Fig. 5's CHOKe half
     assert len(fig8 & fig5) == 1  # drop 2 at 2 Mbit/s is Fig. 5's CHOKe point at 2 Mbit/s
@@ -283,15 +285,15 @@ def test_the_cache_key_covers_the_scenario_and_the_seed():
     k = _core.run_key(base, 1)
     assert k == _core.run_key(_core.load_scenario("choke-fig5"), 1)
     assert k != _core.run_key(base, 2)
-    assert k != _core.run_key(_core.with_qdisc(base, candidates=2), 1)
-    assert k != _core.run_key(_core.with_flows(base, "udp", rate="2Mbps"), 1)
+    assert k != _core.run_key(with_qdisc(base, candidates=2), 1)
+    assert k != _core.run_key(with_flows(base, "udp", rate="2Mbps"), 1)
 
 
 def test_a_long_duration_is_written_as_it_reads():
     # It was "1e+06s" once, which the scenario parser refuses.
-    point = aqmlab.repro.EXPERIMENTS["choke-fig3"].build_points("1000000s")[0]
+    point = EXPERIMENTS["choke-fig3"].build_points("1000000s")[0]
     assert (point.scenario["duration"], point.scenario["warmup"]) == ("1000000s", "200000s")
-    point = aqmlab.repro.EXPERIMENTS["choke-fig3"].build_points("90s")[0]
+    point = EXPERIMENTS["choke-fig3"].build_points("90s")[0]
     assert (point.scenario["duration"], point.scenario["warmup"]) == ("90s", "18s")
     assert _core.shortened({"duration": "1s"}, "2min")["duration"] == "120s"
 
@@ -407,7 +409,7 @@ def test_a_peer_without_a_value_in_a_table_adds_no_column():
     row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "1", "tolerance": "t"}
     table = pd.DataFrame([{**row, "verdict": "PASS", "pass": True}])
     table["experiment"] = "choke-fig3"
-    exp = aqmlab.repro.EXPERIMENTS["choke-fig3"]
+    exp = EXPERIMENTS["choke-fig3"]
     empty = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig4", "q"): "2"}))
     assert "ns-2.35" not in _core.format_table(exp, empty)
     full = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig3", "q"): "2"}))

@@ -11,7 +11,7 @@ import pytest
 
 import aqmlab
 from aqmlab import networks
-from aqmlab.repro import _core
+from aqmlab.repro import EXPERIMENTS, _core, resolve
 from aqmlab.repro import aggfq as A
 
 from conftest import ROOT, run_cli
@@ -28,8 +28,8 @@ AGGFQ_IDS = [
 
 
 def test_every_experiment_is_registered_and_runs_from_the_paper_name():
-    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("aggfq-")] == AGGFQ_IDS
-    assert [e.id for e in aqmlab.repro.resolve("aggfq")] == AGGFQ_IDS
+    assert [e for e in EXPERIMENTS if e.startswith("aggfq-")] == AGGFQ_IDS
+    assert [e.id for e in resolve("aggfq")] == AGGFQ_IDS
     proc = run_cli("repro", "--list")
     assert proc.returncode == 0, proc.stderr
     assert [x for x in (line.split()[0] for line in proc.stdout.splitlines()) if x.startswith("aggfq")] == (
@@ -131,11 +131,11 @@ def test_the_schemes_queues():
         A.qdisc("agg_red", 50)
     # Each figure's points swap the bottleneck's queue and nothing else.
     for exp_id in ("aggfq-fig4", "aggfq-fig8"):
-        for p in aqmlab.repro.EXPERIMENTS[exp_id].build_points():
+        for p in EXPERIMENTS[exp_id].build_points():
             links = _links(p.scenario)
             assert links[("CR1", "CR2")]["qdisc"]["limit"] == p.label["buffer"]
             assert p.scenario["qdisc"] == {"kind": "droptail", "limit": 50}
-    fig8 = aqmlab.repro.EXPERIMENTS["aggfq-fig8"].build_points()
+    fig8 = EXPERIMENTS["aggfq-fig8"].build_points()
     weights = [_links(p.scenario)[("CR1", "CR2")]["qdisc"].get("weights") for p in fig8]
     assert {"1": 10.0, "2": 10.0}.items() <= next(w for w in weights if w).items()
 

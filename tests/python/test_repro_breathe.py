@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import aqmlab
-from aqmlab.repro import _core
+from aqmlab.repro import EXPERIMENTS, _core, resolve
 from aqmlab.repro import breathe as B
 
 from conftest import run_cli
@@ -19,8 +19,8 @@ BREATHE_IDS = ["breathe-fig2", "breathe-fig3", "breathe-k"]
 
 
 def test_every_experiment_is_registered_and_runs_from_the_paper_name():
-    assert [e for e in aqmlab.repro.EXPERIMENTS if e.startswith("breathe-")] == BREATHE_IDS
-    assert [e.id for e in aqmlab.repro.resolve("breathe")] == BREATHE_IDS
+    assert [e for e in EXPERIMENTS if e.startswith("breathe-")] == BREATHE_IDS
+    assert [e.id for e in resolve("breathe")] == BREATHE_IDS
 
 
 def test_the_points_swap_the_bottleneck_queue_and_nothing_else():
@@ -34,7 +34,7 @@ def test_the_points_swap_the_bottleneck_queue_and_nothing_else():
         "udp1m": (5, "1Mbps"),
         "udp10m": (5, "10Mbps"),
     }
-    points = aqmlab.repro.EXPERIMENTS["breathe-fig2"].build_points()
+    points = EXPERIMENTS["breathe-fig2"].build_points()
     assert [p.label["qdisc"] for p in points] == list(B.SCHEMES)
     for p in points:
         rest = {k: v for k, v in p.scenario.items() if k != "qdisc"}
@@ -46,7 +46,7 @@ def test_the_points_swap_the_bottleneck_queue_and_nothing_else():
     # The K of each BREATHe reading: rate_limit alone, or counters alone.
     assert by["breathe"]["rate_limit"] == "100kbit" and "counters" not in by["breathe"]
     assert by["breathe-fair"]["counters"] == 1031 and "rate_limit" not in by["breathe-fair"]
-    assert [p.label["k"] for p in aqmlab.repro.EXPERIMENTS["breathe-k"].build_points()] == list(B.K_SWEEP)
+    assert [p.label["k"] for p in EXPERIMENTS["breathe-k"].build_points()] == list(B.K_SWEEP)
 
 
 def _short(qdisc: dict, seconds: int = 60) -> aqmlab.Result:

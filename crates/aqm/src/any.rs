@@ -177,6 +177,9 @@ registry! {
     /// AFD (Pan, Breslau, Prabhakar & Shenker 2003): drops by each flow's share of
     /// a shadow buffer of sampled arrivals against a fair share steered by the queue.
     Afd = "afd": Box<crate::afd::Afd>, crate::afd::AfdParams;
+    /// DualPI2 (RFC 9332): an L4S queue and a classic queue coupled by one PI
+    /// controller, p_C = p'^2 and p_L = k p', with a step in the L queue.
+    DualPi2 = "dualpi2": Box<crate::dualpi2::DualPi2>, crate::dualpi2::DualPi2Params;
 }
 
 impl QdiscSpec {

@@ -45,6 +45,7 @@ pub mod codel;
 pub mod drop_reason;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
 pub mod fred;

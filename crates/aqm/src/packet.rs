@@ -20,15 +20,19 @@ impl FlowId {
     }
 }
 
-/// The two ECN bits of the IP header (RFC 3168).
+/// The two ECN bits of the IP header (RFC 3168; ECT(1) as the L4S identifier, RFC 9331).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Ecn {
     /// Not ECN-capable: congestion can only be signalled by a drop.
     #[default]
     NotEct = 0b00,
-    /// ECN-capable transport.
+    /// ECN-capable transport, ECT(0): classic ECN (RFC 3168).
     Ect = 0b10,
+    /// ECN-capable transport, ECT(1): the L4S identifier (RFC 9331), which
+    /// DualPI2 steers into its low-latency queue. Every other ECN-marking qdisc
+    /// treats it as ECT(0).
+    Ect1 = 0b01,
     /// Congestion experienced: marked by a queue.
     Ce = 0b11,
 }
@@ -36,6 +40,26 @@ pub enum Ecn {
 impl Ecn {
     pub const fn is_capable(self) -> bool {
         !matches!(self, Ecn::NotEct)
+    }
+
+    /// ECT(0) or ECT(1): capable and not yet marked.
+    pub const fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect | Ecn::Ect1)
+    }
+
+    /// The codepoint of the IP header's two ECN bits.
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The IP header's two ECN bits.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
 

@@ -46,6 +46,12 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
 
 #[cfg(target_os = "linux")]
 fn emulate(s: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
+    // Refusals first, then the scenario's no-op warnings, as `run` prints them
+    // once it has accepted the scenario.
+    emu::check::plan(s).map_err(|e| usage(e.to_string()))?;
+    for w in s.warnings() {
+        eprintln!("warning: {w}");
+    }
     let stop = emu::stop_on_signals().context("installing the signal handlers")?;
     emu::emulate(s, stop).map_err(|e| match e {
         emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted => usage(e.to_string()),

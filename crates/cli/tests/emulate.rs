@@ -195,3 +195,33 @@ fn a_killed_run_leaves_nothing_behind() {
         }
     }
 }
+
+/// The scenario's no-op warnings are printed as `run` prints them, each naming
+/// its key and line, before the run starts.
+#[test]
+fn it_prints_the_scenarios_warnings_as_run_does() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let codel = SMALL.replace(
+        r#"qdisc = { kind = "droptail", limit = 50 }"#,
+        r#"qdisc = { kind = "codel", target = "100ms", interval = "100ms" }"#,
+    );
+    let path = write(dir.path(), "s.toml", &codel);
+    let warning = |cmd: &str| {
+        let out = Command::new(BIN)
+            .args([cmd, &path, "--json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{cmd}: {err}");
+        err.lines()
+            .find(|l| l.contains("target = 100ms"))
+            .map(str::to_string)
+    };
+    let from_run = warning("run").expect("run warns");
+    assert!(from_run.contains("s.toml:"), "{from_run}");
+    assert_eq!(warning("emulate"), Some(from_run));
+}

@@ -39,8 +39,11 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} (seed {}): simulated beside emulated, measured from {:.0} s to {:.0} s\n",
-        simulated.scenario, simulated.seed, simulated.warmup_s, simulated.duration_s
+        "{} (seed {}): simulated beside emulated, measured from {} s to {} s\n",
+        simulated.scenario,
+        simulated.seed,
+        sim::text::seconds(simulated.warmup_s),
+        sim::text::seconds(simulated.duration_s)
     );
     let _ = writeln!(
         s,

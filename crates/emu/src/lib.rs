@@ -39,6 +39,7 @@ use sim::event::EventQueue;
 use sim::flow::Endpoints;
 use sim::link::Queue;
 use sim::{RunResult, Scenario, ScenarioError};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -98,6 +99,10 @@ pub struct Emulated {
     pub result: RunResult,
     /// The first CE-marked packets, IPv4 headers first, as written.
     pub marked: Vec<Vec<u8>>,
+    /// The senders' namespace's `TcpExt` counters over the measured interval
+    /// (`TCPTimeouts`, `TCPRenoRecovery`, `TCPSackRecovery`, ...): all its
+    /// flows together, as the kernel counts them.
+    pub sender_tcp_ext: BTreeMap<String, u64>,
 }
 
 /// Emulates `s` in wall-clock time (its `duration` and `warmup`); `stop` ends
@@ -232,8 +237,17 @@ pub fn emulate_with(
     };
     wait_until(warmup_ns);
     let at_warmup = traffic.snapshot();
+    let ext_warmup = snd.run(netns::tcp_ext).unwrap_or_default();
     wait_until(end_ns);
     let at_end = traffic.snapshot();
+    let ext_end = snd.run(netns::tcp_ext).unwrap_or_default();
+    let sender_tcp_ext = ext_end
+        .into_iter()
+        .map(|(k, v)| {
+            let before = ext_warmup.get(&k).copied().unwrap_or(0);
+            (k, v.saturating_sub(before))
+        })
+        .collect();
     let mut outcome = plane
         .join()
         .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
@@ -250,7 +264,15 @@ pub fn emulate_with(
         return Err(EmuError::Traffic(errors.join("; ")));
     }
     let marked = std::mem::take(&mut outcome.marked);
-    let result = report::build(report::Inputs {
+    let mut warnings = plan.warnings;
+    if !traffic::counts_timeouts() {
+        warnings.push(
+            "timeouts are not counted: this kernel's TCP_INFO has no tcpi_total_rto \
+             (Linux 6.7 and later)"
+                .into(),
+        );
+    }
+    let mut result = report::build(report::Inputs {
         s,
         net: &net,
         groups: &groups,
@@ -261,8 +283,32 @@ pub fn emulate_with(
         at_end,
         shared: &shared,
         tun_drops,
-        warnings: plan.warnings,
+        warnings,
         wall_seconds: started.elapsed().as_secs_f64(),
     });
-    Ok(Emulated { result, marked })
+    undercount_warning(&mut result, &sender_tcp_ext);
+    Ok(Emulated {
+        result,
+        marked,
+        sender_tcp_ext,
+    })
+}
+
+/// Warns when the flows' fast recoveries, polled from `TCP_INFO`, fall short of
+/// what the kernel counted for the senders' namespace (`TCPRenoRecovery` +
+/// `TCPSackRecovery`): a busy machine delays the polls past short recoveries.
+fn undercount_warning(r: &mut RunResult, ext: &BTreeMap<String, u64>) {
+    let kernel = ["TCPRenoRecovery", "TCPSackRecovery"]
+        .iter()
+        .map(|k| ext.get(*k).copied().unwrap_or(0))
+        .sum::<u64>();
+    let polled: u64 = r.flows.iter().map(|f| f.fast_recoveries).sum();
+    if kernel > polled + (kernel / 10).max(3) {
+        if let Some(e) = r.emulation.as_mut() {
+            e.warnings.push(format!(
+                "fast_recoveries undercounts: the flows' polled entries into recovery \
+                 add up to {polled}, the kernel counted {kernel} for all of them"
+            ));
+        }
+    }
 }

@@ -15,6 +15,7 @@
 //! gets no offloads unless asked (`TUNSETOFFLOAD`), so the kernel segments before
 //! handing packets over: every packet read is at most the MTU.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -211,6 +212,23 @@ pub fn tx_dropped(name: &str) -> io::Result<u64> {
         }
     }
     Err(io::Error::other(format!("no device {name}")))
+}
+
+/// The calling thread's namespace's TCP counters: `/proc/thread-self/net/netstat`'s
+/// `TcpExt` line (`TCPTimeouts`, `TCPRenoRecovery`, `TCPSackRecovery`, ...), by
+/// name.
+pub fn tcp_ext() -> io::Result<BTreeMap<String, u64>> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat")?;
+    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
+        return Err(io::Error::other("no TcpExt in /proc/net/netstat"));
+    };
+    Ok(names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .skip(1)
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect())
 }
 
 /// Whether the calling process may create namespaces and devices

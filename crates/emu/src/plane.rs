@@ -15,8 +15,10 @@
 //! Only the final write can be late; its lateness is recorded.
 //!
 //! The thread sleeps in `ppoll` on both devices with a nanosecond timeout and a
-//! timer slack of 1 ns, and spins instead when the next event is closer than
-//! [`SPIN_NS`] (BENCHMARKS.md measures what this buys).
+//! timer slack of 1 ns, and reads a device only when `ppoll` says it is
+//! readable: an idle device costs no `read`. Within [`SPIN_NS`] of the next event
+//! it polls without sleeping (`AQMLAB_EMULATE_SPIN_US` overrides it, for
+//! BENCHMARKS.md, which measures what spinning costs and buys).
 
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness, LinkCounters};
@@ -34,6 +36,14 @@ use std::time::Instant;
 
 /// Below this distance to the next event the thread spins rather than sleeps.
 pub const SPIN_NS: u64 = 50_000;
+
+/// [`SPIN_NS`], or `AQMLAB_EMULATE_SPIN_US` microseconds when set.
+fn spin_ns() -> u64 {
+    std::env::var("AQMLAB_EMULATE_SPIN_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(SPIN_NS, |us| us * 1000)
+}
 /// The first port of the flows' sender-side ports: flow `i` uses `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 10_000;
 /// The receivers' TCP listening port and UDP port.
@@ -247,11 +257,7 @@ impl Plane {
         let flow = self.slot_flow[tag as usize];
         let mut p = Packet::new(FlowId(flow), u32::from(h.len));
         p.aggregate = self.flows[flow as usize].aggregate;
-        p.ecn = match h.ecn {
-            0b00 => Ecn::NotEct,
-            0b11 => Ecn::Ce,
-            _ => Ecn::Ect,
-        };
+        p.ecn = Ecn::from_bits(h.ecn);
         p.tag = tag;
         p
     }
@@ -485,6 +491,9 @@ pub fn run(cfg: Config) -> Outcome {
         }
     }
     let mut interrupted = false;
+    let spin = spin_ns();
+    // Which devices the last poll found readable.
+    let mut readable = [true, true];
     loop {
         let now = epoch.elapsed().as_nanos() as u64;
         if now >= end_ns {
@@ -495,6 +504,9 @@ pub fn run(cfg: Config) -> Outcome {
             break;
         }
         for (dir, dev) in [(FWD, 0), (REV, 1)] {
+            if !readable[dev] {
+                continue;
+            }
             for _ in 0..READ_BATCH {
                 let tag = p.alloc();
                 match tun[dev].read(&mut p.bufs[tag as usize]) {
@@ -530,9 +542,14 @@ pub fn run(cfg: Config) -> Outcome {
         }
         let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
         let now = epoch.elapsed().as_nanos() as u64;
-        if next > now + SPIN_NS {
-            wait(&tun, next - now - SPIN_NS / 2);
-        }
+        // Sleep until a device is readable or the next event is near; within
+        // the spin margin, only ask.
+        let sleep = if next > now + spin {
+            next - now - spin / 2
+        } else {
+            0
+        };
+        readable = wait(&tun, sleep);
     }
     Outcome {
         links: p.counts,
@@ -560,8 +577,9 @@ fn realtime() {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
 }
 
-/// Sleeps until either device is readable or `ns` have passed.
-fn wait(tun: &[File; 2], ns: u64) {
+/// Sleeps until either device is readable or `ns` have passed (0: does not
+/// sleep); returns which are readable.
+fn wait(tun: &[File; 2], ns: u64) -> [bool; 2] {
     let mut fds = [
         libc::pollfd {
             fd: tun[0].as_raw_fd(),
@@ -579,5 +597,10 @@ fn wait(tun: &[File; 2], ns: u64) {
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     };
     // SAFETY: two valid pollfds and a timespec on the stack.
-    unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    if n < 0 {
+        // Interrupted: look at both.
+        return [true, true];
+    }
+    fds.map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0)
 }

@@ -81,7 +81,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         let size = g.tcp.packet_size;
         let tcp = g.udp.is_none();
         let samples = i.shared.info[id].lock().expect("not poisoned").clone();
-        let (delivered, sent, retransmits, rtt) = if tcp {
+        let (delivered, sent, retransmits, rtt, timeouts, recoveries) = if tcp {
             let bytes = i.at_end.read_bytes[id] - i.at_warmup.read_bytes[id];
             let delivered = bytes / u64::from(payload(size));
             let first = samples.iter().rfind(|x| x.t_ns <= from);
@@ -101,10 +101,12 @@ pub fn build(i: Inputs<'_>) -> RunResult {
                 delta(|x| x.data_segs_out),
                 delta(|x| x.total_retrans),
                 rtt,
+                delta(|x| x.total_rto),
+                delta(|x| x.recoveries),
             )
         } else {
             let got = i.at_end.datagrams[id] - i.at_warmup.datagrams[id];
-            (got, c.udp_sent, 0, None)
+            (got, c.udp_sent, 0, None, 0, 0)
         };
         if let Some(every) = tcp_interval {
             let mut next = 0;
@@ -140,8 +142,8 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             marks: c.marks,
             rtt_mean_s: rtt,
             retransmits,
-            timeouts: 0,
-            fast_recoveries: 0,
+            timeouts,
+            fast_recoveries: recoveries,
             fair_share_bps: shares[id],
             base_rtt_s: i.net.base_rtt(fl).as_secs_f64(),
         });

@@ -6,7 +6,8 @@
 //! without pause from its start time, and a reader thread for the connection the
 //! receivers' listener accepted, which counts the bytes the application read.
 //! Every sender samples its own `TCP_INFO` (cwnd, ssthresh, srtt, data segments
-//! out, retransmissions) as it goes.
+//! out, retransmissions, retransmission timeouts) as it goes, and counts its
+//! entries into fast recovery from the congestion-avoidance state it polls.
 
 use crate::netns::{enter, Netns, RECEIVER_ADDR, SENDER_ADDR};
 use crate::plane::{PORT_BASE, TCP_PORT, UDP_PORT};
@@ -49,6 +50,37 @@ pub struct InfoSample {
     pub data_segs_out: u32,
     pub total_retrans: u32,
     pub snd_mss: u32,
+    /// Retransmission timeouts so far (`tcpi_total_rto`, Linux 6.7 and later;
+    /// SYN timeouts included).
+    pub total_rto: u32,
+    /// Entries into fast recovery so far, as polled (see [`Recoveries`]).
+    pub recoveries: u32,
+}
+
+/// Linux's `TCP_CA_Recovery`: the sender is repairing a loss found by duplicate
+/// ACKs, SACK or RACK (fast recovery), not by its timer (`TCP_CA_Loss`).
+const TCP_CA_RECOVERY: u8 = 3;
+
+/// Counts a sender's entries into fast recovery. Linux keeps no per-socket
+/// count (only the namespace's `TcpExt` `TCPRenoRecovery` and
+/// `TCPSackRecovery`), so the sender polls its congestion-avoidance state every
+/// [`POLL_NS`] and counts each change into `TCP_CA_Recovery`. A recovery lasts
+/// at least a round trip, longer than the poll, so few are missed; the emulator's
+/// test holds the per-flow sum against the namespace's count.
+#[derive(Default)]
+struct Recoveries {
+    inside: bool,
+    count: u32,
+}
+
+impl Recoveries {
+    fn see(&mut self, ca_state: u8) {
+        let inside = ca_state == TCP_CA_RECOVERY;
+        if inside && !self.inside {
+            self.count += 1;
+        }
+        self.inside = inside;
+    }
 }
 
 /// What the traffic threads share with the run.
@@ -129,21 +161,50 @@ fn bind(fd: RawFd, a: SocketAddrV4) -> io::Result<()> {
     Ok(())
 }
 
-/// The calling socket's `TCP_INFO`.
-fn tcp_info(fd: RawFd) -> Option<libc::tcp_info> {
-    // SAFETY: tcp_info is plain data; the kernel fills at most `len` bytes.
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+/// `TCP_INFO` as Linux 6.7 and later fill it: the `libc` struct, then
+/// `tcpi_rcv_wnd`, `tcpi_rehash`, `tcpi_total_rto` (u16), ... The buffer is
+/// larger than any kernel's struct; the length the kernel returns says which
+/// fields it filled.
+#[repr(C, align(8))]
+struct InfoBuf([u8; 512]);
+
+/// Where `tcpi_total_rto` lies: after `tcpi_snd_wnd`, `tcpi_rcv_wnd` and
+/// `tcpi_rehash` (u32 each).
+const TOTAL_RTO_AT: usize = std::mem::offset_of!(libc::tcp_info, tcpi_snd_wnd) + 12;
+
+/// The calling socket's `TCP_INFO`, and its `tcpi_total_rto` where the kernel
+/// has it.
+fn tcp_info(fd: RawFd) -> Option<(libc::tcp_info, Option<u16>)> {
+    let mut buf = InfoBuf([0; 512]);
+    let mut len = buf.0.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the buffer.
     let r = unsafe {
         libc::getsockopt(
             fd,
             libc::IPPROTO_TCP,
             libc::TCP_INFO,
-            &mut info as *mut libc::tcp_info as *mut libc::c_void,
+            buf.0.as_mut_ptr() as *mut libc::c_void,
             &mut len,
         )
     };
-    (r == 0).then_some(info)
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: tcp_info is plain data, the buffer is at least as large and
+    // aligned for it; fields the kernel did not fill are zero.
+    let info: libc::tcp_info = unsafe { std::ptr::read(buf.0.as_ptr() as *const libc::tcp_info) };
+    let rto = (len as usize >= TOTAL_RTO_AT + 2)
+        .then(|| u16::from_ne_bytes([buf.0[TOTAL_RTO_AT], buf.0[TOTAL_RTO_AT + 1]]));
+    Some((info, rto))
+}
+
+/// Whether this kernel's `TCP_INFO` counts retransmission timeouts
+/// (`tcpi_total_rto`, Linux 6.7): asked of a fresh socket.
+pub fn counts_timeouts() -> bool {
+    tcp_socket()
+        .ok()
+        .and_then(|fd| tcp_info(fd.as_raw_fd()))
+        .is_some_and(|(_, rto)| rto.is_some())
 }
 
 fn now_ns(epoch: Instant) -> u64 {
@@ -378,8 +439,11 @@ fn connect(fd: RawFd, sh: &Shared) -> io::Result<bool> {
     Ok(true)
 }
 
-/// How often a sender samples its `TCP_INFO`.
+/// How often a sender records its `TCP_INFO`.
 const INFO_EVERY_NS: u64 = 10_000_000;
+/// How often a sender polls its `TCP_INFO` for recoveries; also the longest a
+/// `write` blocks.
+const POLL_NS: u64 = 2_000_000;
 
 fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
     let fd = tcp_socket()?;
@@ -421,32 +485,40 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
         return Ok(());
     }
     let mut stream = TcpStream::from(fd);
-    stream.set_write_timeout(Some(Duration::from_millis(5)))?;
+    stream.set_write_timeout(Some(Duration::from_nanos(POLL_NS)))?;
     let buf = vec![0x5au8; 1 << 16];
     let mut next_info = 0;
+    let mut next_poll = 0;
+    let mut recoveries = Recoveries::default();
     loop {
         let now = now_ns(epoch);
         if sh.done.load(Ordering::Relaxed) || plan.stop_ns.is_some_and(|s| now >= s) {
             break;
         }
-        if now >= next_info {
-            if let Some(i) = tcp_info(raw) {
-                sh.info[plan.flow]
-                    .lock()
-                    .expect("not poisoned")
-                    .push(InfoSample {
-                        t_ns: now,
-                        cwnd: i.tcpi_snd_cwnd,
-                        ssthresh: i.tcpi_snd_ssthresh,
-                        srtt_us: i.tcpi_rtt,
-                        rto_us: i.tcpi_rto,
-                        unacked: i.tcpi_unacked,
-                        data_segs_out: i.tcpi_data_segs_out,
-                        total_retrans: i.tcpi_total_retrans,
-                        snd_mss: i.tcpi_snd_mss,
-                    });
+        if now >= next_poll {
+            next_poll = now + POLL_NS;
+            if let Some((i, total_rto)) = tcp_info(raw) {
+                recoveries.see(i.tcpi_ca_state);
+                if now >= next_info {
+                    next_info = now + INFO_EVERY_NS;
+                    sh.info[plan.flow]
+                        .lock()
+                        .expect("not poisoned")
+                        .push(InfoSample {
+                            t_ns: now,
+                            cwnd: i.tcpi_snd_cwnd,
+                            ssthresh: i.tcpi_snd_ssthresh,
+                            srtt_us: i.tcpi_rtt,
+                            rto_us: i.tcpi_rto,
+                            unacked: i.tcpi_unacked,
+                            data_segs_out: i.tcpi_data_segs_out,
+                            total_retrans: i.tcpi_total_retrans,
+                            snd_mss: i.tcpi_snd_mss,
+                            total_rto: total_rto.map_or(0, u32::from),
+                            recoveries: recoveries.count,
+                        });
+                }
             }
-            next_info = now + INFO_EVERY_NS;
         }
         match stream.write(&buf) {
             Ok(_) => {}

@@ -49,6 +49,7 @@ pub mod flow;
 pub mod header;
 pub mod labels;
 pub mod link;
+pub mod link_model;
 pub mod observe;
 pub mod overrides;
 pub mod qdisc_help;

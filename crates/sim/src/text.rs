@@ -12,15 +12,22 @@ pub fn summary(r: &RunResult) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "{} (seed {}): {:.0} s simulated in {:.2} s wall, {} events",
-                r.scenario, r.seed, r.sim_seconds, r.wall_seconds, r.events
+                "{} (seed {}): {} s simulated in {:.2} s wall, {} events",
+                r.scenario,
+                r.seed,
+                seconds(r.sim_seconds),
+                r.wall_seconds,
+                r.events
             );
         }
         Some(e) => {
             let _ = writeln!(
                 s,
-                "{} (seed {}): {:.0} s emulated on real Linux TCP, {} packets at the bottleneck",
-                r.scenario, r.seed, r.sim_seconds, r.events
+                "{} (seed {}): {} s emulated on real Linux TCP, {} packets at the bottleneck",
+                r.scenario,
+                r.seed,
+                seconds(r.sim_seconds),
+                r.events
             );
             let _ = writeln!(
                 s,
@@ -36,8 +43,9 @@ pub fn summary(r: &RunResult) -> String {
     }
     let _ = writeln!(
         s,
-        "measured from {:.0} s to {:.0} s",
-        r.warmup_s, r.duration_s
+        "measured from {} s to {} s",
+        seconds(r.warmup_s),
+        seconds(r.duration_s)
     );
     let rtts = base_rtts(r);
     let _ = writeln!(
@@ -114,6 +122,19 @@ pub fn rate(bps: f64) -> String {
     format!("{v:.decimals$} {unit}")
 }
 
+/// A time in seconds as the scenario would write it, not rounded: `0.3`, `2.5`,
+/// `20` (a run measured from 0.3 s to 2.5 s must not read "from 0 s to 2 s").
+/// Times are whole nanoseconds, so nine decimals are exact.
+pub fn seconds(x: f64) -> String {
+    let s = format!("{x:.9}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
 /// Simulated time against the run's end, for a progress bar: `12.3 s / 300 s`.
 pub fn progress(now_s: f64, end_s: f64) -> String {
     let secs = |x: f64| match x.abs() {
@@ -165,7 +186,17 @@ fn rtt_range((lo, hi): (f64, f64)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{progress, rate};
+    use super::{progress, rate, seconds};
+
+    #[test]
+    fn times_are_printed_as_written_not_rounded() {
+        assert_eq!(seconds(0.3), "0.3");
+        assert_eq!(seconds(2.5), "2.5");
+        assert_eq!(seconds(20.0), "20");
+        assert_eq!(seconds(0.0), "0");
+        assert_eq!(seconds(0.000_001), "0.000001");
+        assert_eq!(seconds(1.0 + 1e-9), "1.000000001");
+    }
 
     #[test]
     fn progress_shows_seconds_not_nanoseconds() {

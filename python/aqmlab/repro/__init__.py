@@ -9,56 +9,64 @@ records what the last full run gave and why any row misses.
     >>> table = aqmlab.repro("choke-fig3")            # doctest: +SKIP
     >>> table[["quantity", "paper", "ours", "tolerance", "pass"]]   # doctest: +SKIP
 
-The module itself is callable (``aqmlab.repro(...)`` is :func:`repro`), and also
-holds the registry (:data:`EXPERIMENTS`, :func:`experiments`).
+``aqmlab.repro`` is the function :func:`repro` of this package; the package's other
+names are imported from it: ``from aqmlab.repro import EXPERIMENTS, experiments``.
+:data:`PAPERS` lists the reproduced papers (each a module with its
+``EXPERIMENTS``), :data:`EXPERIMENTS` all their experiments by id. Both live in
+:mod:`aqmlab.repro.papers` and load on first use, so that ``import aqmlab`` (which
+binds the function) loads no paper's module.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aqmlab.repro import choke as _choke  # noqa: F401  (registers the CHOKe experiments)
-from aqmlab.repro import choke_models as _choke_models  # noqa: F401  (Tables II and III)
-from aqmlab.repro import sfb as _sfb  # noqa: F401  (registers the SFB experiments)
-
-# isort: split
-# After the CHOKe and SFB papers: `repro --list` shows the papers in the order they were reproduced.
-from aqmlab.repro import aggfq as _aggfq  # noqa: F401  (registers the aggregate FQ experiments)
-from aqmlab.repro import breathe as _breathe  # noqa: F401  (registers the BREATHe experiments)
-from aqmlab.repro import sfred_nlred as _sfred_nlred  # noqa: F401  (the SFRED / NLRED paper)
-from aqmlab.repro._core import (
-    REGISTRY,
-    Check,
-    Experiment,
-    Point,
-    RunStats,
-    evaluate,
-    load_peer,
-    plan,
-    run_all,
-    run_key,
-    with_peer,
-    write_outputs,
-)
-
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EXPERIMENTS", "Check", "Experiment", "Point", "RunStats", "experiments", "repro", "resolve"]
+    from aqmlab.repro._core import Experiment
 
-#: Every registered experiment, by id, in registration order.
-EXPERIMENTS = REGISTRY
+__all__ = [
+    "EXPERIMENTS",
+    "PAPERS",
+    "Check",
+    "Experiment",
+    "Point",
+    "RunStats",
+    "experiments",
+    "repro",
+    "resolve",
+]
+
+#: Where the names this package offers without loading them at import live.
+_LAZY = {
+    "EXPERIMENTS": "aqmlab.repro.papers",
+    "PAPERS": "aqmlab.repro.papers",
+    "Check": "aqmlab.repro._core",
+    "Experiment": "aqmlab.repro._core",
+    "Point": "aqmlab.repro._core",
+    "RunStats": "aqmlab.repro._core",
+}
+
+
+def __getattr__(name: str):
+    # PEP 562: the papers' modules load on first use of these names (a plain
+    # run imports aqmlab, hence this package, but needs no experiment).
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aqmlab.repro' has no attribute {name!r}")
+
 
 #: Papers whose experiments are planned but not yet reproduced: id -> what they are.
 NOT_YET: dict[str, str] = {}
 
 
 def experiments():
-    """The registry as a DataFrame: id, paper, title, source, default seeds, points."""
+    """The experiments as a DataFrame: id, paper, title, source, default seeds, points."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -71,7 +79,7 @@ def experiments():
                 "scenarios": ", ".join(e.scenarios),
                 "seeds": e.seeds,
             }
-            for e in EXPERIMENTS.values()
+            for e in _experiments().values()
         ]
     ).set_index("id")
 
@@ -79,19 +87,20 @@ def experiments():
 def resolve(ids: str | Sequence[str]) -> list[Experiment]:
     """Experiments from ids; ``"all"`` is every one, a paper name (``"choke"``) all
     of that paper's. Unknown ids raise ``ValueError``."""
+    everything = _experiments()
     names = [ids] if isinstance(ids, str) else list(ids)
     if not names:
         raise ValueError("no experiment given (see `aqmlab repro --list`)")
     chosen: list[Experiment] = []
     for name in names:
         if name == "all":
-            found = list(EXPERIMENTS.values())
-        elif name in EXPERIMENTS:
-            found = [EXPERIMENTS[name]]
+            found = list(everything.values())
+        elif name in everything:
+            found = [everything[name]]
         else:
-            found = [e for e in EXPERIMENTS.values() if e.paper == name]
+            found = [e for e in everything.values() if e.paper == name]
         if not found:
-            known = ", ".join(EXPERIMENTS)
+            known = ", ".join(everything)
             raise ValueError(f'no experiment "{name}" (known: {known}, or "all")')
         chosen.extend(e for e in found if e not in chosen)
     return chosen
@@ -139,6 +148,16 @@ def repro(
     simulated and how many came from the cache.
     """
     import pandas as pd
+
+    from aqmlab.repro._core import (
+        evaluate,
+        load_peer,
+        plan,
+        run_all,
+        run_key,
+        with_peer,
+        write_outputs,
+    )
 
     chosen = resolve(ids)
     from aqmlab._sweep import MAX_RUNS
@@ -193,13 +212,11 @@ def repro(
     return table
 
 
+def _experiments() -> dict[str, Experiment]:
+    from aqmlab.repro.papers import EXPERIMENTS
+
+    return EXPERIMENTS
+
+
 def _label_text(label) -> str:
     return " ".join(f"{k}={v}" for k, v in label.items())
-
-
-class _CallableModule(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        return repro(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

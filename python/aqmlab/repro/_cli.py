@@ -9,7 +9,9 @@ import sys
 
 def main(ns) -> int:
     """Runs ``aqmlab repro`` with its parsed arguments; returns the exit status."""
-    from aqmlab import repro as R
+    from importlib import import_module
+
+    R = import_module("aqmlab.repro")  # the package (aqmlab.repro is its function)
     from aqmlab._io import check_folder
     from aqmlab.repro._core import format_table, load_peer, parse_nanos
 

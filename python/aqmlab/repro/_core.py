@@ -5,7 +5,10 @@ and a scenario dict), says what to measure in each run (``measure``: a
 :class:`~aqmlab.Result` -> a dict of numbers), and turns the measurements of every
 point and seed into :class:`Check` s (the paper's number, ours, the band we accept)
 and a figure. Nothing here knows about a paper; a module or package per paper
-(``choke/``, ``sfb/``, ``breathe.py``, ...) declares its experiments.
+(``choke/``, ``sfb/``, ``breathe.py``, ...) declares its experiments, and
+:data:`aqmlab.repro.PAPERS` lists the papers. What the papers' modules share
+beyond this framework (scenario edits, statistics over seeds, plotting) is
+:mod:`aqmlab.repro._helpers`.
 
 Runs go through :mod:`aqmlab._runner`, the sweeps' runner: keyed by a hash of
 (scenario dict, seed, engine build), stored one file each under ``OUT/cache/``
@@ -68,30 +71,6 @@ def load_scenario(name: str) -> dict[str, Any]:
             f"scenario {name}.toml not found (looked in {folder}; set AQMLAB_SCENARIOS "
             "to the scenarios/ folder of an aqmlab checkout)"
         ) from None
-
-
-def with_flows(scenario: Mapping[str, Any], group: str, **keys: Any) -> dict[str, Any]:
-    """A copy of ``scenario`` with ``keys`` set on the flow group named ``group``."""
-    out = copy.deepcopy(dict(scenario))
-    found = False
-    for spec in out["flows"]:
-        if spec["name"] == group:
-            spec.update(keys)
-            found = True
-    if not found:
-        raise KeyError(f"scenario {out.get('name')!r} has no flow group {group!r}")
-    return out
-
-
-def with_qdisc(scenario: Mapping[str, Any], **keys: Any) -> dict[str, Any]:
-    """A copy of ``scenario`` whose ``[qdisc]`` is updated with ``keys``; ``kind``
-    starts a fresh table (keys of one kind do not apply to another)."""
-    out = copy.deepcopy(dict(scenario))
-    if "kind" in keys and keys["kind"] != out.get("qdisc", {}).get("kind"):
-        out["qdisc"] = dict(keys)
-    else:
-        out.setdefault("qdisc", {}).update(keys)
-    return out
 
 
 def parse_nanos(text: str) -> int:
@@ -333,16 +312,17 @@ class Experiment:
         return pts
 
 
-# ---- the registry -----------------------------------------------------------------
-
-REGISTRY: dict[str, Experiment] = {}
+# ---- the list of experiments -----------------------------------------------------
 
 
-def register(exp: Experiment) -> Experiment:
-    if exp.id in REGISTRY:
-        raise ValueError(f"experiment {exp.id!r} is registered twice")
-    REGISTRY[exp.id] = exp
-    return exp
+def index(experiments: Iterable[Experiment]) -> dict[str, Experiment]:
+    """``experiments`` by id, in their order; an id given twice raises ``ValueError``."""
+    out: dict[str, Experiment] = {}
+    for exp in experiments:
+        if exp.id in out:
+            raise ValueError(f"experiment {exp.id!r} is listed twice")
+        out[exp.id] = exp
+    return out
 
 
 # ---- running, with a cache --------------------------------------------------------
@@ -390,6 +370,8 @@ def run_all(
 
 
 def plan(exp: Experiment, seeds: int | None, duration: str | None) -> list[tuple[Point, int]]:
+    """The (point, seed) runs of ``exp``: its points, each with seeds 1..``seeds``
+    (the experiment's default when ``None``), shortened to ``duration`` if given."""
     n = exp.seeds if seeds is None else seeds
     return [(p, s) for p in exp.build_points(duration) for s in range(1, n + 1)]
 
@@ -411,6 +393,7 @@ def evaluate(exp: Experiment, planned: Iterable[tuple[Point, int]], results: Map
 
 
 def checks_frame(exp: Experiment, checks: Sequence[Check]):
+    """The checks of ``exp`` as the rows of its table."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -455,9 +438,9 @@ def write_outputs(exp: Experiment, runs, table, out: Path, fmt: str = "parquet")
     written = write_folder(out, tables, fmt, known=tables)
 
     def png(f) -> None:
-        import matplotlib
+        from aqmlab.repro._helpers import pyplot
 
-        matplotlib.use("Agg")
+        pyplot()  # the file-only backend, before the experiment draws
         exp.plot(runs, f)
 
     written.append(write_atomic(out / f"{exp.id}.png", png))

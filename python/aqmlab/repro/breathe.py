@@ -48,20 +48,12 @@ bands are Figs. 2 and 3's. REPRODUCTION.md gives the reasons and the results.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import (
-    Check,
-    Experiment,
-    Point,
-    band,
-    register,
-    trend,
-    within,
-)
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,9 +104,8 @@ def _points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     base = bases["breathe-fig2"]
     points = []
     for label, q in SCHEMES.items():
-        scenario = copy.deepcopy(base)
-        scenario["qdisc"] = dict(q)  # a fresh table: the file's BREATHe keys stay out
-        points.append(Point({"qdisc": label}, scenario))
+        # A fresh table: the file's BREATHe keys stay out.
+        points.append(Point({"qdisc": label}, with_qdisc(base, q)))
     return points
 
 
@@ -143,26 +134,6 @@ def _measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     return out
 
 
-def _mean_sd(runs: pd.DataFrame, column: str, qdisc: str) -> tuple[float, float]:
-    values = runs.loc[runs["qdisc"] == qdisc, column].astype(float)
-    if values.empty:
-        raise KeyError(f"no runs of {qdisc}")
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
-
-
-def _mean(runs: pd.DataFrame, column: str, qdisc: str) -> float:
-    return _mean_sd(runs, column, qdisc)[0]
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 # ---- Fig. 2: protection ability ---------------------------------------------------
 
 
@@ -172,7 +143,7 @@ def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
     checks: list[Check] = []
 
     def protection(label: str) -> tuple[float, float]:
-        return _mean_sd(runs, "protection_pct", label)
+        return mean_sd(runs, "protection_pct", qdisc=label)
 
     # "For Drop-Tail and RED ... the TCP flows have nearly zero throughput."
     for label in ("droptail", "red"):
@@ -205,13 +176,13 @@ def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
     m, sd = protection("afd")
     checks.append(within("AFD: TCP protection", src, 78, m, 15, unit, sd=sd))
     # "... and still UDP flows grab more bandwidth than TCP users": per flow.
-    udp_flow = _mean(runs, "udp_kbps", "afd") / 30
+    udp_flow = mean_sd(runs, "udp_kbps", qdisc="afd")[0] / 30
     checks.append(
         trend(
             "AFD: a UDP flow gets more than a TCP flow",
             src,
             "UDP flows grab more bandwidth than TCP users",
-            udp_flow > _mean(runs, "tcp_mean_kbps", "afd"),
+            udp_flow > mean_sd(runs, "tcp_mean_kbps", qdisc="afd")[0],
             note=f"mean per UDP flow {udp_flow:.2f} kbit/s",
         )
     )
@@ -232,11 +203,11 @@ def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
         )
     )
     others = [k for k in ("droptail", "red", "choke1", "choke10", "sfq", "afd")]
-    best = all(m > _mean(runs, "protection_pct", k) for k in others)
+    best = all(m > mean_sd(runs, "protection_pct", qdisc=k)[0] for k in others)
     checks.append(trend("BREATHe protects TCP best", src, "higher protection than every other scheme", best))
     # "it bounded every flow's throughput just like scheduling algorithms": with
     # r_limit = 100 kbit/s, no UDP flow above it (+10% for the estimate's slack).
-    m, sd = _mean_sd(runs, "udp_flow_max_kbps", "breathe")
+    m, sd = mean_sd(runs, "udp_flow_max_kbps", qdisc="breathe")
     checks.append(
         band(
             "BREATHe (K = 10): fastest UDP flow",
@@ -263,7 +234,7 @@ def _fig2_groups(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _fig2_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     order = list(SCHEMES)
     g = runs.groupby("qdisc")
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
@@ -288,25 +259,21 @@ def _fig2_plot(runs: pd.DataFrame, path: Path) -> None:
     bx.set_title("Fig. 2(b): each UDP group's throughput")
     bx.legend(fontsize=7)
     fig.suptitle("BREATHe Fig. 2: 1000 TCP + 30 UDP over 1 Mbit/s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="breathe-fig2",
-        paper=PAPER,
-        title="Protection ability: TCP's share of the fair rate and each UDP group's throughput",
-        source="Fig. 2, section 4",
-        scenarios=("breathe-fig2",),
-        points=_points,
-        measure=_measure,
-        checks=_fig2_checks,
-        plot=_fig2_plot,
-        seeds=3,
-        extra_tables=_fig2_groups,
-    )
+EXP_FIG2 = Experiment(
+    id="breathe-fig2",
+    paper=PAPER,
+    title="Protection ability: TCP's share of the fair rate and each UDP group's throughput",
+    source="Fig. 2, section 4",
+    scenarios=("breathe-fig2",),
+    points=_points,
+    measure=_measure,
+    checks=_fig2_checks,
+    plot=_fig2_plot,
+    seeds=3,
+    extra_tables=_fig2_groups,
 )
 
 
@@ -317,9 +284,9 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 3 / section 4"
     s1 = f"{CITE}, section 1"
     checks: list[Check] = []
-    m, sd = _mean_sd(runs, "tcp_in_06_12_pct", "breathe")
+    m, sd = mean_sd(runs, "tcp_in_06_12_pct", qdisc="breathe")
     checks.append(within("BREATHe (K = 10): TCP flows within 0.6-1.2 kbit/s", src, 70, m, 15, "%", sd=sd))
-    m, sd = _mean_sd(runs, "tcp_stopped_pct", "breathe")
+    m, sd = mean_sd(runs, "tcp_stopped_pct", qdisc="breathe")
     checks.append(
         band(
             "BREATHe (K = 10): TCP flows stopped",
@@ -334,15 +301,15 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
             paper_value=0.3,
         )
     )
-    m, sd = _mean_sd(runs, "tcp_in_04_12_pct", "breathe")
+    m, sd = mean_sd(runs, "tcp_in_04_12_pct", qdisc="breathe")
     checks.append(
         band("BREATHe (K = 10): TCP flows within 0.4-1.2 kbit/s", s1, "most", m, 50, 100, "%", "> 50%", sd=sd)
     )
     # "CHOCkE cannot guarantee fairness and neither can AFD": their TCP rates are
     # less concentrated around the fair rate than BREATHe's.
-    ours = _mean(runs, "tcp_in_06_12_pct", "breathe")
+    ours = mean_sd(runs, "tcp_in_06_12_pct", qdisc="breathe")[0]
     for label in ("choke10", "afd"):
-        other = _mean(runs, "tcp_in_06_12_pct", label)
+        other = mean_sd(runs, "tcp_in_06_12_pct", qdisc=label)[0]
         checks.append(
             trend(
                 f"{NAMES[label]}: fewer TCP flows within 0.6-1.2 kbit/s than BREATHe",
@@ -365,7 +332,7 @@ def _fig3_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     shown = ("choke1", "choke10", "sfq", "afd", "breathe", "breathe-k100", "breathe-fair")
     cdf = [p / 100 for p in PERCENTILES]
@@ -380,25 +347,21 @@ def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("fraction of the 1000 TCP flows")
     ax.set_title("BREATHe Fig. 3: distribution of TCP rates (mean percentiles over seeds)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="breathe-fig3",
-        paper=PAPER,
-        title="Fairness: the distribution of the 1000 TCP flows' rates",
-        source="Fig. 3, section 4; section 1",
-        scenarios=("breathe-fig2",),
-        points=_points,
-        measure=_measure,
-        checks=_fig3_checks,
-        plot=_fig3_plot,
-        seeds=3,
-        extra_tables=_fig3_table,
-    )
+EXP_FIG3 = Experiment(
+    id="breathe-fig3",
+    paper=PAPER,
+    title="Fairness: the distribution of the 1000 TCP flows' rates",
+    source="Fig. 3, section 4; section 1",
+    scenarios=("breathe-fig2",),
+    points=_points,
+    measure=_measure,
+    checks=_fig3_checks,
+    plot=_fig3_plot,
+    seeds=3,
+    extra_tables=_fig3_table,
 )
 
 
@@ -413,15 +376,8 @@ def _k_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     base = bases["breathe-fig2"]
     points = []
     for k in K_SWEEP:
-        scenario = copy.deepcopy(base)
-        scenario["qdisc"] = {"kind": "breathe", **RED, "counters": k}
-        points.append(Point({"k": k}, scenario))
+        points.append(Point({"k": k}, with_qdisc(base, {"kind": "breathe", **RED, "counters": k})))
     return points
-
-
-def _sel_mean_sd(sel: pd.DataFrame, column: str) -> tuple[float, float]:
-    v = sel[column].astype(float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
 def _k_checks(runs: pd.DataFrame) -> list[Check]:
@@ -431,7 +387,7 @@ def _k_checks(runs: pd.DataFrame) -> list[Check]:
     for k in K_SWEEP:
         sel = runs[runs["k"] == k]
 
-        m, sd = _sel_mean_sd(sel, "protection_pct")
+        m, sd = mean_sd(sel, "protection_pct")
         checks.append(
             band(
                 f"K = {k}: TCP protection",
@@ -445,9 +401,9 @@ def _k_checks(runs: pd.DataFrame) -> list[Check]:
                 sd=sd,
             )
         )
-        m, sd = _sel_mean_sd(sel, "tcp_in_06_12_pct")
+        m, sd = mean_sd(sel, "tcp_in_06_12_pct")
         checks.append(within(f"K = {k}: TCP flows within 0.6-1.2 kbit/s", src, 70, m, 15, "%", sd=sd))
-        m, sd = _sel_mean_sd(sel, "tcp_stopped_pct")
+        m, sd = mean_sd(sel, "tcp_stopped_pct")
         checks.append(
             band(f"K = {k}: TCP flows stopped", src, "0.3%", m, 0, 1.0, "%", "<= 1% (+0.7 pp)", sd=sd)
         )
@@ -468,7 +424,7 @@ def _k_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _k_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     g = runs.groupby("k")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for col, name in (
@@ -484,24 +440,23 @@ def _k_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("%")
     ax.set_title("BREATHe against K: 1000 TCP + 30 UDP over 1 Mbit/s")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="breathe-k",
-        paper=PAPER,
-        title="Which K: BREATHe's Fig. 2 and 3 numbers against the number of counters",
-        source="Figs. 2-3, Algorithm 1 (K unstated)",
-        scenarios=("breathe-fig2",),
-        points=_k_points,
-        measure=_measure,
-        checks=_k_checks,
-        plot=_k_plot,
-        seeds=3,
-        extra_tables=_k_table,
-        notes="Added after the first full run; the bands are Figs. 2 and 3's, fixed before it.",
-    )
+EXP_K = Experiment(
+    id="breathe-k",
+    paper=PAPER,
+    title="Which K: BREATHe's Fig. 2 and 3 numbers against the number of counters",
+    source="Figs. 2-3, Algorithm 1 (K unstated)",
+    scenarios=("breathe-fig2",),
+    points=_k_points,
+    measure=_measure,
+    checks=_k_checks,
+    plot=_k_plot,
+    seeds=3,
+    extra_tables=_k_table,
+    notes="Added after the first full run; the bands are Figs. 2 and 3's, fixed before it.",
 )
+
+#: The paper's experiments: Figs. 2 and 3, then the sweep over K.
+EXPERIMENTS = (EXP_FIG2, EXP_FIG3, EXP_K)

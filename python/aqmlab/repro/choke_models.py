@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import QUEUE_LAB, Check, Experiment, Point, band, register, within
+from aqmlab.repro._core import QUEUE_LAB, Check, Experiment, Point, band, within
+from aqmlab.repro._helpers import mean_sd, pyplot, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,20 +75,6 @@ def _rates_text(rates: tuple[float, ...]) -> str:
     return ", ".join(f"{r:g}" for r in rates)
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _mean(runs: pd.DataFrame, row: int, column: str) -> tuple[float, float]:
-    values = runs.loc[runs["row"] == row, column]
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
-
-
 def _printed_digits_check(quantity: str, source: str, paper: float, model: float, decimals: int) -> Check:
     """The model rounded as the paper prints it must equal the paper's value: a band
     of half a unit of the last printed digit, closed, so that an exact tie rounds
@@ -109,7 +96,7 @@ def _printed_digits_check(quantity: str, source: str, paper: float, model: float
 
 
 def _sim_check(quantity: str, source: str, model: float, runs: pd.DataFrame, row: int, column: str) -> Check:
-    mean, sd = _mean(runs, row, column)
+    mean, sd = mean_sd(runs, column, row=row)
     return within(
         f"{quantity}, simulation vs theory",
         source,
@@ -177,14 +164,14 @@ def _table2_checks(runs: pd.DataFrame) -> list[Check]:
 def _table_plot(
     runs: pd.DataFrame, path: Path, title: str, paper_rows: list[tuple[str, tuple[float, ...]]]
 ) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(11, 4.8))
     xs, paper_y, sim_y, ticks, groups = [], [], [], [], []
     x = 0
     for row, (label, paper) in enumerate(paper_rows, start=1):
         start = x
         for k, value in enumerate(paper, start=1):
-            mean, _ = _mean(runs, row, f"t{k}")
+            mean, _ = mean_sd(runs, f"t{k}", row=row)
             xs.append(x)
             paper_y.append(value)
             sim_y.append(mean)
@@ -209,9 +196,7 @@ def _table_plot(
     ax.set_ylabel("throughput / share")
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path, dpi=120)
 
 
 def _table2_plot(runs: pd.DataFrame, path: Path) -> None:
@@ -219,20 +204,18 @@ def _table2_plot(runs: pd.DataFrame, path: Path) -> None:
     _table_plot(runs, path, "Front CHOKe (Table II): throughputs, mu = 1", rows)
 
 
-register(
-    Experiment(
-        id="choke-table2",
-        paper=PAPER,
-        title="Front CHOKe: the closed form against the queue lab's real qdisc",
-        source="Table II, section IV-A",
-        scenarios=(),
-        points=_table2_points,
-        measure=_table2_measure,
-        checks=_table2_checks,
-        plot=_table2_plot,
-        seeds=3,
-        notes="Poisson flows, one FIFO, exponential service (mu = 1), the real CHOKe, front candidate",
-    )
+EXP_TABLE2 = Experiment(
+    id="choke-table2",
+    paper=PAPER,
+    title="Front CHOKe: the closed form against the queue lab's real qdisc",
+    source="Table II, section IV-A",
+    scenarios=(),
+    points=_table2_points,
+    measure=_table2_measure,
+    checks=_table2_checks,
+    plot=_table2_plot,
+    seeds=3,
+    notes="Poisson flows, one FIFO, exponential service (mu = 1), the real CHOKe, front candidate",
 )
 
 
@@ -279,18 +262,19 @@ def _table3_plot(runs: pd.DataFrame, path: Path) -> None:
     _table_plot(runs, path, "Back CHOKe with memory M (Table III): shares", rows)
 
 
-register(
-    Experiment(
-        id="choke-table3",
-        paper=PAPER,
-        title="Back CHOKe with memory M: the Markov chain against the queue lab",
-        source="Table III, section IV-B",
-        scenarios=(),
-        points=_table3_points,
-        measure=_table3_measure,
-        checks=_table3_checks,
-        plot=_table3_plot,
-        seeds=3,
-        notes="the paper's memory rule (mloc) in front of a FIFO served at mu = 2 x the total rate",
-    )
+EXP_TABLE3 = Experiment(
+    id="choke-table3",
+    paper=PAPER,
+    title="Back CHOKe with memory M: the Markov chain against the queue lab",
+    source="Table III, section IV-B",
+    scenarios=(),
+    points=_table3_points,
+    measure=_table3_measure,
+    checks=_table3_checks,
+    plot=_table3_plot,
+    seeds=3,
+    notes="the paper's memory rule (mloc) in front of a FIFO served at mu = 2 x the total rate",
 )
+
+#: Section IV's tables, in the paper's order.
+EXPERIMENTS = (EXP_TABLE2, EXP_TABLE3)

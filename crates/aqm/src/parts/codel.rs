@@ -31,7 +31,7 @@
 //!   (a dequeue ends when the queue empties or the sojourn falls below target).
 
 use crate::drop_reason::DropReason;
-use crate::packet::{Ecn, Packet};
+use crate::packet::Packet;
 use crate::parts::fifo::PacketFifo;
 use crate::qdisc::{Ctx, ParamError};
 use crate::time::{Dur, Time};
@@ -284,7 +284,7 @@ pub fn dequeue<Q: CodelQueue>(
         v.drop_next = Time::from_nanos(control_law(now.as_nanos(), interval, v.rec_inv_sqrt));
     }
     if let (Some(pkt), Some(threshold)) = (cur.as_mut(), p.ce_threshold) {
-        if !marked && v.ldelay > threshold && pkt.ecn == Ecn::Ect {
+        if !marked && v.ldelay > threshold && pkt.ecn.is_ect() {
             *pkt = mark(*pkt, ctx);
             s.ce_mark += 1;
         }

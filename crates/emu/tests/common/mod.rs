@@ -43,3 +43,15 @@ pub fn emulate(text: &str) -> RunResult {
 pub fn simulate(text: &str) -> RunResult {
     sim::run_scenario(&scenario(text), &mut |_| {}).unwrap()
 }
+
+/// [`emulate`], with the senders' namespace's `TcpExt` counters.
+pub fn emulate_counted(text: &str) -> emu::Emulated {
+    let s = scenario(text);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    emu::emulate_with(
+        &s,
+        &emu::Options::default(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .unwrap()
+}

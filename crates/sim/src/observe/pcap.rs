@@ -11,7 +11,7 @@
 //! killed run never leaves a truncated capture under the real name.
 
 use crate::header::{Header, Kind, FLAG_CWR, FLAG_ECE};
-use aqm::{Ecn, Packet, Time};
+use aqm::{Packet, Time};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -85,11 +85,7 @@ impl PcapTap {
         let caplen = 20 + proto_len;
         // IPv4 header.
         buf[0] = 0x45;
-        buf[1] = match pkt.ecn {
-            Ecn::NotEct => 0,
-            Ecn::Ect => 0b10,
-            Ecn::Ce => 0b11,
-        };
+        buf[1] = pkt.ecn.bits();
         let total = pkt.size.min(65_535) as u16;
         buf[2..4].copy_from_slice(&total.to_be_bytes());
         buf[4..6].copy_from_slice(&(h.uid as u16).to_be_bytes());

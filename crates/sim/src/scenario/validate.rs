@@ -242,6 +242,24 @@ impl Scenario {
 
     /// Keys set on flow group `i` that belong to other kinds: mistakes, not
     /// silently ignored.
+    /// Refuses what only `aqmlab emulate` runs: `variant = "bbr"` (Linux's BBR;
+    /// the simulator has no model of it), naming the key and its line.
+    pub fn check_simulable(&self) -> Result<(), ScenarioError> {
+        for (i, g) in self.file.flows.iter().enumerate() {
+            if g.get_ref().variant == Some(Variant::Bbr) {
+                return Err(self.error_at(
+                    &KeyPath::top("flows").index(i).key("variant"),
+                    format!(
+                        "flows[{i}].variant = \"bbr\" is emulation-only: aqmlab's \
+                         simulator has no BBR model; run it on Linux's with aqmlab \
+                         emulate, or simulate \"cubic\""
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_keys_apply(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);

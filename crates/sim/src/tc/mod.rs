@@ -3,7 +3,7 @@
 //!
 //! Operators configure Linux with `tc`; pasting their line is the shortest way to
 //! simulate what they run. The parser reads `pfifo`, `bfifo`, `red`, `sfb`,
-//! `choke`, `sfq`, `codel`, `fq_codel` and `pie` as iproute2's `tc/q_*.c` do: the
+//! `choke`, `sfq`, `codel`, `fq_codel`, `pie` and `dualpi2` as iproute2's `tc/q_*.c` do: the
 //! same option names, the same units (sizes in bytes with `k`/`kb` = 1024,
 //! `kbit` = 128 bytes; times in microseconds unless `s`, `ms` or `us` follow;
 //! rates in bits per second unless suffixed, `kbit`/`mbit` bits, `kbps`/`mbps`
@@ -19,10 +19,11 @@
 //! second are converted with `avpkt` when the line has one, otherwise with
 //! [`PACKET_SIZE`].
 
+pub mod netem;
 mod qdiscs;
 
 use aqm::{Dur, LinkInfo, QdiscSpec, Rate};
-use qdiscs::{bfifo, choke, codel, fq_codel, pfifo, pie, red, sfb, sfq};
+use qdiscs::{bfifo, choke, codel, dualpi2, fq_codel, pfifo, pie, red, sfb, sfq};
 use serde::Deserialize;
 use std::fmt;
 use toml::Value;
@@ -67,7 +68,7 @@ impl fmt::Display for TcError {
             TcError::UnknownKind(k) => write!(
                 f,
                 "tc line: qdisc `{k}` is not one aqmlab reads (pfifo, bfifo, red, sfb, \
-                 choke, sfq, codel, fq_codel, pie)"
+                 choke, sfq, codel, fq_codel, pie, dualpi2)"
             ),
             TcError::UnknownOption { kind, option } => {
                 write!(f, "tc line: {kind} has no option `{option}`")
@@ -163,6 +164,7 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
         "codel" => codel(&mut p)?,
         "fq_codel" => fq_codel(&mut p)?,
         "pie" => pie(&mut p)?,
+        "dualpi2" => dualpi2(&mut p)?,
         _ => unreachable!("split_header checks the kind"),
     }
     // The qdisc's own checks, on a nominal link (none depends on its rate).
@@ -173,8 +175,8 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
     Ok(p.out)
 }
 
-const KINDS: [&str; 9] = [
-    "pfifo", "bfifo", "red", "sfb", "choke", "sfq", "codel", "fq_codel", "pie",
+const KINDS: [&str; 10] = [
+    "pfifo", "bfifo", "red", "sfb", "choke", "sfq", "codel", "fq_codel", "pie", "dualpi2",
 ];
 
 /// Finds the kind after `tc qdisc add dev X root|parent P [handle H]`; a line may

@@ -391,3 +391,73 @@ fn every_line_prints_a_table_that_parses_back_to_the_same_spec() {
             assert!(text.starts_with("# tc qdisc add dev eth0"), "{text}");
         }
 }
+
+#[test]
+fn dualpi2_lines() {
+    // tc-dualpi2(8)'s defaults, from the kind alone.
+    let k = keys(&format!("{DEV} dualpi2"));
+    assert_eq!(k["kind"], s("dualpi2"));
+    assert_eq!(k["limit"], Value::Integer(10_000));
+    assert_eq!((&k["target"], &k["tupdate"]), (&s("15ms"), &s("16ms")));
+    assert_eq!(
+        (&k["alpha"], &k["beta"]),
+        (&Value::Float(0.16), &Value::Float(3.2))
+    );
+    assert_eq!(k["step_thresh"], s("1ms"));
+    assert_eq!(k["coupling_factor"], Value::Integer(2));
+    assert_eq!(k["classic_protection"], Value::Integer(10));
+    // The options, one at a time.
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 limit 1000"))["limit"],
+        Value::Integer(1000)
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 target 10ms"))["target"],
+        s("10ms")
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 step_thresh 2ms"))["step_thresh"],
+        s("2ms")
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 step_thresh 30packets"))["step_thresh_packets"],
+        Value::Integer(30)
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 any_ect"))["any_ect"],
+        Value::Boolean(true)
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 overflow"))["drop_on_overload"],
+        Value::Boolean(false)
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 drop_enqueue"))["drop_enqueue"],
+        Value::Boolean(true)
+    );
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 classic_protection 20%"))["classic_protection"],
+        Value::Integer(20)
+    );
+    // tc keeps alpha and beta in whole 1/256 Hz.
+    assert_eq!(
+        keys(&format!("{DEV} dualpi2 alpha 0.3"))["alpha"],
+        Value::Float(76.0 / 256.0)
+    );
+    // max_rtt configures the controller as tc does: typical_rtt = max_rtt / 6,
+    // target = typical_rtt, tupdate = min(typical, max / 3), alpha = 0.1 tupdate /
+    // max_rtt^2, beta = 0.3 / max_rtt.
+    let k = keys(&format!("{DEV} dualpi2 max_rtt 100ms"));
+    assert_eq!(k["target"], s("16666us"));
+    assert_eq!(k["tupdate"], s("16666us"));
+    assert_eq!(k["beta"], Value::Float((3.0 * 256.0f64).trunc() / 256.0));
+    assert!(err(&format!("{DEV} dualpi2 memlimit 1000")).contains("memlimit"));
+    assert!(err(&format!("{DEV} dualpi2 frob")).contains("frob"));
+    assert!(err(&format!("{DEV} dualpi2 classic_protection 120")).contains("classic_protection"));
+    assert!(err(&format!("{DEV} dualpi2 max_rtt 10ms typical_rtt 20ms")).contains("typical_rtt"));
+    // The table builds a qdisc.
+    parse(&format!("{DEV} dualpi2 step_thresh 5p coupling_factor 3"))
+        .unwrap()
+        .spec()
+        .unwrap();
+}

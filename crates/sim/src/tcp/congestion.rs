@@ -269,7 +269,9 @@ impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
         match cfg.variant {
             Variant::Cubic => Congestion::Cubic(Box::new(Cubic::new(cfg))),
-            Variant::Reno | Variant::NewReno | Variant::Sack => Congestion::Reno,
+            // BBR is refused before a simulation is built; the emulator builds
+            // its flows only for their start times.
+            Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => Congestion::Reno,
         }
     }
 

@@ -61,6 +61,9 @@ pub enum Variant {
     Sack,
     /// CUBIC congestion control (RFC 9438) with SACK recovery, as Linux runs it.
     Cubic,
+    /// Linux's BBR, for `aqmlab emulate` only: the simulator has no model of it
+    /// and refuses it ([`crate::Scenario::check_simulable`]).
+    Bbr,
 }
 
 /// How a sender repairs losses.
@@ -76,7 +79,7 @@ impl Variant {
         match self {
             Variant::Reno => Recovery::Reno,
             Variant::NewReno => Recovery::NewReno,
-            Variant::Sack | Variant::Cubic => Recovery::Sack,
+            Variant::Sack | Variant::Cubic | Variant::Bbr => Recovery::Sack,
         }
     }
 }

@@ -32,16 +32,19 @@ prints the network as a scenario file with other N, n or rates.
 
 The modules: ``_common`` (the network's rates and buffers, the schemes' queues,
 what a run is measured by, the fairness index, the plots, the text's words as
-numbers), then one per figure group, each registering its experiments when
-imported: ``fig4_fig5``, ``fig6``, ``fig7_fig8``, ``livelock`` (section III),
-``advantage`` (section VII-A). The names other code uses are re-exported here
-(``aqmlab.repro.aggfq.qdisc``, ``fairness``, ...).
+numbers), then one per figure group, each declaring its experiments: ``fig4_fig5``,
+``fig6``, ``fig7_fig8``, ``livelock`` (section III), ``advantage`` (section
+VII-A). :data:`EXPERIMENTS` lists them, in the order ``aqmlab repro --list`` shows.
+The names other code uses are re-exported here (``aqmlab.repro.aggfq.qdisc``,
+``fairness``, ...).
 """
 
 from __future__ import annotations
 
+from aqmlab.repro.aggfq import advantage, fig4_fig5, fig6, fig7_fig8, livelock
 from aqmlab.repro.aggfq._common import (
     BOTTLENECK,
+    BOTTLENECK_ENDS,
     BUFFERS,
     CITE,
     COMPARABLE,
@@ -61,12 +64,15 @@ from aqmlab.repro.aggfq._common import (
     fairness,
     qdisc,
     summary,
-    with_bottleneck,
 )
-
-# isort: off
-# Each figure module registers its experiments when imported: this order is the
-# order of `aqmlab repro --list`.
+from aqmlab.repro.aggfq.advantage import (
+    ADV_CASES,
+    ADV_LINK_KBIT,
+    ADV_OTHERS,
+    ADV_RESERVED,
+    ADV_TOL,
+    advantage_share,
+)
 from aqmlab.repro.aggfq.fig4_fig5 import VERY_CLOSE
 from aqmlab.repro.aggfq.fig6 import IDENTICAL_COV, IDENTICAL_GOODPUT
 from aqmlab.repro.aggfq.fig7_fig8 import (
@@ -84,15 +90,17 @@ from aqmlab.repro.aggfq.livelock import (
     SHUT_DOWN,
     udp_share_kbps,
 )
-from aqmlab.repro.aggfq.advantage import (
-    ADV_CASES,
-    ADV_LINK_KBIT,
-    ADV_OTHERS,
-    ADV_RESERVED,
-    ADV_TOL,
-    advantage_share,
+
+#: The paper's experiments: sections V-VI's figures, then sections III and VII-A.
+EXPERIMENTS = (
+    fig4_fig5.EXP_FIG4,
+    fig4_fig5.EXP_FIG5,
+    fig6.EXP_FIG6,
+    fig7_fig8.EXP_FIG7,
+    fig7_fig8.EXP_FIG8,
+    livelock.EXP_LIVELOCK,
+    advantage.EXP_ADVANTAGE,
 )
-# isort: on
 
 __all__ = [
     "ADV_CASES",
@@ -102,10 +110,12 @@ __all__ = [
     "ADV_TOL",
     "ALMOST_SAME",
     "BOTTLENECK",
+    "BOTTLENECK_ENDS",
     "BUFFERS",
     "CITE",
     "COMPARABLE",
     "COMPARED",
+    "EXPERIMENTS",
     "FIFO_SCHEMES",
     "FQ_SCHEMES",
     "IDENTICAL_COV",
@@ -135,5 +145,4 @@ __all__ = [
     "qdisc",
     "summary",
     "udp_share_kbps",
-    "with_bottleneck",
 ]

@@ -7,12 +7,12 @@ package's docstring gives the setup.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.networks import aggfq as network
 from aqmlab.repro._core import Point
+from aqmlab.repro._helpers import pyplot, save, select, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 PAPER = "aggfq"
 CITE = "Sun & Shin"
 BOTTLENECK = "CR1->CR2"
+#: The bottleneck's ends, as :func:`~aqmlab.repro._helpers.with_qdisc` names a link.
+BOTTLENECK_ENDS = ("CR1", "CR2")
 
 #: Buffer sizes (packets) of the x axis of Figs. 4-8. The paper's axis is lost; a
 #: span from a quarter of a packet per flow to four per flow, log-spaced.
@@ -78,20 +80,10 @@ def qdisc(scheme: str, buffer: int, weights: Mapping[int, float] | None = None) 
     return q
 
 
-def with_bottleneck(scenario: Mapping[str, Any], q: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``scenario`` whose CR1 -> CR2 link has the queue ``q``."""
-    out = copy.deepcopy(dict(scenario))
-    for lk in out["topology"]["links"]:
-        if (lk["from"], lk["to"]) == ("CR1", "CR2"):
-            lk["qdisc"] = dict(q)
-            return out
-    raise KeyError(f"scenario {out.get('name')!r} has no link CR1 -> CR2")
-
-
 # ---- measurements -----------------------------------------------------------------
 
 
-def _measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+def measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     """Per TCP flow goodput (kbit/s, ``g.<group>``), the total over the bulk TCP
     flows, and the UDP flow's goodput."""
     f = result.flows
@@ -105,16 +97,9 @@ def _measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     return out
 
 
-def _select(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
-    sel = runs
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    if sel.empty:
-        raise KeyError(f"no runs with {where}")
-    return sel
-
-
-def _flow_columns(sel: pd.DataFrame, aggregate: int | None = None) -> list[str]:
+def flow_columns(sel: pd.DataFrame, aggregate: int | None = None) -> list[str]:
+    """The per-flow goodput columns (``g.<group>``) of every bulk TCP flow, or of
+    those of ``aggregate``, present in every row of ``sel``."""
     prefix = "g." if aggregate is None else f"g.a{aggregate:02d}f"
     return [c for c in sel.columns if c.startswith(prefix) and sel[c].notna().all()]
 
@@ -130,13 +115,13 @@ def cov(values) -> float:
 def fairness(sel: pd.DataFrame, aggregate: int | None = None) -> float:
     """The paper's index: each flow's goodput averaged over the runs, then their CoV
     (over every bulk TCP flow, or over those of ``aggregate``)."""
-    return cov(sel[_flow_columns(sel, aggregate)].mean(axis=0))
+    return cov(sel[flow_columns(sel, aggregate)].mean(axis=0))
 
 
 def aggregate_fairness(sel: pd.DataFrame) -> float:
     """CoV over the aggregates of their goodput (the sum of their flows'), averaged
     over the runs (Fig. 5(b))."""
-    cols = _flow_columns(sel)
+    cols = flow_columns(sel)
     means = sel[cols].mean(axis=0)
     totals = means.groupby([c[2:5] for c in cols]).sum()
     return cov(totals)
@@ -166,17 +151,21 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _mean_over_buffers(s: pd.DataFrame, column: str, scheme: str, **where: Any) -> float:
-    sel = _select(s, scheme=scheme, **where)
+def mean_over_buffers(s: pd.DataFrame, column: str, scheme: str, **where: Any) -> float:
+    """The mean of ``column`` of :func:`summary` over the buffer sizes of ``scheme``."""
+    sel = select(s, scheme=scheme, **where)
     return float(sel[column].mean())
 
 
-def _per_buffer(s: pd.DataFrame, column: str, scheme: str, **where: Any) -> dict[int, float]:
-    sel = _select(s, scheme=scheme, **where)
+def per_buffer(s: pd.DataFrame, column: str, scheme: str, **where: Any) -> dict[int, float]:
+    """``column`` of :func:`summary` for ``scheme``, by buffer size."""
+    sel = select(s, scheme=scheme, **where)
     return {int(b): float(v) for b, v in zip(sel["buffer"], sel[column])}
 
 
-def _points(net: str, rate_kbit: int, schemes: Sequence[str], scenario_for) -> list[Point]:
+def buffer_points(net: str, rate_kbit: int, schemes: Sequence[str], scenario_for) -> list[Point]:
+    """One point per scheme and buffer size of :data:`BUFFERS`, its scenario from
+    ``scenario_for(scheme, buffer)``."""
     return [
         Point(
             {"net": net, "rate_kbit": rate_kbit, "scheme": scheme, "buffer": b},
@@ -187,30 +176,26 @@ def _points(net: str, rate_kbit: int, schemes: Sequence[str], scenario_for) -> l
     ]
 
 
-def _base_points(bases: Mapping[str, dict[str, Any]], rate_kbit: int, schemes=tuple(SCHEME_NAMES)):
+def base_points(bases: Mapping[str, dict[str, Any]], rate_kbit: int, schemes=tuple(SCHEME_NAMES)):
+    """The points of Fig. 3's network with the bottleneck at ``rate_kbit``."""
     if rate_kbit == RATE_DEFAULT:
         base = bases["aggfq-fig3"]
     else:
         base = network(bottleneck_kbit=rate_kbit)
-    return _points("base", rate_kbit, schemes, lambda s, b: with_bottleneck(base, qdisc(s, b)))
+    return buffer_points(
+        "base", rate_kbit, schemes, lambda s, b: with_qdisc(base, qdisc(s, b), link=BOTTLENECK_ENDS)
+    )
 
 
 # ---- plots ------------------------------------------------------------------------
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _panels(runs: pd.DataFrame, path, panels: list[tuple[str, str, dict[str, Any]]], title: str) -> None:
+def scheme_panels(
+    runs: pd.DataFrame, path, panels: list[tuple[str, str, dict[str, Any]]], title: str
+) -> None:
     """One panel per (column of :func:`summary`, y label, selection), a line per
     scheme against the buffer size."""
-    plt = _plt()
+    plt = pyplot()
     s = summary(runs)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.6), squeeze=False)
     for ax, (column, ylabel, where) in zip(axes[0], panels):
@@ -227,12 +212,11 @@ def _panels(runs: pd.DataFrame, path, panels: list[tuple[str, str, dict[str, Any
         ax.set_title(", ".join(f"{k} {v}" for k, v in where.items()) or column, fontsize=8)
         ax.legend(fontsize=6)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-def _summary_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def summary_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """An experiment's ``extra_tables``: :func:`summary`, indexed by point."""
     return {"summary": summary(runs).set_index([c for c in ("net", "rate_kbit", "scheme", "buffer")])}
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, trend, within
-from aqmlab.repro.aggfq._common import CITE, PAPER, _plt, _select
+from aqmlab.repro._core import Check, Experiment, Point, trend, within
+from aqmlab.repro._helpers import kbit, pyplot, save, select
+from aqmlab.repro.aggfq._common import CITE, PAPER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,9 +54,9 @@ def _advantage_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
                     "kind": "cbr",
                     "count": mine,
                     "aggregate": 1,
-                    "rate": f"{ADV_LINK_KBIT}kbit",
+                    "rate": kbit(ADV_LINK_KBIT),
                 },
-                {"name": "others", "kind": "cbr", "count": others, "rate": f"{ADV_LINK_KBIT}kbit"},
+                {"name": "others", "kind": "cbr", "count": others, "rate": kbit(ADV_LINK_KBIT)},
             ]
             scenario = {
                 "name": "aggfq-advantage",
@@ -65,7 +66,7 @@ def _advantage_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
                 "topology": {
                     "kind": "dumbbell",
                     "access": {"rate": "10Mbit", "delay": "1ms"},
-                    "bottleneck": {"rate": f"{ADV_LINK_KBIT}kbit", "delay": "1ms"},
+                    "bottleneck": {"rate": kbit(ADV_LINK_KBIT), "delay": "1ms"},
                 },
                 "qdisc": q,
                 "flows": flows,
@@ -91,7 +92,7 @@ def _advantage_checks(runs: pd.DataFrame) -> list[Check]:
     }
     for case in ADV_CASES:
         for classify in ("flow", "aggregate"):
-            sel = _select(runs, case=case, classify=classify)["share"]
+            sel = select(runs, case=case, classify=classify)["share"]
             got[(case, classify)] = float(sel.mean())
             formula = advantage_share(case, classify)
             checks.append(
@@ -120,13 +121,13 @@ def _advantage_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _advantage_plot(runs: pd.DataFrame, path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     xs, labels = [], []
     for k, case in enumerate(ADV_CASES):
         for d, (classify, color) in enumerate((("flow", "C0"), ("aggregate", "C1"))):
             x = 3 * k + d
-            sel = _select(runs, case=case, classify=classify)["share"]
+            sel = select(runs, case=case, classify=classify)["share"]
             ax.bar(x, float(sel.mean()), color=color, label=f"{classify} FQ" if k == 0 else None)
             ax.plot([x - 0.4, x + 0.4], [advantage_share(case, classify)] * 2, "k-", lw=1.5)
             xs.append(x)
@@ -135,22 +136,18 @@ def _advantage_plot(runs: pd.DataFrame, path) -> None:
     ax.set_ylabel("share of the link, one flow of aggregate 1")
     ax.legend(fontsize=7)
     ax.set_title("Sun & Shin VII-A: measured (bars) against eqs. (1)-(3) (lines)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="aggfq-advantage",
-        paper=PAPER,
-        title="Aggregation advantage: a flow's share when others idle, against eqs. (1)-(3)",
-        source="section VII-A, eqs. (1)-(3)",
-        scenarios=(),
-        points=_advantage_points,
-        measure=_advantage_measure,
-        checks=_advantage_checks,
-        plot=_advantage_plot,
-        seeds=2,
-    )
+EXP_ADVANTAGE = Experiment(
+    id="aggfq-advantage",
+    paper=PAPER,
+    title="Aggregation advantage: a flow's share when others idle, against eqs. (1)-(3)",
+    source="section VII-A, eqs. (1)-(3)",
+    scenarios=(),
+    points=_advantage_points,
+    measure=_advantage_measure,
+    checks=_advantage_checks,
+    plot=_advantage_plot,
+    seeds=2,
 )

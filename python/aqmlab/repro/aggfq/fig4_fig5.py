@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, within
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
 from aqmlab.repro.aggfq._common import (
     BUFFERS,
     CITE,
@@ -23,13 +23,13 @@ from aqmlab.repro.aggfq._common import (
     RATE_DEFAULT,
     SCHEME_NAMES,
     SEEDS,
-    _base_points,
-    _mean_over_buffers,
-    _measure,
-    _panels,
-    _per_buffer,
-    _summary_table,
+    base_points,
+    mean_over_buffers,
+    measure,
+    per_buffer,
+    scheme_panels,
     summary,
+    summary_table,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
-    return _base_points(bases, RATE_DEFAULT)
+    return base_points(bases, RATE_DEFAULT)
 
 
 def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
@@ -48,9 +48,9 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
     s = s[(s.net == "base") & (s.rate_kbit == RATE_DEFAULT)]
     src = f"{CITE}, Fig. 4 / VI-A"
     checks: list[Check] = []
-    fifo_best = {b: max(_per_buffer(s, "tcp_kbps", f)[b] for f in FIFO_SCHEMES) for b in BUFFERS}
+    fifo_best = {b: max(per_buffer(s, "tcp_kbps", f)[b] for f in FIFO_SCHEMES) for b in BUFFERS}
     for scheme in FQ_SCHEMES:
-        g = _per_buffer(s, "tcp_kbps", scheme)
+        g = per_buffer(s, "tcp_kbps", scheme)
         worst = min(g[b] / fifo_best[b] for b in BUFFERS)
         checks.append(
             band(
@@ -65,8 +65,8 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
                 note=", ".join(f"B={b}: {g[b] / fifo_best[b]:.3f}" for b in BUFFERS),
             )
         )
-    agg = _per_buffer(s, "tcp_kbps", "agg_alqd")
-    flow = _per_buffer(s, "tcp_kbps", "flow_alqd")
+    agg = per_buffer(s, "tcp_kbps", "agg_alqd")
+    flow = per_buffer(s, "tcp_kbps", "flow_alqd")
     checks.append(
         trend(
             "aggregate FQ ALQD's TCP goodput above per-flow FQ ALQD's (mean over buffers)",
@@ -88,7 +88,7 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
             note=f"B={small}: {100 * gain_small:+.1f}%, B={large}: {100 * gain_large:+.1f}%",
         )
     )
-    c = {k: _mean_over_buffers(s, "cov", k) for k in SCHEME_NAMES}
+    c = {k: mean_over_buffers(s, "cov", k) for k in SCHEME_NAMES}
     checks.append(
         band(
             "CoV: aggregate FQ ALQD / per-flow FQ ALQD (means over buffers)",
@@ -145,7 +145,7 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig4_plot(runs: pd.DataFrame, path) -> None:
-    _panels(
+    scheme_panels(
         runs,
         path,
         [
@@ -156,20 +156,18 @@ def _fig4_plot(runs: pd.DataFrame, path) -> None:
     )
 
 
-register(
-    Experiment(
-        id="aggfq-fig4",
-        paper=PAPER,
-        title="Identical flows: TCP goodput and CoV against the buffer, five schemes",
-        source="Fig. 4, section VI-A",
-        scenarios=("aggfq-fig3",),
-        points=_fig4_points,
-        measure=_measure,
-        checks=_fig4_checks,
-        plot=_fig4_plot,
-        seeds=SEEDS,
-        extra_tables=_summary_table,
-    )
+EXP_FIG4 = Experiment(
+    id="aggfq-fig4",
+    paper=PAPER,
+    title="Identical flows: TCP goodput and CoV against the buffer, five schemes",
+    source="Fig. 4, section VI-A",
+    scenarios=("aggfq-fig3",),
+    points=_fig4_points,
+    measure=measure,
+    checks=_fig4_checks,
+    plot=_fig4_plot,
+    seeds=SEEDS,
+    extra_tables=summary_table,
 )
 
 
@@ -182,8 +180,8 @@ VERY_CLOSE = 0.05
 def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
     s = summary(runs)
     src = f"{CITE}, Fig. 5 / VI-A"
-    c1 = {k: _mean_over_buffers(s, "cov_agg1", k) for k in SCHEME_NAMES}
-    ca = {k: _mean_over_buffers(s, "cov_aggregates", k) for k in SCHEME_NAMES}
+    c1 = {k: mean_over_buffers(s, "cov_agg1", k) for k in SCHEME_NAMES}
+    ca = {k: mean_over_buffers(s, "cov_aggregates", k) for k in SCHEME_NAMES}
     checks = [
         band(
             "CoV within aggregate 1: aggregate FQ ALQD / per-flow FQ ALQD",
@@ -229,7 +227,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig5_plot(runs: pd.DataFrame, path) -> None:
-    _panels(
+    scheme_panels(
         runs,
         path,
         [
@@ -240,18 +238,16 @@ def _fig5_plot(runs: pd.DataFrame, path) -> None:
     )
 
 
-register(
-    Experiment(
-        id="aggfq-fig5",
-        paper=PAPER,
-        title="CoV among the 10 flows of aggregate 1 and among the 10 aggregates",
-        source="Fig. 5, section VI-A",
-        scenarios=("aggfq-fig3",),
-        points=_fig4_points,
-        measure=_measure,
-        checks=_fig5_checks,
-        plot=_fig5_plot,
-        seeds=SEEDS,
-        extra_tables=_summary_table,
-    )
+EXP_FIG5 = Experiment(
+    id="aggfq-fig5",
+    paper=PAPER,
+    title="CoV among the 10 flows of aggregate 1 and among the 10 aggregates",
+    source="Fig. 5, section VI-A",
+    scenarios=("aggfq-fig3",),
+    points=_fig4_points,
+    measure=measure,
+    checks=_fig5_checks,
+    plot=_fig5_plot,
+    seeds=SEEDS,
+    extra_tables=summary_table,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, within
+from aqmlab.repro._core import Check, Experiment, Point, band, within
 from aqmlab.repro.aggfq._common import (
     CITE,
     FQ_SCHEMES,
@@ -18,12 +18,12 @@ from aqmlab.repro.aggfq._common import (
     RATE_UNCONGESTED,
     SCHEME_NAMES,
     SEEDS,
-    _base_points,
-    _mean_over_buffers,
-    _measure,
-    _panels,
-    _summary_table,
+    base_points,
+    mean_over_buffers,
+    measure,
+    scheme_panels,
     summary,
+    summary_table,
 )
 
 if TYPE_CHECKING:
@@ -39,9 +39,9 @@ IDENTICAL_COV = 0.02
 
 def _fig6_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     return (
-        _base_points(bases, RATE_DEFAULT)
-        + _base_points(bases, RATE_LOW_CONGESTION)
-        + _base_points(bases, RATE_UNCONGESTED, FQ_SCHEMES)
+        base_points(bases, RATE_DEFAULT)
+        + base_points(bases, RATE_LOW_CONGESTION)
+        + base_points(bases, RATE_UNCONGESTED, FQ_SCHEMES)
     )
 
 
@@ -50,8 +50,8 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 6 / VI-A"
     checks = []
     for scheme in ("agg_alqd", "agg_alqd_plus"):
-        low = _mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_LOW_CONGESTION)
-        high = _mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_DEFAULT)
+        low = mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_LOW_CONGESTION)
+        high = mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_DEFAULT)
         checks.append(
             band(
                 f"{SCHEME_NAMES[scheme]}: CoV at 4.8 / at 3.2 Mbit/s",
@@ -65,11 +65,11 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
                 note=f"CoV {low:.3f} vs {high:.3f}",
             )
         )
-    flow_g = _mean_over_buffers(s, "tcp_kbps", "flow_alqd", rate_kbit=RATE_UNCONGESTED)
-    flow_c = _mean_over_buffers(s, "cov", "flow_alqd", rate_kbit=RATE_UNCONGESTED)
+    flow_g = mean_over_buffers(s, "tcp_kbps", "flow_alqd", rate_kbit=RATE_UNCONGESTED)
+    flow_c = mean_over_buffers(s, "cov", "flow_alqd", rate_kbit=RATE_UNCONGESTED)
     for scheme in ("agg_alqd", "agg_alqd_plus"):
-        g = _mean_over_buffers(s, "tcp_kbps", scheme, rate_kbit=RATE_UNCONGESTED)
-        c = _mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_UNCONGESTED)
+        g = mean_over_buffers(s, "tcp_kbps", scheme, rate_kbit=RATE_UNCONGESTED)
+        c = mean_over_buffers(s, "cov", scheme, rate_kbit=RATE_UNCONGESTED)
         checks.append(
             within(
                 f"10 Mbit/s: {SCHEME_NAMES[scheme]} TCP goodput / per-flow FQ's",
@@ -98,7 +98,7 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig6_plot(runs: pd.DataFrame, path) -> None:
-    _panels(
+    scheme_panels(
         runs,
         path,
         [
@@ -111,18 +111,16 @@ def _fig6_plot(runs: pd.DataFrame, path) -> None:
     )
 
 
-register(
-    Experiment(
-        id="aggfq-fig6",
-        paper=PAPER,
-        title="Lower congestion: 4.8 Mbit/s, and 10 Mbit/s where per-flow and aggregate FQ agree",
-        source="Fig. 6, section VI-A",
-        scenarios=("aggfq-fig3",),
-        points=_fig6_points,
-        measure=_measure,
-        checks=_fig6_checks,
-        plot=_fig6_plot,
-        seeds=SEEDS,
-        extra_tables=_summary_table,
-    )
+EXP_FIG6 = Experiment(
+    id="aggfq-fig6",
+    paper=PAPER,
+    title="Lower congestion: 4.8 Mbit/s, and 10 Mbit/s where per-flow and aggregate FQ agree",
+    source="Fig. 6, section VI-A",
+    scenarios=("aggfq-fig3",),
+    points=_fig6_points,
+    measure=measure,
+    checks=_fig6_checks,
+    plot=_fig6_plot,
+    seeds=SEEDS,
+    extra_tables=summary_table,
 )

@@ -9,23 +9,23 @@ from typing import TYPE_CHECKING, Any
 
 from aqmlab.networks import aggfq as network
 from aqmlab.networks import flow_name
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, within
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import select, with_qdisc
 from aqmlab.repro.aggfq._common import (
+    BOTTLENECK_ENDS,
     CITE,
     MUCH_BETTER,
     PAPER,
     RATE_DEFAULT,
     SEEDS,
-    _flow_columns,
-    _mean_over_buffers,
-    _measure,
-    _panels,
-    _points,
-    _select,
-    _summary_table,
+    buffer_points,
+    flow_columns,
+    mean_over_buffers,
+    measure,
     qdisc,
+    scheme_panels,
     summary,
-    with_bottleneck,
+    summary_table,
 )
 
 if TYPE_CHECKING:
@@ -48,8 +48,11 @@ def _fig7_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     points = []
     for net, long in nets.items():
         base = network(long_rtt=long)
-        points += _points(
-            net, RATE_DEFAULT, COMPARED, lambda s, b, base=base: with_bottleneck(base, qdisc(s, b))
+        points += buffer_points(
+            net,
+            RATE_DEFAULT,
+            COMPARED,
+            lambda s, b, base=base: with_qdisc(base, qdisc(s, b), link=BOTTLENECK_ENDS),
         )
     return points
 
@@ -57,9 +60,9 @@ def _fig7_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
 def _long_ratio(runs: pd.DataFrame, net: str, long: Sequence[tuple[int, int]]) -> float:
     """Mean goodput of the long-RTT flows over that of the others (aggregate FQ
     ALQD+, every buffer and run)."""
-    sel = _select(runs, net=net, scheme="agg_alqd_plus")
+    sel = select(runs, net=net, scheme="agg_alqd_plus")
     names = {f"g.{flow_name(i, j)}" for i, j in long}
-    cols = _flow_columns(sel)
+    cols = flow_columns(sel)
     longs = [c for c in cols if c in names]
     others = [c for c in cols if c not in names]
     return float(sel[longs].to_numpy().mean() / sel[others].to_numpy().mean())
@@ -75,7 +78,7 @@ def _fig7_checks(runs: pd.DataFrame) -> list[Check]:
     }
     c = {}
     for net, what in cases.items():
-        c[net] = {k: _mean_over_buffers(s, "cov", k, net=net) for k in COMPARED}
+        c[net] = {k: mean_over_buffers(s, "cov", k, net=net) for k in COMPARED}
         fifo = min(c[net]["fifo_droptail"], c[net]["fifo_red"])
         checks.append(
             trend(
@@ -129,7 +132,7 @@ def _fig7_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig7_plot(runs: pd.DataFrame, path) -> None:
-    _panels(
+    scheme_panels(
         runs,
         path,
         [
@@ -140,20 +143,18 @@ def _fig7_plot(runs: pd.DataFrame, path) -> None:
     )
 
 
-register(
-    Experiment(
-        id="aggfq-fig7",
-        paper=PAPER,
-        title="Heterogeneous RTTs: one long flow per aggregate, or all of aggregate 1",
-        source="Fig. 7, section VI-B",
-        scenarios=(),
-        points=_fig7_points,
-        measure=_measure,
-        checks=_fig7_checks,
-        plot=_fig7_plot,
-        seeds=SEEDS,
-        extra_tables=_summary_table,
-    )
+EXP_FIG7 = Experiment(
+    id="aggfq-fig7",
+    paper=PAPER,
+    title="Heterogeneous RTTs: one long flow per aggregate, or all of aggregate 1",
+    source="Fig. 7, section VI-B",
+    scenarios=(),
+    points=_fig7_points,
+    measure=measure,
+    checks=_fig7_checks,
+    plot=_fig7_plot,
+    seeds=SEEDS,
+    extra_tables=summary_table,
 )
 
 
@@ -170,11 +171,13 @@ def _fig8_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     }
     points = []
     for net, (base, weights) in nets.items():
-        points += _points(
+        points += buffer_points(
             net,
             RATE_DEFAULT,
             COMPARED,
-            lambda s, b, base=base, weights=weights: with_bottleneck(base, qdisc(s, b, weights)),
+            lambda s, b, base=base, weights=weights: with_qdisc(
+                base, qdisc(s, b, weights), link=BOTTLENECK_ENDS
+            ),
         )
     return points
 
@@ -182,8 +185,8 @@ def _fig8_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
 def _fig8_checks(runs: pd.DataFrame) -> list[Check]:
     s = summary(runs)
     src = f"{CITE}, Fig. 8 / VI-C"
-    a = {k: _mean_over_buffers(s, "cov", k, net="weights_11_9") for k in COMPARED}
-    b = {k: _mean_over_buffers(s, "cov", k, net="telnet") for k in COMPARED}
+    a = {k: mean_over_buffers(s, "cov", k, net="weights_11_9") for k in COMPARED}
+    b = {k: mean_over_buffers(s, "cov", k, net="telnet") for k in COMPARED}
     return [
         trend(
             "11 and 9 flows at weight 10: CoV of aggregate FQ ALQD+ below both FIFO schemes'",
@@ -204,7 +207,7 @@ def _fig8_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig8_plot(runs: pd.DataFrame, path) -> None:
-    _panels(
+    scheme_panels(
         runs,
         path,
         [("cov", "CoV", {"net": "weights_11_9"}), ("cov", "CoV of the FTP flows", {"net": "telnet"})],
@@ -212,18 +215,16 @@ def _fig8_plot(runs: pd.DataFrame, path) -> None:
     )
 
 
-register(
-    Experiment(
-        id="aggfq-fig8",
-        paper=PAPER,
-        title="Robustness to inaccurate weights: 11/9 flows; 10 FTP + 4 on/off sources",
-        source="Fig. 8, section VI-C",
-        scenarios=(),
-        points=_fig8_points,
-        measure=_measure,
-        checks=_fig8_checks,
-        plot=_fig8_plot,
-        seeds=SEEDS,
-        extra_tables=_summary_table,
-    )
+EXP_FIG8 = Experiment(
+    id="aggfq-fig8",
+    paper=PAPER,
+    title="Robustness to inaccurate weights: 11/9 flows; 10 FTP + 4 on/off sources",
+    source="Fig. 8, section VI-C",
+    scenarios=(),
+    points=_fig8_points,
+    measure=measure,
+    checks=_fig8_checks,
+    plot=_fig8_plot,
+    seeds=SEEDS,
+    extra_tables=summary_table,
 )

@@ -7,17 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, within
-from aqmlab.repro.aggfq._common import (
-    CITE,
-    PAPER,
-    RATE_DEFAULT,
-    SEEDS,
-    _measure,
-    _plt,
-    _select,
-    with_bottleneck,
-)
+from aqmlab.repro._core import Check, Experiment, Point, band, within
+from aqmlab.repro._helpers import kbit, pyplot, save, select, with_qdisc
+from aqmlab.repro.aggfq._common import BOTTLENECK_ENDS, CITE, PAPER, RATE_DEFAULT, SEEDS, measure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,12 +42,12 @@ def _sec3_scenario(q: Mapping[str, Any]) -> dict[str, Any]:
         "topology": {
             "kind": "dumbbell",
             "access": {"rate": "100Mbit", "delay": "0.5ms"},
-            "bottleneck": {"rate": f"{SEC3_LINK_KBIT}kbit", "delay": "0.5ms"},
+            "bottleneck": {"rate": kbit(SEC3_LINK_KBIT), "delay": "0.5ms"},
         },
         "qdisc": dict(q, limit=40),
         "flows": [
             {"name": "tcp", "kind": "tcp", "variant": "reno", "count": 4, "max_window": 4},
-            {"name": "udp", "kind": "cbr", "count": 1, "rate": f"{SEC3_CBR_KBIT}kbit"},
+            {"name": "udp", "kind": "cbr", "count": 1, "rate": kbit(SEC3_CBR_KBIT)},
         ],
     }
 
@@ -72,7 +64,12 @@ def _livelock_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
                 "livelock_fix": fix,
                 "limit": LIVELOCK_BUFFER,
             }
-            points.append(Point({"net": "fig3", "classify": classify, "fix": fix}, with_bottleneck(base, q)))
+            points.append(
+                Point(
+                    {"net": "fig3", "classify": classify, "fix": fix},
+                    with_qdisc(base, q, link=BOTTLENECK_ENDS),
+                )
+            )
             points.append(Point({"net": "sec3", "classify": classify, "fix": fix}, _sec3_scenario(q)))
     return points
 
@@ -91,8 +88,8 @@ def _livelock_checks(runs: pd.DataFrame) -> list[Check]:
     checks = []
     for net, (share, where, offered) in shares.items():
         for classify in ("flow", "aggregate"):
-            off = _select(runs, net=net, classify=classify, fix=False)["udp_kbps"]
-            on = _select(runs, net=net, classify=classify, fix=True)["udp_kbps"]
+            off = select(runs, net=net, classify=classify, fix=False)["udp_kbps"]
+            on = select(runs, net=net, classify=classify, fix=True)["udp_kbps"]
             checks.append(
                 band(
                     f"{where}, {classify} WFQ + DropFront, no fix: UDP goodput / its weighted share",
@@ -124,7 +121,7 @@ def _livelock_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _livelock_plot(runs: pd.DataFrame, path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     shares = {"fig3": udp_share_kbps(), "sec3": udp_share_kbps(SEC3_LINK_KBIT, 4, 1)}
     titles = {
@@ -133,7 +130,7 @@ def _livelock_plot(runs: pd.DataFrame, path) -> None:
     }
     for ax, net in zip(axes, ("fig3", "sec3")):
         labels, values = [], []
-        for (classify, fix), sel in _select(runs, net=net).groupby(["classify", "fix"], sort=True):
+        for (classify, fix), sel in select(runs, net=net).groupby(["classify", "fix"], sort=True):
             labels.append(f"{classify}\n{'fix' if fix else 'no fix'}")
             values.append(float(sel["udp_kbps"].mean()))
         ax.bar(labels, values, color="C1")
@@ -142,22 +139,18 @@ def _livelock_plot(runs: pd.DataFrame, path) -> None:
         ax.legend(fontsize=7)
         ax.set_title(titles[net], fontsize=9)
     fig.suptitle("Sun & Shin III: WFQ + DropFront, with and without the livelock fix", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="aggfq-livelock",
-        paper=PAPER,
-        title="DropFront's livelock: an over-rate CBR under WFQ, with and without the fix",
-        source="section III",
-        scenarios=("aggfq-fig3",),
-        points=_livelock_points,
-        measure=_measure,
-        checks=_livelock_checks,
-        plot=_livelock_plot,
-        seeds=SEEDS,
-    )
+EXP_LIVELOCK = Experiment(
+    id="aggfq-livelock",
+    paper=PAPER,
+    title="DropFront's livelock: an over-rate CBR under WFQ, with and without the fix",
+    source="section III",
+    scenarios=("aggfq-fig3",),
+    points=_livelock_points,
+    measure=measure,
+    checks=_livelock_checks,
+    plot=_livelock_plot,
+    seeds=SEEDS,
 )

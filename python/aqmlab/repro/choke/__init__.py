@@ -15,15 +15,18 @@ Every tolerance below was fixed before looking at our numbers; REPRODUCTION.md
 gives the reasons.
 
 The modules: ``_common`` (the network, the sweeps' rates, the schemes' queues, what
-a run is measured by), then one per figure group, each registering its experiments
-when imported: ``fig3``, ``fig4``, ``fig5_fig6``, ``table1_fig7``, ``fig8``,
-``fig9_fig10``. Tables II and III (the models of section IV) are
-:mod:`aqmlab.repro.choke_models`. The names other code uses are re-exported here
-(``aqmlab.repro.choke.rate``, ...).
+a run is measured by), then one per figure group, each declaring its experiments:
+``fig3``, ``fig4``, ``fig5_fig6``, ``table1_fig7``, ``fig8``, ``fig9_fig10``.
+Tables II and III (the models of section IV) are :mod:`aqmlab.repro.choke_models`.
+:data:`EXPERIMENTS` lists them all, in the order ``aqmlab repro --list`` shows. The
+names other code uses are re-exported here (``aqmlab.repro.choke.FIG5_RATES``, ...).
 """
 
 from __future__ import annotations
 
+from aqmlab.repro import choke_models
+from aqmlab.repro._helpers import rate
+from aqmlab.repro.choke import fig3, fig4, fig5_fig6, fig8, fig9_fig10, table1_fig7
 from aqmlab.repro.choke._common import (
     BOTTLENECK,
     CITE,
@@ -32,23 +35,29 @@ from aqmlab.repro.choke._common import (
     LINK_KBPS,
     PAPER,
     RED_DEFAULTS,
-    rate,
 )
-
-# isort: off
-# Each figure module registers its experiments when imported: this order is the
-# order of `aqmlab repro --list`.
-from aqmlab.repro.choke import fig3  # noqa: F401  (registers choke-fig3)
-from aqmlab.repro.choke import fig4  # noqa: F401  (registers choke-fig4)
 from aqmlab.repro.choke.fig5_fig6 import FIG5_DROPS
-from aqmlab.repro.choke.table1_fig7 import TABLE1, TABLE1_GROUPS, TABLE1_LINKS
 from aqmlab.repro.choke.fig8 import FIG8_CANDIDATES
 from aqmlab.repro.choke.fig9_fig10 import FIG9_VARIANTS
-# isort: on
+from aqmlab.repro.choke.table1_fig7 import TABLE1, TABLE1_GROUPS, TABLE1_LINKS
+
+#: The paper's experiments, in the order of its figures and tables.
+EXPERIMENTS = (
+    fig3.EXP_FIG3,
+    fig4.EXP_FIG4,
+    fig5_fig6.EXP_FIG5,
+    fig5_fig6.EXP_FIG6,
+    table1_fig7.EXP_TABLE1,
+    fig8.EXP_FIG8,
+    fig9_fig10.EXP_FIG9,
+    fig9_fig10.EXP_FIG10,
+    *choke_models.EXPERIMENTS,
+)
 
 __all__ = [
     "BOTTLENECK",
     "CITE",
+    "EXPERIMENTS",
     "FIG5_DROPS",
     "FIG5_RATES",
     "FIG8_CANDIDATES",

@@ -1,13 +1,16 @@
 """What the CHOKe paper's experiments share: the network's constants, the sweeps'
-rates, each scheme's queue, what a run is measured by at the bottleneck (per-flow
-throughput, drops by reason, the queue), and the helpers that check and draw
-them. The package's docstring gives the setup.
+rates, each scheme's queue, and what a run is measured by at the bottleneck
+(per-flow throughput, drops by reason, the queue). The package's docstring gives
+the setup; the statistics over seeds and the plotting are
+:mod:`aqmlab.repro._helpers`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from aqmlab.repro._helpers import pct
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,12 +36,9 @@ FIG9_RATES = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 RED_DEFAULTS = {"max_p": 0.1, "w_q": 0.002, "mean_pkt_size": 1000}
 
 
-def rate(mbps: float) -> str:
-    """One spelling per rate, so equal points hash (and cache) equally."""
-    return f"{round(mbps * 1000)}kbit"
-
-
-def _qdisc(kind: str, min_th: int, max_th: int, **extra: Any) -> dict[str, Any]:
+def qdisc(kind: str, min_th: int, max_th: int, **extra: Any) -> dict[str, Any]:
+    """The bottleneck queue of ``kind`` (``droptail``, ``red`` or ``choke``) with
+    the given thresholds, on the 300-packet buffer."""
     if kind == "droptail":
         return {"kind": "droptail", "limit": 300}
     q = {"kind": kind, "limit": 300, "min_th": min_th, "max_th": max_th, **RED_DEFAULTS}
@@ -51,7 +51,7 @@ def _qdisc(kind: str, min_th: int, max_th: int, **extra: Any) -> dict[str, Any]:
 # ---- measurements -----------------------------------------------------------------
 
 
-def _link_by_flow(result: Result, link: str = BOTTLENECK) -> pd.DataFrame:
+def link_by_flow(result: Result, link: str = BOTTLENECK) -> pd.DataFrame:
     """Per-flow rows of ``link``: throughput (kbit/s), packets across it, group,
     kind, drops by reason."""
     lf = result.link_flows
@@ -64,8 +64,9 @@ def _link_by_flow(result: Result, link: str = BOTTLENECK) -> pd.DataFrame:
     return out
 
 
-def _bottleneck_numbers(result: Result) -> dict[str, float]:
-    f = _link_by_flow(result)
+def bottleneck_numbers(result: Result) -> dict[str, float]:
+    """Throughput, drops by reason and the queue at the bottleneck, per protocol."""
+    f = link_by_flow(result)
     udp = f[f["kind"] == "cbr"]
     tcp = f[f["kind"] == "tcp"]
     link = result.links.set_index("name").loc[BOTTLENECK]
@@ -77,49 +78,15 @@ def _bottleneck_numbers(result: Result) -> dict[str, float]:
         "udp_flow_max_kbps": float(udp["kbps"].max()),
         "tcp_flow_max_kbps": float(tcp["kbps"].max()),
         "udp_drop_pct": 100 * float(udp["drops_total"].sum()) / udp_sent if udp_sent else float("nan"),
-        "udp_match_pct_of_drops": _pct(udp["drops_choke_match"].sum(), udp["drops_total"].sum()),
-        "tcp_match_pct_of_drops": _pct(tcp["drops_choke_match"].sum(), tcp["drops_total"].sum()),
+        "udp_match_pct_of_drops": pct(udp["drops_choke_match"].sum(), udp["drops_total"].sum()),
+        "tcp_match_pct_of_drops": pct(tcp["drops_choke_match"].sum(), tcp["drops_total"].sum()),
         "mean_queue": float(link["mean_queue_packets"]),
         "utilization": float(link["utilization"]),
         # The UDP flows' share of the time-averaged queue (measured per flow).
-        "udp_qshare": _pct(udp["queued"].sum(), link["mean_queue_packets"]) / 100,
+        "udp_qshare": pct(udp["queued"].sum(), link["mean_queue_packets"]) / 100,
     }
 
 
-def _fig3_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
-    return _bottleneck_numbers(result)
-
-
-def _pct(part: float, whole: float) -> float:
-    return 100 * float(part) / float(whole) if whole else float("nan")
-
-
-def _mean_sd(runs: pd.DataFrame, column: str, **where: Any) -> tuple[float, float]:
-    sel = runs
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    if sel.empty:
-        raise KeyError(f"no runs with {where}")
-    values = sel[column].astype(float)
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
-
-
-def _means(runs: pd.DataFrame, by: str, column: str, **where: Any) -> pd.Series:
-    sel = runs
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    return sel.groupby(by)[column].mean().sort_index()
-
-
-def _increasing(values) -> bool:
-    v = list(values)
-    return all(b > a for a, b in zip(v, v[1:]))
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+def measure_bottleneck(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+    """An experiment's ``measure``: :func:`bottleneck_numbers`."""
+    return bottleneck_numbers(result)

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, with_qdisc, within
-from aqmlab.repro.choke._common import CITE, LINK_KBPS, PAPER, _fig3_measure, _mean_sd, _plt, _qdisc
+from aqmlab.repro._core import Check, Experiment, Point, band, within
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
+from aqmlab.repro.choke._common import CITE, LINK_KBPS, PAPER, measure_bottleneck, qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 def _fig3_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     base = bases["choke-fig3"]
     return [
-        Point({"qdisc": kind}, with_qdisc(base, **_qdisc(kind, 100, 200)))
+        Point({"qdisc": kind}, with_qdisc(base, **qdisc(kind, 100, 200)))
         for kind in ("droptail", "red", "choke")
     ]
 
@@ -28,7 +29,7 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 3 / III-A"
     checks = []
     for kind, name in (("droptail", "DropTail"), ("red", "RED")):
-        m, sd = _mean_sd(runs, "udp_kbps", qdisc=kind)
+        m, sd = mean_sd(runs, "udp_kbps", qdisc=kind)
         checks.append(
             band(
                 f"{name}: UDP throughput",
@@ -43,7 +44,7 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
                 paper_value=950,
             )
         )
-        m, sd = _mean_sd(runs, "tcp_kbps", qdisc=kind)
+        m, sd = mean_sd(runs, "tcp_kbps", qdisc=kind)
         checks.append(
             band(
                 f"{name}: all TCP throughput",
@@ -58,15 +59,15 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
                 paper_value=50,
             )
         )
-    m, sd = _mean_sd(runs, "udp_kbps", qdisc="choke")
+    m, sd = mean_sd(runs, "udp_kbps", qdisc="choke")
     checks.append(within("CHOKe: UDP throughput", src, 250, m, 100, "kbit/s", sd=sd))
-    m, sd = _mean_sd(runs, "tcp_kbps", qdisc="choke")
+    m, sd = mean_sd(runs, "tcp_kbps", qdisc="choke")
     checks.append(within("CHOKe: all TCP throughput", src, 750, m, 100, "kbit/s", sd=sd))
     return checks
 
 
 def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     order = ["droptail", "red", "choke"]
     g = runs.groupby("qdisc")
     mean, sd = g[["udp_kbps", "tcp_kbps"]].mean().loc[order], g[["udp_kbps", "tcp_kbps"]].std().loc[order]
@@ -79,21 +80,17 @@ def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("throughput at the bottleneck (kbit/s)")
     ax.set_title("CHOKe Fig. 3: 32 TCP + 1 UDP (2 Mbit/s) over 1 Mbit/s")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-fig3",
-        paper=PAPER,
-        title="UDP throughput under DropTail, RED and CHOKe",
-        source="Fig. 3, section III-A",
-        scenarios=("choke-fig3",),
-        points=_fig3_points,
-        measure=_fig3_measure,
-        checks=_fig3_checks,
-        plot=_fig3_plot,
-    )
+EXP_FIG3 = Experiment(
+    id="choke-fig3",
+    paper=PAPER,
+    title="UDP throughput under DropTail, RED and CHOKe",
+    source="Fig. 3, section III-A",
+    scenarios=("choke-fig3",),
+    points=_fig3_points,
+    measure=measure_bottleneck,
+    checks=_fig3_checks,
+    plot=_fig3_plot,
 )

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, trend, with_qdisc, within
-from aqmlab.repro.choke._common import CITE, PAPER, _bottleneck_numbers, _link_by_flow, _mean_sd, _plt, _qdisc
+from aqmlab.repro._core import Check, Experiment, Point, trend, within
+from aqmlab.repro._helpers import mean_sd, pyplot, save, with_qdisc
+from aqmlab.repro.choke._common import CITE, PAPER, bottleneck_numbers, link_by_flow, qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,12 +23,12 @@ if TYPE_CHECKING:
 
 def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     base = bases["choke-fig3"]
-    return [Point({"qdisc": "choke"}, with_qdisc(base, **_qdisc("choke", 100, 200)))]
+    return [Point({"qdisc": "choke"}, with_qdisc(base, **qdisc("choke", 100, 200)))]
 
 
 def _fig4_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
-    out = _bottleneck_numbers(result)
-    f = _link_by_flow(result)
+    out = bottleneck_numbers(result)
+    f = link_by_flow(result)
     tcp = f[f["kind"] == "tcp"]
     out["tcp_over_fair"] = float((tcp["kbps"] * 1e3 / tcp["fair_share_bps"]).mean())
     for fid, row in f.iterrows():
@@ -38,11 +39,11 @@ def _fig4_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
 
 def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 4 / III-A"
-    udp_m, udp_sd = _mean_sd(runs, "udp_match_pct_of_drops")
-    tcp_m, tcp_sd = _mean_sd(runs, "tcp_match_pct_of_drops")
-    ratio, ratio_sd = _mean_sd(runs, "tcp_over_fair")
-    udp, _ = _mean_sd(runs, "udp_flow_max_kbps")
-    tcp_max, _ = _mean_sd(runs, "tcp_flow_max_kbps")
+    udp_m, udp_sd = mean_sd(runs, "udp_match_pct_of_drops")
+    tcp_m, tcp_sd = mean_sd(runs, "tcp_match_pct_of_drops")
+    ratio, ratio_sd = mean_sd(runs, "tcp_over_fair")
+    udp, _ = mean_sd(runs, "udp_flow_max_kbps")
+    tcp_max, _ = mean_sd(runs, "tcp_flow_max_kbps")
     return [
         within("UDP drops due to matches", src, 85, udp_m, 10, "%", sd=udp_sd),
         within(
@@ -71,7 +72,7 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     ids = sorted(
         int(c[4:-5])
         for c in runs.columns
@@ -86,21 +87,17 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("kbit/s")
     ax.set_title("CHOKe Fig. 4: throughput per flow")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-fig4",
-        paper=PAPER,
-        title="Throughput per flow vs fair share; drops due to matches",
-        source="Fig. 4, section III-A",
-        scenarios=("choke-fig3",),
-        points=_fig4_points,
-        measure=_fig4_measure,
-        checks=_fig4_checks,
-        plot=_fig4_plot,
-    )
+EXP_FIG4 = Experiment(
+    id="choke-fig4",
+    paper=PAPER,
+    title="Throughput per flow vs fair share; drops due to matches",
+    source="Fig. 4, section III-A",
+    scenarios=("choke-fig3",),
+    points=_fig4_points,
+    measure=_fig4_measure,
+    checks=_fig4_checks,
+    plot=_fig4_plot,
 )

@@ -8,20 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, with_flows, with_qdisc, within
-from aqmlab.repro.choke._common import (
-    CITE,
-    FIG5_RATES,
-    LINK_KBPS,
-    PAPER,
-    _fig3_measure,
-    _increasing,
-    _mean_sd,
-    _means,
-    _plt,
-    _qdisc,
-    rate,
-)
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, save, with_flows, with_qdisc
+from aqmlab.repro.choke._common import CITE, FIG5_RATES, LINK_KBPS, PAPER, measure_bottleneck, qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +23,7 @@ def _fig5_points(bases: Mapping[str, dict[str, Any]], kinds=("choke", "red")) ->
     base = bases["choke-fig5"]
     pts = []
     for kind in kinds:
-        q = with_qdisc(base, **_qdisc(kind, 30, 60))
+        q = with_qdisc(base, **qdisc(kind, 30, 60))
         for mbps in FIG5_RATES:
             pts.append(Point({"qdisc": kind, "udp_mbps": mbps}, with_flows(q, "udp", rate=rate(mbps))))
     return pts
@@ -52,13 +41,13 @@ FIG5_DROPS = (  # (UDP Mbit/s, % of UDP packets dropped, where the paper says it
 def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
     checks = []
     for mbps, pct, where in FIG5_DROPS:
-        m, sd = _mean_sd(runs, "udp_drop_pct", qdisc="choke", udp_mbps=mbps)
+        m, sd = mean_sd(runs, "udp_drop_pct", qdisc="choke", udp_mbps=mbps)
         checks.append(
             within(
                 f"CHOKe: UDP dropped at {mbps:g} Mbit/s", f"{CITE}, Fig. 5 / {where}", pct, m, 10, "%", sd=sd
             )
         )
-    m, sd = _mean_sd(runs, "udp_kbps", qdisc="choke", udp_mbps=1.0)
+    m, sd = mean_sd(runs, "udp_kbps", qdisc="choke", udp_mbps=1.0)
     checks.append(
         within(
             "CHOKe: UDP throughput at 1 Mbit/s",
@@ -71,7 +60,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
             paper_text="about 280 kbit/s",
         )
     )
-    tcp = _means(runs, "udp_mbps", "tcp_mean_kbps", qdisc="choke")
+    tcp = means(runs, "udp_mbps", "tcp_mean_kbps", qdisc="choke")
     spread = float(tcp.max() / tcp.min())
     checks.append(
         band(
@@ -85,7 +74,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
             "<= 1.5",
         )
     )
-    m, sd = _mean_sd(runs, "udp_kbps", qdisc="red", udp_mbps=10.0)
+    m, sd = mean_sd(runs, "udp_kbps", qdisc="red", udp_mbps=10.0)
     checks.append(
         band(
             "RED: UDP throughput at 10 Mbit/s",
@@ -99,7 +88,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
             sd=sd,
         )
     )
-    m, sd = _mean_sd(runs, "tcp_kbps", qdisc="red", udp_mbps=10.0)
+    m, sd = mean_sd(runs, "tcp_kbps", qdisc="red", udp_mbps=10.0)
     checks.append(
         band(
             "RED: all TCP throughput at 10 Mbit/s",
@@ -118,14 +107,14 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
             "CHOKe: UDP drop share rises with the UDP rate",
             f"{CITE}, Fig. 5 / III-A",
             "goes up",
-            _increasing(_means(runs, "udp_mbps", "udp_drop_pct", qdisc="choke")),
+            increasing(means(runs, "udp_mbps", "udp_drop_pct", qdisc="choke")),
         )
     )
     return checks
 
 
 def _fig5_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     for kind, style in (("choke", "o-"), ("red", "s--")):
         sel = runs[runs["qdisc"] == kind].groupby("udp_mbps")
@@ -158,23 +147,19 @@ def _fig5_plot(runs: pd.DataFrame, path: Path) -> None:
     a.set_ylabel("throughput (kbit/s)")
     b.set_ylabel("UDP packets dropped (%)")
     fig.suptitle("CHOKe Fig. 5: 32 TCP + 1 UDP, min_th 30, max_th 60")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-fig5",
-        paper=PAPER,
-        title="UDP throughput and drop percentage vs UDP rate, CHOKe and RED",
-        source="Fig. 5, sections III-A, IV-C",
-        scenarios=("choke-fig5",),
-        points=_fig5_points,
-        measure=_fig3_measure,
-        checks=_fig5_checks,
-        plot=_fig5_plot,
-    )
+EXP_FIG5 = Experiment(
+    id="choke-fig5",
+    paper=PAPER,
+    title="UDP throughput and drop percentage vs UDP rate, CHOKe and RED",
+    source="Fig. 5, sections III-A, IV-C",
+    scenarios=("choke-fig5",),
+    points=_fig5_points,
+    measure=measure_bottleneck,
+    checks=_fig5_checks,
+    plot=_fig5_plot,
 )
 
 
@@ -182,7 +167,7 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 6 / III-A"
     checks = []
     for mbps in (0.1, 1.0, 10.0):
-        m, sd = _mean_sd(runs, "mean_queue", udp_mbps=mbps)
+        m, sd = mean_sd(runs, "mean_queue", udp_mbps=mbps)
         checks.append(
             band(
                 f"mean queue at {mbps:g} Mbit/s",
@@ -196,18 +181,18 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
                 sd=sd,
             )
         )
-    share = _means(runs, "udp_mbps", "udp_qshare")
+    share = means(runs, "udp_mbps", "udp_qshare")
     loads = [0.1, 1.0, 10.0]
     checks.append(
         trend(
             "UDP share of the queue rises with its rate",
             src,
             "increases",
-            _increasing(share.loc[loads]),
+            increasing(share.loc[loads]),
             note="over 0.1, 1 and 10 Mbit/s",
         )
     )
-    m, sd = _mean_sd(runs, "udp_qshare", udp_mbps=10.0)
+    m, sd = mean_sd(runs, "udp_qshare", udp_mbps=10.0)
     checks.append(
         within(
             "UDP share of the queue at 10 Mbit/s",
@@ -224,7 +209,7 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig6_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     g = runs.groupby("udp_mbps")
     q, share = g["mean_queue"].mean(), g["udp_qshare"].mean()
     x = range(len(q))
@@ -237,21 +222,17 @@ def _fig6_plot(runs: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("mean queue (packets)")
     ax.set_title("CHOKe Fig. 6: time-averaged queue split between UDP and TCP")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-fig6",
-        paper=PAPER,
-        title="Queue occupancy of the UDP flow vs its rate (CHOKe)",
-        source="Fig. 6, sections III-A, IV-C",
-        scenarios=("choke-fig5",),
-        points=lambda bases: _fig5_points(bases, kinds=("choke",)),
-        measure=_fig3_measure,
-        checks=_fig6_checks,
-        plot=_fig6_plot,
-    )
+EXP_FIG6 = Experiment(
+    id="choke-fig6",
+    paper=PAPER,
+    title="Queue occupancy of the UDP flow vs its rate (CHOKe)",
+    source="Fig. 6, sections III-A, IV-C",
+    scenarios=("choke-fig5",),
+    points=lambda bases: _fig5_points(bases, kinds=("choke",)),
+    measure=measure_bottleneck,
+    checks=_fig6_checks,
+    plot=_fig6_plot,
 )

@@ -8,19 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, with_flows, with_qdisc, within
-from aqmlab.repro.choke._common import (
-    CITE,
-    FIG9_RATES,
-    PAPER,
-    _bottleneck_numbers,
-    _increasing,
-    _mean_sd,
-    _means,
-    _plt,
-    _qdisc,
-    rate,
-)
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import increasing, mean_sd, means, pyplot, rate, save, with_flows, with_qdisc
+from aqmlab.repro.choke._common import CITE, FIG9_RATES, PAPER, bottleneck_numbers, qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,14 +33,14 @@ def _fig9_points(bases: Mapping[str, dict[str, Any]], variants=("basic", "drop5"
     base = bases["choke-fig9"]
     pts = []
     for v in variants:
-        q = with_qdisc(base, **_qdisc("choke", 30, 60, **FIG9_VARIANTS[v]))
+        q = with_qdisc(base, **qdisc("choke", 30, 60, **FIG9_VARIANTS[v]))
         for mbps in FIG9_RATES:
             pts.append(Point({"variant": v, "udp_mbps": mbps}, with_flows(q, "udp", rate=rate(mbps))))
     return pts
 
 
 def _fig9_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
-    out = _bottleneck_numbers(result)
+    out = bottleneck_numbers(result)
     # five UDP flows of equal rate: each holds a fifth of their total share.
     out["udp_qshare_each"] = out["udp_qshare"] / 5
     return out
@@ -59,16 +49,16 @@ def _fig9_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
 def _fig9_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 9 / III-C"
     top = max(FIG9_RATES)
-    basic_udp = _means(runs, "udp_mbps", "udp_kbps", variant="basic")
+    basic_udp = means(runs, "udp_mbps", "udp_kbps", variant="basic")
     checks = [
         trend(
             "basic: all-UDP throughput rises with the UDP rate",
             src,
             "goes up monotonically",
-            _increasing(basic_udp),
+            increasing(basic_udp),
         ),
     ]
-    m, sd = _mean_sd(runs, "tcp_kbps", variant="basic", udp_mbps=top)
+    m, sd = mean_sd(runs, "tcp_kbps", variant="basic", udp_mbps=top)
     checks.append(
         band(
             f"basic: all-TCP throughput at {top:g} Mbit/s per UDP flow",
@@ -82,7 +72,7 @@ def _fig9_checks(runs: pd.DataFrame) -> list[Check]:
             sd=sd,
         )
     )
-    m, sd = _mean_sd(runs, "udp_qshare_each", variant="basic", udp_mbps=top)
+    m, sd = mean_sd(runs, "udp_qshare_each", variant="basic", udp_mbps=top)
     checks.append(
         within(
             f"basic: queue share of each UDP flow at {top:g} Mbit/s",
@@ -95,8 +85,8 @@ def _fig9_checks(runs: pd.DataFrame) -> list[Check]:
             sd=100 * sd,
         )
     )
-    basic = _means(runs, "udp_mbps", "tcp_kbps", variant="basic")
-    drop5 = _means(runs, "udp_mbps", "tcp_kbps", variant="drop5")
+    basic = means(runs, "udp_mbps", "tcp_kbps", variant="basic")
+    drop5 = means(runs, "udp_mbps", "tcp_kbps", variant="drop5")
     rates = [r for r in FIG9_RATES if r >= 0.5]
     checks.append(
         trend(
@@ -110,7 +100,7 @@ def _fig9_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig9_plot(runs: pd.DataFrame, path: Path, title: str = "CHOKe Fig. 9: 32 TCP + 5 UDP") -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for v in [v for v in FIG9_VARIANTS if v in set(runs["variant"])]:
         g = runs[runs["variant"] == v].groupby("udp_mbps")
@@ -133,32 +123,28 @@ def _fig9_plot(runs: pd.DataFrame, path: Path, title: str = "CHOKe Fig. 9: 32 TC
     ax.set_ylabel("aggregate throughput (kbit/s)")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-fig9",
-        paper=PAPER,
-        title="Five UDP flows: basic CHOKe vs CHOKe with 5 drops",
-        source="Fig. 9, section III-C",
-        scenarios=("choke-fig9",),
-        points=_fig9_points,
-        measure=_fig9_measure,
-        checks=_fig9_checks,
-        plot=_fig9_plot,
-    )
+EXP_FIG9 = Experiment(
+    id="choke-fig9",
+    paper=PAPER,
+    title="Five UDP flows: basic CHOKe vs CHOKe with 5 drops",
+    source="Fig. 9, section III-C",
+    scenarios=("choke-fig9",),
+    points=_fig9_points,
+    measure=_fig9_measure,
+    checks=_fig9_checks,
+    plot=_fig9_plot,
 )
 
 
 def _fig10_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 10 / III-C"
-    basic = _means(runs, "udp_mbps", "tcp_kbps", variant="basic")
-    adaptive = _means(runs, "udp_mbps", "tcp_kbps", variant="self-adjusting")
-    basic_udp = _means(runs, "udp_mbps", "udp_kbps", variant="basic")
-    adaptive_udp = _means(runs, "udp_mbps", "udp_kbps", variant="self-adjusting")
+    basic = means(runs, "udp_mbps", "tcp_kbps", variant="basic")
+    adaptive = means(runs, "udp_mbps", "tcp_kbps", variant="self-adjusting")
+    basic_udp = means(runs, "udp_mbps", "udp_kbps", variant="basic")
+    adaptive_udp = means(runs, "udp_mbps", "udp_kbps", variant="self-adjusting")
     rates = [r for r in FIG9_RATES if r >= 0.5]
     top = max(FIG9_RATES)
     return [
@@ -178,16 +164,14 @@ def _fig10_checks(runs: pd.DataFrame) -> list[Check]:
     ]
 
 
-register(
-    Experiment(
-        id="choke-fig10",
-        paper=PAPER,
-        title="Five UDP flows: self-adjusting CHOKe (m = 2i over k = 2 regions)",
-        source="Fig. 10, section III-C",
-        scenarios=("choke-fig9",),
-        points=lambda bases: _fig9_points(bases, variants=("basic", "self-adjusting")),
-        measure=_fig9_measure,
-        checks=_fig10_checks,
-        plot=lambda runs, path: _fig9_plot(runs, path, "CHOKe Fig. 10: self-adjusting, 32 TCP + 5 UDP"),
-    )
+EXP_FIG10 = Experiment(
+    id="choke-fig10",
+    paper=PAPER,
+    title="Five UDP flows: self-adjusting CHOKe (m = 2i over k = 2 regions)",
+    source="Fig. 10, section III-C",
+    scenarios=("choke-fig9",),
+    points=lambda bases: _fig9_points(bases, variants=("basic", "self-adjusting")),
+    measure=_fig9_measure,
+    checks=_fig10_checks,
+    plot=lambda runs, path: _fig9_plot(runs, path, "CHOKe Fig. 10: self-adjusting, 32 TCP + 5 UDP"),
 )

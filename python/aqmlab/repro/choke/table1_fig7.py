@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, within
-from aqmlab.repro.choke._common import CITE, PAPER, _plt
+from aqmlab.repro._core import Check, Experiment, Point, within
+from aqmlab.repro._helpers import pyplot, save
+from aqmlab.repro.choke._common import CITE, PAPER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,7 +96,7 @@ def _table1_flows(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
     for li, (ax, link) in enumerate(zip(axes, TABLE1_LINKS)):
         ids = [i for i, p in TABLE1.items() if p[li] is not None]
@@ -108,22 +109,18 @@ def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
     axes[0].set_ylabel("throughput (kbit/s)")
     axes[0].legend()
     fig.suptitle("CHOKe Table I: throughput of each flow on each link")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="choke-table1",
-        paper=PAPER,
-        title="Each flow's throughput at each link of a five-router chain",
-        source="Table I and Fig. 7, section III-B",
-        scenarios=("choke-table1",),
-        points=_table1_points,
-        measure=_table1_measure,
-        checks=_table1_checks,
-        plot=_table1_plot,
-        extra_tables=_table1_flows,
-    )
+EXP_TABLE1 = Experiment(
+    id="choke-table1",
+    paper=PAPER,
+    title="Each flow's throughput at each link of a five-router chain",
+    source="Table I and Fig. 7, section III-B",
+    scenarios=("choke-table1",),
+    points=_table1_points,
+    measure=_table1_measure,
+    checks=_table1_checks,
+    plot=_table1_plot,
+    extra_tables=_table1_flows,
 )

@@ -34,15 +34,19 @@ Every tolerance below was fixed before looking at our numbers; REPRODUCTION.md
 gives the reasons.
 
 The modules: ``_common`` (the network, the schemes' queues, eq. (1), what a run is
-measured by), then one per figure group, each registering its experiments when
-imported: ``table1_fig3``, ``fig4``, ``fig5_fig6``, ``table2_fig7``, ``fig8``. The
+measured by), then one per figure group, each declaring its experiments:
+``table1_fig3``, ``fig4``, ``fig5_fig6``, ``table2_fig7``, ``fig8``.
+:data:`EXPERIMENTS` lists them, in the order ``aqmlab repro --list`` shows. The
 names other code uses are re-exported here (``aqmlab.repro.sfb.sfq_bin``, ...).
 """
 
 from __future__ import annotations
 
+from aqmlab.repro._helpers import rate
+from aqmlab.repro.sfb import fig4, fig5_fig6, fig8, table1_fig3, table2_fig7
 from aqmlab.repro.sfb._common import (
     BOTTLENECK,
+    BOTTLENECK_ENDS,
     CITE,
     FIG8_LEFT_MS,
     FIG8_RIGHT_MS,
@@ -53,39 +57,42 @@ from aqmlab.repro.sfb._common import (
     PAPER,
     QDISCS,
     misclassification,
-    rate,
+    run_numbers,
     sfb,
     sfq_bin,
-    with_bottleneck,
     without_ecn,
 )
-
-# Private, but tests/python measure runs with it (and with fig4's _fig4_numbers below).
-from aqmlab.repro.sfb._common import _numbers as _numbers
-
-# isort: off
-# Each figure module registers its experiments when imported: this order is the
-# order of `aqmlab repro --list`.
-from aqmlab.repro.sfb.table1_fig3 import FIG3_NONRESP, TABLE1, table1_diagnostic
 from aqmlab.repro.sfb.fig4 import (
     EQ1_QUOTED,
     FIG4_HASH_SEEDS,
     FIG4_LEVELS,
     FIG4_LOW,
     FIG4_M,
+    fig4_numbers,
     fig4_scenario,
     sfb_bins,
 )
-from aqmlab.repro.sfb.fig4 import _fig4_numbers as _fig4_numbers
 from aqmlab.repro.sfb.fig5_fig6 import HASH_SEEDS
+from aqmlab.repro.sfb.table1_fig3 import FIG3_NONRESP, TABLE1, table1_diagnostic
 from aqmlab.repro.sfb.table2_fig7 import PERIODS, SERIES_S, TABLE2, period_losses, table2_scenario
-from aqmlab.repro.sfb import fig8  # noqa: F401  (registers sfb-fig8)
-# isort: on
+
+#: The paper's experiments, in the order of its tables and figures.
+EXPERIMENTS = (
+    table1_fig3.EXP_TABLE1,
+    table1_fig3.EXP_FIG3,
+    fig4.EXP_FIG4,
+    fig5_fig6.EXP_FIG5,
+    fig5_fig6.EXP_FIG6,
+    table2_fig7.EXP_TABLE2,
+    fig8.EXP_FIG8,
+)
 
 __all__ = [
     "BOTTLENECK",
+    "BOTTLENECK_ENDS",
     "CITE",
     "EQ1_QUOTED",
+    "EXPERIMENTS",
     "FIG3_NONRESP",
     "FIG4_HASH_SEEDS",
     "FIG4_LEVELS",
@@ -104,15 +111,16 @@ __all__ = [
     "SERIES_S",
     "TABLE1",
     "TABLE2",
+    "fig4_numbers",
     "fig4_scenario",
     "misclassification",
     "period_losses",
     "rate",
+    "run_numbers",
     "sfb",
     "sfb_bins",
     "sfq_bin",
     "table1_diagnostic",
     "table2_scenario",
-    "with_bottleneck",
     "without_ecn",
 ]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aqmlab import _aqmlab
 from aqmlab.repro._core import Check, band
+from aqmlab.repro._helpers import mean_sd, pyplot, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 PAPER = "sfb"
 CITE = "Feng et al. 2001"
 BOTTLENECK = "A->B"
+#: The bottleneck's ends, as :func:`~aqmlab.repro._helpers.with_qdisc` names a link.
+BOTTLENECK_ENDS = ("A", "B")
 LINK_MBPS = 45.0
 PACKET_BITS = 8 * 1000
 N_TCP = 400
@@ -81,22 +84,8 @@ def sfq_bin(flow: int, divisor: int, hash_seed: int = 0, generation: int = 1) ->
     return _aqmlab.flow_hash(_aqmlab.hash_key(hash_seed, generation, 0), flow) % divisor
 
 
-def rate(mbps: float) -> str:
-    """One spelling per rate, so equal points hash (and cache) equally."""
-    return f"{round(mbps * 1000)}kbit"
-
-
-def with_bottleneck(scenario: Mapping[str, Any], **qdisc: Any) -> dict[str, Any]:
-    """A copy of ``scenario`` whose A->B link has the queue ``qdisc``."""
-    out = copy.deepcopy(dict(scenario))
-    for link in out["topology"]["links"]:
-        if (link["from"], link["to"]) == ("A", "B"):
-            link["qdisc"] = dict(qdisc)
-            return out
-    raise KeyError(f"scenario {out.get('name')!r} has no link A -> B")
-
-
 def sfb(**extra: Any) -> dict[str, Any]:
+    """SFB's queue of section III-B with ``extra`` keys changed."""
     return {**QDISCS["sfb"], **extra}
 
 
@@ -122,7 +111,7 @@ def misclassification(levels: int, bins: int, nonresponsive: int) -> float:
 # ---- measurements -----------------------------------------------------------------
 
 
-def _numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+def run_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     """Loss rates (Mbit/s of dropped packets over the measured interval), throughput
     across A->B (Mbit/s), and per-flow throughput (kbit/s, ``flow<id>_kbps``)."""
     import numpy as np
@@ -171,17 +160,7 @@ def _numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     return out
 
 
-def _mean_sd(runs: pd.DataFrame, column: str, **where: Any) -> tuple[float, float]:
-    sel = runs
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    if sel.empty:
-        raise KeyError(f"no runs with {where}")
-    values = sel[column].astype(float)
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
-
-
-def _loose(
+def loose(
     quantity: str,
     source: str,
     paper: float,
@@ -192,7 +171,7 @@ def _loose(
     **where,
 ) -> Check:
     """Paper value ± max(rel x paper, floor) Mbit/s."""
-    m, sd = _mean_sd(runs, column, **where)
+    m, sd = mean_sd(runs, column, **where)
     width = max(rel * abs(paper), floor)
     return band(
         quantity,
@@ -208,21 +187,10 @@ def _loose(
     )
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _flow_panels(
-    runs: pd.DataFrame, path: Path, panels: list[tuple[str, dict[str, Any]]], title: str
-) -> None:
+def flow_panels(runs: pd.DataFrame, path: Path, panels: list[tuple[str, dict[str, Any]]], title: str) -> None:
     """One panel per (caption, selection): every TCP flow's throughput (kbit/s, seed
     1) against its flow number, the fair share, and the non-responsive total."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
     for ax, (caption, where) in zip(axes[0], panels):
         sel = runs
@@ -240,6 +208,4 @@ def _flow_panels(
         ax.set_ylabel("throughput (Mbit/s)")
         ax.set_ylim(0, max(0.3, 1.2 * max(thr)))
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)

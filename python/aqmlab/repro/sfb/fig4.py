@@ -5,15 +5,15 @@ drawn over it.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab import _aqmlab
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, with_flows, within
-from aqmlab.repro.sfb._common import CITE, PAPER, _plt, misclassification
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import kbit, link_kbps, pyplot, save, with_flows, with_qdisc
+from aqmlab.repro.sfb._common import CITE, PAPER, misclassification
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,17 +39,9 @@ def fig4_scenario(base: Mapping[str, Any], total: int, levels: int, m: int, hash
     split over ``levels`` levels. What scales with M (the file says why): the M
     flows offer 4x the link between them, the buffer is 8 x M packets (at least
     100); the rest (rate limit 0.16 Mbps, ``bin_size`` 3, ECN) is the file's."""
-    out = copy.deepcopy(dict(base))
-    link_kbps = _aqmlab.parse_rate(out["topology"]["bottleneck"]["rate"]) / 1e3
-    out = with_flows(out, "nonresp", count=m, rate=f"{round(4 * link_kbps / m)}kbit")
-    out["qdisc"] = {
-        **out["qdisc"],
-        "levels": levels,
-        "bins": total // levels,
-        "limit": max(100, 8 * m),
-        "hash_seed": hash_seed,
-    }
-    return out
+    kbps = link_kbps(base["topology"]["bottleneck"]["rate"])
+    out = with_flows(base, "nonresp", count=m, rate=kbit(4 * kbps / m))
+    return with_qdisc(out, levels=levels, bins=total // levels, limit=max(100, 8 * m), hash_seed=hash_seed)
 
 
 def _fig4_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
@@ -75,7 +67,7 @@ def sfb_bins(hash_seed: int, levels: int, bins: int, flow: int) -> tuple[int, ..
     )
 
 
-def _fig4_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+def fig4_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     """Low-rate flows the queue rate-limited (a ``rate_limit`` drop: the queue found
     all their bins at pm = 1); those the run's hash says share every bin with a
     non-responsive flow (``low_hashed``), and where the two disagree; and whether
@@ -204,7 +196,7 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
 def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
     import numpy as np
 
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
     for ax, (total, ms) in zip(axes, FIG4_M.items()):
         grid = np.arange(0, total + 1)
@@ -234,23 +226,19 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
         "SFB Fig. 4: eq. (1) (lines), the qdisc's rate-limited flows (dots), the runs' hashes (x)",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfb-fig4",
-        paper=PAPER,
-        title="Probability of misclassification vs non-responsive flows, 90 and 900 bins, L = 1-3",
-        source="Fig. 4, eq. (1), section III-C",
-        scenarios=("sfb-fig4",),
-        points=_fig4_points,
-        measure=_fig4_numbers,
-        checks=_fig4_checks,
-        plot=_fig4_plot,
-        seeds=1,
-        notes="Each point is one hash seed (seeds 1-5); open-loop traffic, see scenarios/sfb-fig4.toml.",
-    )
+EXP_FIG4 = Experiment(
+    id="sfb-fig4",
+    paper=PAPER,
+    title="Probability of misclassification vs non-responsive flows, 90 and 900 bins, L = 1-3",
+    source="Fig. 4, eq. (1), section III-C",
+    scenarios=("sfb-fig4",),
+    points=_fig4_points,
+    measure=fig4_numbers,
+    checks=_fig4_checks,
+    plot=_fig4_plot,
+    seeds=1,
+    notes="Each point is one hash seed (seeds 1-5); open-loop traffic, see scenarios/sfb-fig4.toml.",
 )

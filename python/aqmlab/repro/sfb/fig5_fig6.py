@@ -8,18 +8,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, with_flows, within
+from aqmlab.repro._core import Check, Experiment, Point, band, trend, within
+from aqmlab.repro._helpers import mean_sd, rate, with_flows, with_qdisc
 from aqmlab.repro.sfb._common import (
+    BOTTLENECK_ENDS,
     CITE,
     N_TCP,
     PAPER,
-    _flow_panels,
-    _mean_sd,
-    _numbers,
+    flow_panels,
     misclassification,
-    rate,
+    run_numbers,
     sfb,
-    with_bottleneck,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ HASH_SEEDS = (1, 2, 3, 4, 5)
 
 def _fig5_point(base: Mapping[str, Any], m: int, hash_seed: int, **qdisc: Any) -> dict[str, Any]:
     scenario = with_flows(base, "nonresp", count=m, rate=rate(5.0))
-    return with_bottleneck(scenario, **sfb(hash_seed=hash_seed, **qdisc))
+    return with_qdisc(scenario, sfb(hash_seed=hash_seed, **qdisc), link=BOTTLENECK_ENDS)
 
 
 def _fig5_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
@@ -48,7 +47,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
     checks = []
     for m, paper, tol, thr in ((4, 11, 4, 0.18), (8, 36, 8, 0.21)):
         model = N_TCP * misclassification(2, 23, m)
-        mean, sd = _mean_sd(runs, "tcp_rate_limited", nonresp=m)
+        mean, sd = mean_sd(runs, "tcp_rate_limited", nonresp=m)
         checks.append(
             within(
                 f"{m} non-responsive: misclassified TCP flows",
@@ -62,7 +61,7 @@ def _fig5_checks(runs: pd.DataFrame) -> list[Check]:
                 note="TCP flows with a rate-limit drop; mean over hash seeds",
             )
         )
-        mean, sd = _mean_sd(runs, "nonresp_mbps", nonresp=m)
+        mean, sd = mean_sd(runs, "nonresp_mbps", nonresp=m)
         checks.append(within(f"{m} non-responsive: their throughput", src, thr, mean, 0.1, "Mbit/s", sd=sd))
     return checks
 
@@ -72,23 +71,21 @@ def _fig5_plot(runs: pd.DataFrame, path: Path) -> None:
         (f"({c}) {m} non-responsive (hash seed 1)", {"nonresp": m, "hash_seed": 1})
         for c, m in (("a", 4), ("b", 8))
     ]
-    _flow_panels(runs, path, panels, "SFB Fig. 5: TCP throughput with 5 Mbit/s non-responsive flows")
+    flow_panels(runs, path, panels, "SFB Fig. 5: TCP throughput with 5 Mbit/s non-responsive flows")
 
 
-register(
-    Experiment(
-        id="sfb-fig5",
-        paper=PAPER,
-        title="SFB with 4 and 8 non-responsive flows: misclassified TCP flows vs eq. (1)",
-        source="Fig. 5, section III-C",
-        scenarios=("sfb-fig2b",),
-        points=_fig5_points,
-        measure=_numbers,
-        checks=_fig5_checks,
-        plot=_fig5_plot,
-        seeds=1,
-        notes="Each point is one hash seed (the bins' mapping); the mean is over hash seeds 1-5.",
-    )
+EXP_FIG5 = Experiment(
+    id="sfb-fig5",
+    paper=PAPER,
+    title="SFB with 4 and 8 non-responsive flows: misclassified TCP flows vs eq. (1)",
+    source="Fig. 5, section III-C",
+    scenarios=("sfb-fig2b",),
+    points=_fig5_points,
+    measure=run_numbers,
+    checks=_fig5_checks,
+    plot=_fig5_plot,
+    seeds=1,
+    notes="Each point is one hash seed (the bins' mapping); the mean is over hash seeds 1-5.",
 )
 
 
@@ -108,7 +105,7 @@ def _fig6_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
 
 def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 6 / III-D"
-    m, sd = _mean_sd(runs, "nonresp_mbps", hash="moving")
+    m, sd = mean_sd(runs, "nonresp_mbps", hash="moving")
     checks = [
         within(
             "moving hash: non-responsive throughput",
@@ -121,7 +118,7 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
             relative=True,
         )
     ]
-    m, sd = _mean_sd(runs, "nonresp_mbps", hash="double_buffered")
+    m, sd = mean_sd(runs, "nonresp_mbps", hash="double_buffered")
     checks.append(
         within("double-buffered: non-responsive throughput", src + "(b)", 0.19, m, 0.1, "Mbit/s", sd=sd)
     )
@@ -129,10 +126,10 @@ def _fig6_checks(runs: pd.DataFrame) -> list[Check]:
         ("moving", "moving hash", "none of the TCP-friendly flows are shut out"),
         ("double_buffered", "double-buffered", "a very high level of protection"),
     ):
-        m, sd = _mean_sd(runs, "tcp_shut_out", hash=h)
+        m, sd = mean_sd(runs, "tcp_shut_out", hash=h)
         checks.append(band(f"{name}: TCP flows shut out", src, paper, m, 0, 4, "flows", "<= 4 (1%)", sd=sd))
-    fixed, _ = _mean_sd(runs, "tcp_shut_out", hash="fixed")
-    moving, _ = _mean_sd(runs, "tcp_shut_out", hash="moving")
+    fixed, _ = mean_sd(runs, "tcp_shut_out", hash="fixed")
+    moving, _ = mean_sd(runs, "tcp_shut_out", hash="moving")
     checks.append(
         trend(
             "moving hash shuts out fewer TCP flows than fixed",
@@ -150,20 +147,18 @@ def _fig6_plot(runs: pd.DataFrame, path: Path) -> None:
         ("(a) moving hash", {"hash": "moving"}),
         ("(b) double-buffered", {"hash": "double_buffered"}),
     ]
-    _flow_panels(runs, path, panels, "SFB Fig. 6: 8 non-responsive flows, hash changed every 2 s")
+    flow_panels(runs, path, panels, "SFB Fig. 6: 8 non-responsive flows, hash changed every 2 s")
 
 
-register(
-    Experiment(
-        id="sfb-fig6",
-        paper=PAPER,
-        title="SFB with moving and double-buffered hashes, 8 non-responsive flows",
-        source="Fig. 6, section III-D",
-        scenarios=("sfb-fig2b",),
-        points=_fig6_points,
-        measure=_numbers,
-        checks=_fig6_checks,
-        plot=_fig6_plot,
-        seeds=3,
-    )
+EXP_FIG6 = Experiment(
+    id="sfb-fig6",
+    paper=PAPER,
+    title="SFB with moving and double-buffered hashes, 8 non-responsive flows",
+    source="Fig. 6, section III-D",
+    scenarios=("sfb-fig2b",),
+    points=_fig6_points,
+    measure=run_numbers,
+    checks=_fig6_checks,
+    plot=_fig6_plot,
+    seeds=3,
 )

@@ -9,21 +9,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend, with_flows, within
+from aqmlab.repro._core import Check, Experiment, Point, band, load_scenario, run_all, run_key, trend, within
+from aqmlab.repro._helpers import mean_sd, pyplot, rate, save, with_flows, with_qdisc
 from aqmlab.repro.sfb._common import (
+    BOTTLENECK_ENDS,
     CITE,
     N_TCP,
     NAMES,
     PAPER,
     QDISCS,
-    _flow_panels,
-    _loose,
-    _mean_sd,
-    _numbers,
-    _plt,
-    rate,
+    flow_panels,
+    loose,
+    run_numbers,
     sfq_bin,
-    with_bottleneck,
 )
 
 if TYPE_CHECKING:
@@ -49,7 +47,7 @@ def _table1_points(bases: Mapping[str, dict[str, Any]], rates=(2.0, 45.0)) -> li
     return [
         Point(
             {"qdisc": kind, "rate_mbps": r},
-            with_bottleneck(with_flows(base, "nonresp", rate=rate(r)), **QDISCS[kind]),
+            with_qdisc(with_flows(base, "nonresp", rate=rate(r)), QDISCS[kind], link=BOTTLENECK_ENDS),
         )
         for r in rates
         for kind in ("sfb", "red", "sfred", "sfq_red")
@@ -65,15 +63,15 @@ def _table1_checks(runs: pd.DataFrame) -> list[Check]:
         for what, col, p in zip(("total", "non-responsive flow", "all TCP flows"), cols, paper):
             q = f"{r:g} Mbit/s, {NAMES[kind]}: loss, {what}"
             if kind == "sfb":
-                m, sd = _mean_sd(runs, col, **where)
+                m, sd = mean_sd(runs, col, **where)
                 checks.append(within(q, src, p, m, 0.1, "Mbit/s", sd=sd))
             else:
-                checks.append(_loose(q, src, p, runs, col, 0.3, 0.3, **where))
+                checks.append(loose(q, src, p, runs, col, 0.3, 0.3, **where))
     return checks
 
 
 def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
     for ax, r in zip(axes, (2.0, 45.0)):
         kinds = ["sfb", "red", "sfred", "sfq_red"]
@@ -90,24 +88,20 @@ def _table1_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_ylabel("loss (Mbit/s)")
         ax.legend(fontsize=8)
     fig.suptitle("SFB Table I: loss rates, one non-responsive flow")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfb-table1",
-        paper=PAPER,
-        title="Loss rates with one non-responsive flow: SFB, RED, SFRED, SFQ+RED",
-        source="Table I, section III-B",
-        scenarios=("sfb-fig2b",),
-        points=_table1_points,
-        measure=_numbers,
-        checks=_table1_checks,
-        plot=_table1_plot,
-        seeds=3,
-    )
+EXP_TABLE1 = Experiment(
+    id="sfb-table1",
+    paper=PAPER,
+    title="Loss rates with one non-responsive flow: SFB, RED, SFRED, SFQ+RED",
+    source="Table I, section III-B",
+    scenarios=("sfb-fig2b",),
+    points=_table1_points,
+    measure=run_numbers,
+    checks=_table1_checks,
+    plot=_table1_plot,
+    seeds=3,
 )
 
 
@@ -117,11 +111,11 @@ FIG3_NONRESP = {"sfb": 0.16, "red": 34.68, "sfred": 4.76, "sfq_red": 0.10}
 def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 3"
     where45 = {"rate_mbps": 45.0}
-    m, sd = _mean_sd(runs, "nonresp_mbps", qdisc="sfb", **where45)
+    m, sd = mean_sd(runs, "nonresp_mbps", qdisc="sfb", **where45)
     checks = [within("SFB: non-responsive throughput", src, 0.16, m, 0.1, "Mbit/s", sd=sd)]
     for kind in ("red", "sfred", "sfq_red"):
         checks.append(
-            _loose(
+            loose(
                 f"{NAMES[kind]}: non-responsive throughput",
                 src,
                 FIG3_NONRESP[kind],
@@ -133,7 +127,7 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
                 **where45,
             )
         )
-    m, sd = _mean_sd(runs, "tcp_above_half_fair_pct", qdisc="sfb", **where45)
+    m, sd = mean_sd(runs, "tcp_above_half_fair_pct", qdisc="sfb", **where45)
     checks.append(
         band(
             "SFB: TCP flows at >= half the fair share",
@@ -147,8 +141,8 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
             sd=sd,
         )
     )
-    red_tcp, _ = _mean_sd(runs, "tcp_mean_mbps", qdisc="red", **where45)
-    sfb_tcp, _ = _mean_sd(runs, "tcp_mean_mbps", qdisc="sfb", **where45)
+    red_tcp, _ = mean_sd(runs, "tcp_mean_mbps", qdisc="red", **where45)
+    sfb_tcp, _ = mean_sd(runs, "tcp_mean_mbps", qdisc="sfb", **where45)
     checks.append(
         trend(
             "RED: mean TCP throughput < half of SFB's",
@@ -157,8 +151,8 @@ def _fig3_checks(runs: pd.DataFrame) -> list[Check]:
             red_tcp < 0.5 * sfb_tcp,
         )
     )
-    sfred_loss, _ = _mean_sd(runs, "loss_tcp_mbps", qdisc="sfred", **where45)
-    sfb_loss, _ = _mean_sd(runs, "loss_tcp_mbps", qdisc="sfb", **where45)
+    sfred_loss, _ = mean_sd(runs, "loss_tcp_mbps", qdisc="sfred", **where45)
+    sfb_loss, _ = mean_sd(runs, "loss_tcp_mbps", qdisc="sfb", **where45)
     checks.append(
         trend(
             "SFRED: TCP loss above SFB's",
@@ -178,8 +172,8 @@ def _fig3d_checks(runs: pd.DataFrame) -> list[Check]:
     below a tenth of the fair share)."""
     src = f"{CITE}, Fig. 3(d)"
     where = {"qdisc": "sfq_red", "rate_mbps": 45.0}
-    jain, _ = _mean_sd(runs, "tcp_jain", **where)
-    sfb_jain, _ = _mean_sd(runs, "tcp_jain", qdisc="sfb", rate_mbps=45.0)
+    jain, _ = mean_sd(runs, "tcp_jain", **where)
+    sfb_jain, _ = mean_sd(runs, "tcp_jain", qdisc="sfb", rate_mbps=45.0)
     divisor = QDISCS["sfq_red"]["divisor"]
     mates = [f for f in range(N_TCP) if sfq_bin(f, divisor) == sfq_bin(N_TCP, divisor)]
     sel = runs[(runs.qdisc == "sfq_red") & (runs.rate_mbps == 45.0)]
@@ -208,22 +202,20 @@ def _fig3_plot(runs: pd.DataFrame, path: Path) -> None:
         (f"({c}) {NAMES[k]}", {"qdisc": k, "rate_mbps": 45.0})
         for c, k in zip("abcd", ("sfb", "red", "sfred", "sfq_red"))
     ]
-    _flow_panels(runs, path, panels, "SFB Fig. 3: TCP throughput, 45 Mbit/s non-responsive flow (seed 1)")
+    flow_panels(runs, path, panels, "SFB Fig. 3: TCP throughput, 45 Mbit/s non-responsive flow (seed 1)")
 
 
-register(
-    Experiment(
-        id="sfb-fig3",
-        paper=PAPER,
-        title="Throughput of the 400 TCP flows, 45 Mbit/s non-responsive flow",
-        source="Fig. 3, section III-B",
-        scenarios=("sfb-fig2b",),
-        points=lambda bases: _table1_points(bases, rates=(45.0,)),
-        measure=_numbers,
-        checks=_fig3_checks,
-        plot=_fig3_plot,
-        seeds=3,
-    )
+EXP_FIG3 = Experiment(
+    id="sfb-fig3",
+    paper=PAPER,
+    title="Throughput of the 400 TCP flows, 45 Mbit/s non-responsive flow",
+    source="Fig. 3, section III-B",
+    scenarios=("sfb-fig2b",),
+    points=lambda bases: _table1_points(bases, rates=(45.0,)),
+    measure=run_numbers,
+    checks=_fig3_checks,
+    plot=_fig3_plot,
+    seeds=3,
 )
 
 
@@ -236,8 +228,6 @@ def table1_diagnostic(
     For the diagnostics in REPRODUCTION.md, e.g. ``table1_diagnostic(without_ecn)``."""
     import pandas as pd
 
-    from aqmlab.repro._core import load_scenario, run_all, run_key
-
     points = [
         p for p in _table1_points({"sfb-fig2b": load_scenario("sfb-fig2b")}) if p.label["qdisc"] in qdiscs
     ]
@@ -247,7 +237,7 @@ def table1_diagnostic(
     for p in points:
         for seed in seeds:
             r = results[run_key(transform(p.scenario), seed)]
-            n = _numbers(p.label, r)
+            n = run_numbers(p.label, r)
             nr = r.flows[r.flows["group"] == "nonresp"]
             keep = ("loss_total_mbps", "loss_nonresp_mbps", "loss_tcp_mbps", "nonresp_mbps", "tcp_jain")
             rows.append(

@@ -8,17 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, with_flows, within
+from aqmlab.repro._core import Check, Experiment, Point, within
+from aqmlab.repro._helpers import mean_sd, rate, with_flows, with_qdisc
 from aqmlab.repro.sfb._common import (
+    BOTTLENECK_ENDS,
     CITE,
     PACKET_BITS,
     PAPER,
     QDISCS,
-    _flow_panels,
-    _mean_sd,
-    _numbers,
-    rate,
-    with_bottleneck,
+    flow_panels,
+    run_numbers,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def table2_scenario(base: Mapping[str, Any]) -> dict[str, Any]:
     n8): 5 Mbit/s from 10 to 30 s and from 50 to 70 s, 0.1 Mbit/s otherwise. Each
     flow's drops are recorded per 10 s (``[monitor] flow_series``) at the monitored
     link directions, A->B and B->A, so one run gives every period's loss."""
-    s = with_bottleneck(with_flows(base, "nonresp", rate=rate(5.0)), **QDISCS["sfb"])
+    s = with_qdisc(with_flows(base, "nonresp", rate=rate(5.0)), QDISCS["sfb"], link=BOTTLENECK_ENDS)
     low, high = rate(0.1), rate(5.0)
     s["flows"].append(
         {
@@ -100,7 +99,7 @@ def period_losses(result: Result, t0: float, t1: float) -> dict[str, float]:
 
 def _table2_numbers(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     """The whole measured run's numbers (Fig. 7: 20-100 s) and each period's loss."""
-    out = _numbers(label, result)
+    out = run_numbers(label, result)
     for t0, t1 in PERIODS:
         out.update(period_losses(result, t0, t1))
     return out
@@ -119,10 +118,10 @@ def _table2_checks(runs: pd.DataFrame) -> list[Check]:
     tols = (0.3, 0.15, 0.15, 0.5)
     for (t0, t1), paper in TABLE2.items():
         for col, name, p, tol in zip(cols, names, paper, tols):
-            m, sd = _mean_sd(runs, f"{col}_{t0:g}_{t1:g}")
+            m, sd = mean_sd(runs, f"{col}_{t0:g}_{t1:g}")
             note = "the run ends before this period (--duration)" if m != m else ""
             checks.append(within(f"{t0}-{t1} s: loss, {name}", src, p, m, tol, "Mbit/s", sd=sd, note=note))
-    m, sd = _mean_sd(runs, "nonresp_mbps")
+    m, sd = mean_sd(runs, "nonresp_mbps")
     checks.append(
         within("Fig. 7: non-responsive throughput", f"{CITE}, Fig. 7", 0.23, m, 0.1, "Mbit/s", sd=sd)
     )
@@ -130,22 +129,20 @@ def _table2_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _table2_plot(runs: pd.DataFrame, path: Path) -> None:
-    _flow_panels(runs, path, [("Fig. 7 (20-100 s)", {})], "SFB Fig. 7 / Table II: oscillating flow")
+    flow_panels(runs, path, [("Fig. 7 (20-100 s)", {})], "SFB Fig. 7 / Table II: oscillating flow")
 
 
-register(
-    Experiment(
-        id="sfb-table2",
-        paper=PAPER,
-        title="Loss per period with one non-responsive and one oscillating flow (and Fig. 7)",
-        source="Table II, Fig. 7, section III-D",
-        scenarios=("sfb-fig2b",),
-        points=_table2_points,
-        measure=_table2_numbers,
-        checks=_table2_checks,
-        plot=_table2_plot,
-        seeds=3,
-        notes="One run per seed: each period's loss from its per-flow series (10 s), "
-        "Fig. 7 from the run's totals; a period beyond a shortened run (--duration) is OPEN.",
-    )
+EXP_TABLE2 = Experiment(
+    id="sfb-table2",
+    paper=PAPER,
+    title="Loss per period with one non-responsive and one oscillating flow (and Fig. 7)",
+    source="Table II, Fig. 7, section III-D",
+    scenarios=("sfb-fig2b",),
+    points=_table2_points,
+    measure=_table2_numbers,
+    checks=_table2_checks,
+    plot=_table2_plot,
+    seeds=3,
+    notes="One run per seed: each period's loss from its per-flow series (10 s), "
+    "Fig. 7 from the run's totals; a period beyond a shortened run (--duration) is OPEN.",
 )

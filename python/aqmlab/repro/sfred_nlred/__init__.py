@@ -20,14 +20,16 @@ seeds = 576 runs), which runs 100 s measured over the second 50 s so that it
 finishes in minutes on two cores.
 
 The modules: ``_common`` (both networks, the schemes' queues, what a run is measured
-by), then one per experiment, each registering it when imported: section 5's
-``fig11``, ``fig13_16``, ``fig17_18``, ``fig19_20``, ``fig21``, then section 3's
-``fig2_3``, ``fig4_6``, ``fig7_8``. The names other code uses are re-exported here
+by), then one per experiment, each declaring it: section 5's ``fig11``,
+``fig13_16``, ``fig17_18``, ``fig19_20``, ``fig21``, then section 3's ``fig2_3``,
+``fig4_6``, ``fig7_8``. :data:`EXPERIMENTS` lists them, in the order ``aqmlab
+repro --list`` shows. The names other code uses are re-exported here
 (``aqmlab.repro.sfred_nlred.GRID_DURATION``, ...).
 """
 
 from __future__ import annotations
 
+from aqmlab.repro.sfred_nlred import fig2_3, fig4_6, fig7_8, fig11, fig13_16, fig17_18, fig19_20, fig21
 from aqmlab.repro.sfred_nlred._common import (
     BOTTLENECK,
     CITE,
@@ -47,23 +49,24 @@ from aqmlab.repro.sfred_nlred._common import (
     SIZES,
     SKIP_S,
 )
-
-# isort: off
-# Each figure module registers its experiments when imported: this order is the
-# order of `aqmlab repro --list`.
-from aqmlab.repro.sfred_nlred import fig11  # noqa: F401  (registers sfred-nlred-fig11)
-from aqmlab.repro.sfred_nlred import fig13_16  # noqa: F401  (registers sfred-nlred-fig13-16)
 from aqmlab.repro.sfred_nlred.fig17_18 import SERIES_STEP
-from aqmlab.repro.sfred_nlred import fig19_20  # noqa: F401  (registers sfred-nlred-fig19-20)
-from aqmlab.repro.sfred_nlred import fig21  # noqa: F401  (registers sfred-nlred-fig21)
-from aqmlab.repro.sfred_nlred import fig2_3  # noqa: F401  (registers sfred-nlred-fig2-3)
-from aqmlab.repro.sfred_nlred import fig4_6  # noqa: F401  (registers sfred-nlred-fig4-6)
-from aqmlab.repro.sfred_nlred import fig7_8  # noqa: F401  (registers sfred-nlred-fig7-8)
-# isort: on
+
+#: The paper's experiments: section 5's (Nonlinear RED), then section 3's (SFRED).
+EXPERIMENTS = (
+    fig11.EXP_FIG11,
+    fig13_16.EXP_FIG13_16,
+    fig17_18.EXP_FIG17_18,
+    fig19_20.EXP_FIG19_20,
+    fig21.EXP_FIG21,
+    fig2_3.EXP_FIG2_3,
+    fig4_6.EXP_FIG4_6,
+    fig7_8.EXP_FIG7_8,
+)
 
 __all__ = [
     "BOTTLENECK",
     "CITE",
+    "EXPERIMENTS",
     "FAIR_SCHEMES",
     "FIG1",
     "FIG12",

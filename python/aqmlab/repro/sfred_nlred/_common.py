@@ -7,13 +7,13 @@ gives the setup.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.repro._core import Point
+from aqmlab.repro._helpers import pyplot, save, select, with_qdisc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,8 @@ def _rem(byte_mode: bool = False) -> dict[str, Any]:
     return q
 
 
-def _scheme(name: str, max_p: float = 0.1, byte_mode: bool = False) -> dict[str, Any]:
+def scheme_qdisc(name: str, max_p: float = 0.1, byte_mode: bool = False) -> dict[str, Any]:
+    """Section 5's queue of a scheme: ``gred``, ``nlred``, ``rem`` or ``droptail``."""
     if name == "gred":
         return _gred(max_p)
     if name == "nlred":
@@ -68,7 +69,7 @@ def _scheme(name: str, max_p: float = 0.1, byte_mode: bool = False) -> dict[str,
     raise ValueError(name)
 
 
-def _fig12(
+def fig12_scenario(
     base: Mapping[str, Any],
     n: int,
     qdisc: Mapping[str, Any],
@@ -77,8 +78,9 @@ def _fig12(
     short: bool = False,
     queue_interval: str | None = None,
 ) -> dict[str, Any]:
-    s = copy.deepcopy(dict(base))
-    s["qdisc"] = dict(qdisc)
+    """Fig. 12's network with ``n`` TCP flows of ``size``-byte packets and
+    ``qdisc`` at the bottleneck (``short``: the grid's shorter runs)."""
+    s = with_qdisc(base, qdisc)
     flow = s["flows"][0]
     flow["count"] = n
     flow["packet_size"] = size
@@ -91,7 +93,8 @@ def _fig12(
     return s
 
 
-def _bottleneck(result: Result) -> dict[str, float]:
+def bottleneck_numbers(result: Result) -> dict[str, float]:
+    """Throughput, utilization and the queue (mean, spread) at the bottleneck."""
     link = result.links.set_index("name").loc[BOTTLENECK]
     q = result.queue
     q = q[(q["link"] == BOTTLENECK) & (q["t_s"] >= float(result.run["warmup_s"].iloc[0]))]
@@ -105,38 +108,12 @@ def _bottleneck(result: Result) -> dict[str, float]:
     }
 
 
-def _mean_sd(runs: pd.DataFrame, column: str, **where: Any) -> tuple[float, float]:
-    sel = _where(runs, **where)
-    if sel.empty:
-        raise KeyError(f"no runs with {where}")
-    v = sel[column].astype(float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def _where(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
-    sel = runs
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    return sel
-
-
-def _curve(runs: pd.DataFrame, by: str, column: str, **where: Any) -> pd.Series:
-    return _where(runs, **where).groupby(by)[column].mean().sort_index()
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 # ---- section 3: the network of Fig. 1 ----------------------------------------------
 
 FIG1 = "sfred-nlred-fig1"
 G0G1 = "G0->G1"
+#: Its ends, as :func:`~aqmlab.repro._helpers.with_qdisc` names a link.
+G0G1_ENDS = ("G0", "G1")
 FAIR_SCHEMES = ("red", "mrul", "lru_red")
 NAMES = {"red": "RED", "mrul": "SFRED", "lru_red": "LRU-RED"}
 #: Section 3's RED setting; SFRED and LRU-RED keep their own defaults beside it
@@ -153,10 +130,8 @@ def _fig1(
     web: bool = False,
     cbr: bool = False,
 ) -> dict[str, Any]:
-    s = copy.deepcopy(dict(base))
+    s = with_qdisc(base, {"kind": scheme, **RED3}, link=G0G1_ENDS)
     for link in s["topology"]["links"]:
-        if (link["from"], link["to"]) == ("G0", "G1"):
-            link["qdisc"] = {"kind": scheme, **RED3}
         if web and (link["from"], link["to"]) == ("G1", "R"):
             link["delay"] = "3ms"  # Figs. 4-6: tau_r = 3 ms
     if web:
@@ -205,7 +180,9 @@ def _jain(xs: list[float]) -> float:
     return s * s / (len(xs) * q) if q > 0 else float("nan")
 
 
-def _fair_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+def fair_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
+    """Section 3's numbers of a run: each named flow's 10 s series and mean rate,
+    Jain's index, and the web transfers' times when there are web flows."""
     fs, groups = _per_flow(result)
     out: dict[str, float] = {}
     named = [g for g in ("ftp1", "ftp2", "udp1", "udp2") if g in groups.values()]
@@ -244,13 +221,14 @@ def _fair_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
     return out
 
 
-def _series_plot(
+def series_plot(
     runs: pd.DataFrame, path: Path, groups: tuple[str, ...], title: str, fair: bool = False
 ) -> None:
-    plt = _plt()
+    """The 10 s throughput series of ``groups`` under each scheme (seed 1)."""
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(FAIR_SCHEMES), figsize=(15, 4), sharey=True)
     for ax, scheme in zip(axes, FAIR_SCHEMES):
-        row = _where(runs, scheme=scheme, seed=1).iloc[0]
+        row = select(runs, scheme=scheme, seed=1).iloc[0]
         for g in groups:
             cols = sorted(
                 (c for c in runs.columns if c.startswith(f"{g}_t")), key=lambda c: int(c.split("_t")[1])
@@ -264,10 +242,9 @@ def _series_plot(
     axes[0].set_ylabel("throughput at G0 -> G1, 10 s averages (kbit/s)")
     axes[0].legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-def _fair_points(bases: Mapping[str, dict[str, Any]], **kind: bool) -> list[Point]:
+def fair_points(bases: Mapping[str, dict[str, Any]], **kind: bool) -> list[Point]:
+    """One point per scheme of section 3 on Fig. 1's network."""
     return [Point({"scheme": s}, _fig1(bases[FIG1], s, **kind)) for s in FAIR_SCHEMES]

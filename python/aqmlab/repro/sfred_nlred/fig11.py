@@ -6,17 +6,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, trend
+from aqmlab.repro._core import Check, Experiment, Point, trend
+from aqmlab.repro._helpers import means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
     NS,
     PAPER,
-    _bottleneck,
-    _curve,
-    _fig12,
-    _plt,
-    _scheme,
+    bottleneck_numbers,
+    fig12_scenario,
+    scheme_qdisc,
 )
 
 if TYPE_CHECKING:
@@ -27,12 +26,15 @@ if TYPE_CHECKING:
 
 
 def _fig11_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
-    return [Point({"scheme": "droptail", "n": n}, _fig12(bases[FIG12], n, _scheme("droptail"))) for n in NS]
+    return [
+        Point({"scheme": "droptail", "n": n}, fig12_scenario(bases[FIG12], n, scheme_qdisc("droptail")))
+        for n in NS
+    ]
 
 
 def _fig11_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 11 / 4.2"
-    q = _curve(runs, "n", "avg_queue")
+    q = means(runs, "n", "avg_queue")
     # "roughly directly proportional to the number of active TCP flows": rising
     # with N (a step down of at most 2 packets allowed: noise, or the buffer's cap).
     rising = all(b >= a - 2 for a, b in zip(q.values, q.values[1:]))
@@ -51,29 +53,25 @@ def _fig11_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig11_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     g = runs.groupby("n")["avg_queue"]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.errorbar(g.mean().index, g.mean(), yerr=g.std(), marker="o")
     ax.set_xlabel("number of flows N")
     ax.set_ylabel("average queue (packets)")
     ax.set_title("Fig. 11: DropTail, 120-packet buffer")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig11",
-        paper=PAPER,
-        title="DropTail's average queue against the number of flows",
-        source="Fig. 11, section 4.2",
-        scenarios=(FIG12,),
-        points=_fig11_points,
-        measure=lambda label, result: _bottleneck(result),
-        checks=_fig11_checks,
-        plot=_fig11_plot,
-        seeds=3,
-    )
+EXP_FIG11 = Experiment(
+    id="sfred-nlred-fig11",
+    paper=PAPER,
+    title="DropTail's average queue against the number of flows",
+    source="Fig. 11, section 4.2",
+    scenarios=(FIG12,),
+    points=_fig11_points,
+    measure=lambda label, result: bottleneck_numbers(result),
+    checks=_fig11_checks,
+    plot=_fig11_plot,
+    seeds=3,
 )

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend
+from aqmlab.repro._core import Check, Experiment, Point, band, trend
+from aqmlab.repro._helpers import means, pyplot, save, select
 from aqmlab.repro.sfred_nlred._common import (
     BOTTLENECK,
     CITE,
@@ -16,12 +17,9 @@ from aqmlab.repro.sfred_nlred._common import (
     MAX_PS,
     NS,
     PAPER,
-    _bottleneck,
-    _curve,
-    _fig12,
-    _plt,
-    _scheme,
-    _where,
+    bottleneck_numbers,
+    fig12_scenario,
+    scheme_qdisc,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +31,9 @@ if TYPE_CHECKING:
 
 def _grid_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     return [
-        Point({"scheme": s, "max_p": p, "n": n}, _fig12(bases[FIG12], n, _scheme(s, p), short=True))
+        Point(
+            {"scheme": s, "max_p": p, "n": n}, fig12_scenario(bases[FIG12], n, scheme_qdisc(s, p), short=True)
+        )
         for s in ("gred", "nlred")
         for p in MAX_PS
         for n in NS
@@ -42,7 +42,7 @@ def _grid_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
 
 def _spread_over_max_p(runs: pd.DataFrame, scheme: str, column: str) -> float:
     """The mean over N of (max - min over max_p) of the seed-mean ``column``."""
-    m = _where(runs, scheme=scheme).groupby(["n", "max_p"])[column].mean().unstack()
+    m = select(runs, scheme=scheme).groupby(["n", "max_p"])[column].mean().unstack()
     return float((m.max(axis=1) - m.min(axis=1)).mean())
 
 
@@ -50,7 +50,7 @@ def _grid_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Figs. 13-14 / 5"
     g_spread = _spread_over_max_p(runs, "gred", "utilization")
     n_spread = _spread_over_max_p(runs, "nlred", "utilization")
-    mid = _where(runs, scheme="nlred")
+    mid = select(runs, scheme="nlred")
     mid = mid[mid["max_p"].isin([0.075, 0.1, 0.15])]
     worst = float(mid.groupby(["max_p", "n"])["utilization"].mean().min())
     checks = [
@@ -107,12 +107,12 @@ def _grid_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _grid_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
     for col, scheme in enumerate(("gred", "nlred")):
         for p in MAX_PS:
-            t = _curve(runs, "n", "throughput_mbps", scheme=scheme, max_p=p)
-            q = _curve(runs, "n", "avg_queue", scheme=scheme, max_p=p)
+            t = means(runs, "n", "throughput_mbps", scheme=scheme, max_p=p)
+            q = means(runs, "n", "avg_queue", scheme=scheme, max_p=p)
             axes[0][col].plot(t.index, t.values, marker=".", label=f"max_p {p:g}")
             axes[1][col].plot(q.index, q.values, marker=".", label=f"max_p {p:g}")
         name = "GRED" if scheme == "gred" else "NLRED (equivalent max_p)"
@@ -122,23 +122,19 @@ def _grid_plot(runs: pd.DataFrame, path: Path) -> None:
         axes[1][col].set_xlabel("number of flows N")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"100 s runs measured over the second 50 s (paper: 200 s, second 100 s); {BOTTLENECK}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig13-16",
-        paper=PAPER,
-        title="GRED and NLRED: throughput and average queue against N over max_p",
-        source="Figs. 13-16, section 5, Experiment 1",
-        scenarios=(FIG12,),
-        points=_grid_points,
-        measure=lambda label, result: _bottleneck(result),
-        checks=_grid_checks,
-        plot=_grid_plot,
-        seeds=3,
-        notes="runs shortened to 100 s (second 50 s measured) to keep 576 runs in minutes",
-    )
+EXP_FIG13_16 = Experiment(
+    id="sfred-nlred-fig13-16",
+    paper=PAPER,
+    title="GRED and NLRED: throughput and average queue against N over max_p",
+    source="Figs. 13-16, section 5, Experiment 1",
+    scenarios=(FIG12,),
+    points=_grid_points,
+    measure=lambda label, result: bottleneck_numbers(result),
+    checks=_grid_checks,
+    plot=_grid_plot,
+    seeds=3,
+    notes="runs shortened to 100 s (second 50 s measured) to keep 576 runs in minutes",
 )

@@ -9,18 +9,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, trend
+from aqmlab.repro._core import Check, Experiment, Point, trend
+from aqmlab.repro._helpers import mean_sd, pyplot, save, select
 from aqmlab.repro.sfred_nlred._common import (
     BOTTLENECK,
     CITE,
     FIG12,
     PAPER,
-    _bottleneck,
-    _fig12,
-    _mean_sd,
-    _plt,
-    _scheme,
-    _where,
+    bottleneck_numbers,
+    fig12_scenario,
+    scheme_qdisc,
 )
 
 if TYPE_CHECKING:
@@ -36,13 +34,13 @@ SERIES_STEP = 0.5  # seconds per stored point of the queue series
 
 def _fig17_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     return [
-        Point({"scheme": s}, _fig12(bases[FIG12], 100, _scheme(s, 0.1), queue_interval="50ms"))
+        Point({"scheme": s}, fig12_scenario(bases[FIG12], 100, scheme_qdisc(s, 0.1), queue_interval="50ms"))
         for s in ("gred", "nlred")
     ]
 
 
 def _fig17_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]:
-    out = _bottleneck(result)
+    out = bottleneck_numbers(result)
     q = result.queue
     q = q[q["link"] == BOTTLENECK]
     # The instantaneous queue, thinned to one point per SERIES_STEP for the figure.
@@ -54,8 +52,8 @@ def _fig17_measure(label: Mapping[str, Any], result: Result) -> dict[str, float]
 
 def _fig17_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Figs. 17-18 / 5"
-    n, _ = _mean_sd(runs, "queue_sd", scheme="nlred")
-    g, _ = _mean_sd(runs, "queue_sd", scheme="gred")
+    n, _ = mean_sd(runs, "queue_sd", scheme="nlred")
+    g, _ = mean_sd(runs, "queue_sd", scheme="gred")
     return [
         trend(
             "N = 100, max_p 0.1: NLRED's queue oscillates less than GRED's",
@@ -68,10 +66,10 @@ def _fig17_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig17_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for ax, scheme in zip(axes, ("nlred", "gred")):
-        row = _where(runs, scheme=scheme, seed=1).iloc[0]
+        row = select(runs, scheme=scheme, seed=1).iloc[0]
         cols = [c for c in runs.columns if c.startswith("q_") and not math.isnan(row[c])]
         t = [float(c[2:]) for c in cols]
         v = [row[c] for c in cols]
@@ -83,22 +81,18 @@ def _fig17_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_title(f"Fig. {17 if scheme == 'nlred' else 18}: {scheme.upper()}, N = 100, max_p 0.1 (seed 1)")
         ax.legend()
     axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig17-18",
-        paper=PAPER,
-        title="Instantaneous and average queue over time at N = 100",
-        source="Figs. 17-18, section 5, Experiment 1",
-        scenarios=(FIG12,),
-        points=_fig17_points,
-        measure=_fig17_measure,
-        checks=_fig17_checks,
-        plot=_fig17_plot,
-        seeds=3,
-    )
+EXP_FIG17_18 = Experiment(
+    id="sfred-nlred-fig17-18",
+    paper=PAPER,
+    title="Instantaneous and average queue over time at N = 100",
+    source="Figs. 17-18, section 5, Experiment 1",
+    scenarios=(FIG12,),
+    points=_fig17_points,
+    measure=_fig17_measure,
+    checks=_fig17_checks,
+    plot=_fig17_plot,
+    seeds=3,
 )

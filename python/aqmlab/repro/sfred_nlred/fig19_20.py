@@ -8,18 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, band, register, trend
+from aqmlab.repro._core import Check, Experiment, Point, band, trend
+from aqmlab.repro._helpers import mean_sd, means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
     NS,
     PAPER,
-    _bottleneck,
-    _curve,
-    _fig12,
-    _mean_sd,
-    _plt,
-    _scheme,
+    bottleneck_numbers,
+    fig12_scenario,
+    scheme_qdisc,
 )
 
 if TYPE_CHECKING:
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
 
 def _fig19_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     return [
-        Point({"scheme": s, "n": n}, _fig12(bases[FIG12], n, _scheme(s, 0.1)))
+        Point({"scheme": s, "n": n}, fig12_scenario(bases[FIG12], n, scheme_qdisc(s, 0.1)))
         for s in ("gred", "rem", "nlred")
         for n in NS
     ]
@@ -39,7 +37,7 @@ def _fig19_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
 
 def _fig19_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Fig. 19 / 5, Experiment 2"
-    overall = {s: _mean_sd(runs, "utilization", scheme=s)[0] for s in ("gred", "rem", "nlred")}
+    overall = {s: mean_sd(runs, "utilization", scheme=s)[0] for s in ("gred", "rem", "nlred")}
     t = runs.groupby(["scheme", "n"])["utilization"].mean()
     note = ", ".join(f"{s} {v:.3f}" for s, v in overall.items())
     checks = [
@@ -98,11 +96,11 @@ def _fig19_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig19_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for s in ("gred", "rem", "nlred"):
-        t = _curve(runs, "n", "throughput_mbps", scheme=s)
-        q = _curve(runs, "n", "avg_queue", scheme=s)
+        t = means(runs, "n", "throughput_mbps", scheme=s)
+        q = means(runs, "n", "avg_queue", scheme=s)
         axes[0].plot(t.index, t.values, marker="o", label=s.upper())
         axes[1].plot(q.index, q.values, marker="o", label=s.upper())
     axes[0].set_ylabel("throughput (Mbit/s)")
@@ -111,22 +109,18 @@ def _fig19_plot(runs: pd.DataFrame, path: Path) -> None:
         ax.set_xlabel("number of flows N")
         ax.set_title(f"Fig. {n}: max_p 0.1, REM ns-2 defaults")
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig19-20",
-        paper=PAPER,
-        title="GRED, REM and NLRED: throughput and average queue against N",
-        source="Figs. 19-20, section 5, Experiment 2",
-        scenarios=(FIG12,),
-        points=_fig19_points,
-        measure=lambda label, result: _bottleneck(result),
-        checks=_fig19_checks,
-        plot=_fig19_plot,
-        seeds=3,
-    )
+EXP_FIG19_20 = Experiment(
+    id="sfred-nlred-fig19-20",
+    paper=PAPER,
+    title="GRED, REM and NLRED: throughput and average queue against N",
+    source="Figs. 19-20, section 5, Experiment 2",
+    scenarios=(FIG12,),
+    points=_fig19_points,
+    measure=lambda label, result: bottleneck_numbers(result),
+    checks=_fig19_checks,
+    plot=_fig19_plot,
+    seeds=3,
 )

@@ -8,17 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.repro._core import Check, Experiment, Point, register, trend
+from aqmlab.repro._core import Check, Experiment, Point, trend
+from aqmlab.repro._helpers import means, pyplot, save
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FIG12,
     PAPER,
     SIZES,
-    _bottleneck,
-    _curve,
-    _fig12,
-    _plt,
-    _scheme,
+    bottleneck_numbers,
+    fig12_scenario,
+    scheme_qdisc,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ def _fig21_points(bases: Mapping[str, dict[str, Any]]) -> list[Point]:
     return [
         Point(
             {"scheme": s, "size": size},
-            _fig12(bases[FIG12], 50, _scheme(s, 0.1, byte_mode=True), size=size),
+            fig12_scenario(bases[FIG12], 50, scheme_qdisc(s, 0.1, byte_mode=True), size=size),
         )
         for s in ("gred", "rem", "nlred")
         for size in SIZES
@@ -56,31 +55,27 @@ def _fig21_checks(runs: pd.DataFrame) -> list[Check]:
 
 
 def _fig21_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for s in ("gred", "rem", "nlred"):
-        t = _curve(runs, "size", "throughput_mbps", scheme=s)
+        t = means(runs, "size", "throughput_mbps", scheme=s)
         ax.plot(t.index, t.values, marker="o", label=s.upper() + (" (byte mode)" if s == "rem" else ""))
     ax.set_xlabel("packet size (bytes)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("Fig. 21: 50 FTP flows, max_p 0.1")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig21",
-        paper=PAPER,
-        title="GRED, REM (byte mode) and NLRED: throughput against packet size",
-        source="Fig. 21, section 5, Experiment 2",
-        scenarios=(FIG12,),
-        points=_fig21_points,
-        measure=lambda label, result: _bottleneck(result),
-        checks=_fig21_checks,
-        plot=_fig21_plot,
-        seeds=3,
-    )
+EXP_FIG21 = Experiment(
+    id="sfred-nlred-fig21",
+    paper=PAPER,
+    title="GRED, REM (byte mode) and NLRED: throughput against packet size",
+    source="Fig. 21, section 5, Experiment 2",
+    scenarios=(FIG12,),
+    points=_fig21_points,
+    measure=lambda label, result: bottleneck_numbers(result),
+    checks=_fig21_checks,
+    plot=_fig21_plot,
+    seeds=3,
 )

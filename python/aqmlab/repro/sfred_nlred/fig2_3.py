@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aqmlab.repro._core import Check, Experiment, register, trend
+from aqmlab.repro._core import Check, Experiment, trend
+from aqmlab.repro._helpers import mean_sd
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FAIR_SCHEMES,
     FIG1,
     PAPER,
-    _fair_measure,
-    _fair_points,
-    _mean_sd,
-    _series_plot,
+    fair_measure,
+    fair_points,
+    series_plot,
 )
 
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Figs. 2-3 / 3.1"
-    gap = {s: _mean_sd(runs, "ftp_gap_kbps", scheme=s)[0] for s in FAIR_SCHEMES}
-    jain = {s: _mean_sd(runs, "ftp_jain", scheme=s)[0] for s in FAIR_SCHEMES}
+    gap = {s: mean_sd(runs, "ftp_gap_kbps", scheme=s)[0] for s in FAIR_SCHEMES}
+    jain = {s: mean_sd(runs, "ftp_jain", scheme=s)[0] for s in FAIR_SCHEMES}
     return [
         trend(
             "SFRED: smaller gap between the two FTP flows than RED",
@@ -48,17 +48,15 @@ def _fig2_checks(runs: pd.DataFrame) -> list[Check]:
     ]
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig2-3",
-        paper=PAPER,
-        title="Two FTP flows (10 ms and 100 ms) under RED, SFRED and LRU-RED",
-        source="Figs. 2-3, section 3.1",
-        scenarios=(FIG1,),
-        points=lambda bases: _fair_points(bases),
-        measure=_fair_measure,
-        checks=_fig2_checks,
-        plot=lambda runs, path: _series_plot(runs, path, ("ftp1", "ftp2"), "Figs. 2-3: two FTP flows"),
-        seeds=5,
-    )
+EXP_FIG2_3 = Experiment(
+    id="sfred-nlred-fig2-3",
+    paper=PAPER,
+    title="Two FTP flows (10 ms and 100 ms) under RED, SFRED and LRU-RED",
+    source="Figs. 2-3, section 3.1",
+    scenarios=(FIG1,),
+    points=lambda bases: fair_points(bases),
+    measure=fair_measure,
+    checks=_fig2_checks,
+    plot=lambda runs, path: series_plot(runs, path, ("ftp1", "ftp2"), "Figs. 2-3: two FTP flows"),
+    seeds=5,
 )

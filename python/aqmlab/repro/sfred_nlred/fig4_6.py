@@ -7,19 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aqmlab.repro._core import Check, Experiment, band, register, trend
-from aqmlab.repro.sfred_nlred._common import (
-    CITE,
-    FAIR_SCHEMES,
-    FIG1,
-    NAMES,
-    PAPER,
-    _fair_measure,
-    _fair_points,
-    _mean_sd,
-    _plt,
-    _where,
-)
+from aqmlab.repro._core import Check, Experiment, band, trend
+from aqmlab.repro._helpers import mean_sd, pyplot, save, select
+from aqmlab.repro.sfred_nlred._common import CITE, FAIR_SCHEMES, FIG1, NAMES, PAPER, fair_measure, fair_points
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +20,7 @@ if TYPE_CHECKING:
 
 def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Figs. 4-5 / 3.1"
-    dev = {s: _mean_sd(runs, "ftp_dev_from_fair", scheme=s)[0] for s in FAIR_SCHEMES}
+    dev = {s: mean_sd(runs, "ftp_dev_from_fair", scheme=s)[0] for s in FAIR_SCHEMES}
     checks = [
         trend(
             "SFRED keeps the FTP flows closer to the fair rate than RED",
@@ -42,8 +32,8 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
         )
     ]
     src = f"{CITE}, Fig. 6 / 3.1"
-    within2, sd = _mean_sd(runs, "web_within_2s", scheme="mrul")
-    red_within2, _ = _mean_sd(runs, "web_within_2s", scheme="red")
+    within2, sd = mean_sd(runs, "web_within_2s", scheme="mrul")
+    red_within2, _ = mean_sd(runs, "web_within_2s", scheme="red")
     checks.append(
         band(
             "SFRED: web transfers finished within 2 s",
@@ -68,25 +58,25 @@ def _fig4_checks(runs: pd.DataFrame) -> list[Check]:
     )
     src = f"{CITE}, Table 1 / 3.1"
     for col, what in (("web_mean_s", "mean"), ("web_var_s2", "variance")):
-        s, _ = _mean_sd(runs, col, scheme="mrul")
-        r, _ = _mean_sd(runs, col, scheme="red")
+        s, _ = mean_sd(runs, col, scheme="mrul")
+        r, _ = mean_sd(runs, col, scheme="red")
         checks.append(
             trend(
                 f"SFRED: lower {what} of the web transfer delay than RED",
                 src,
                 f"SFRED performs better in {what} (Table 1's values lost)",
                 s < r,
-                note=f"SFRED {s:.3g}, RED {r:.3g}, LRU-RED {_mean_sd(runs, col, scheme='lru_red')[0]:.3g}",
+                note=f"SFRED {s:.3g}, RED {r:.3g}, LRU-RED {mean_sd(runs, col, scheme='lru_red')[0]:.3g}",
             )
         )
     return checks
 
 
 def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for scheme in FAIR_SCHEMES:
-        row = _where(runs, scheme=scheme, seed=1).iloc[0]
+        row = select(runs, scheme=scheme, seed=1).iloc[0]
         cols = sorted(
             (c for c in runs.columns if c.startswith("ftp1_t")), key=lambda c: int(c.split("_t")[1])
         )
@@ -97,7 +87,7 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
             )
         cdf = [c for c in runs.columns if c.startswith("cdf_")]
         xs = [float(c[4:]) for c in cdf]
-        ys = _where(runs, scheme=scheme)[cdf].mean()
+        ys = select(runs, scheme=scheme)[cdf].mean()
         axes[1].plot(xs, ys.values, marker="o", label=NAMES[scheme])
     axes[0].axhline(float(runs["fair_kbps"].iloc[0]), ls="-.", color="k", label="fair rate")
     axes[0].set_xlabel("time (s)")
@@ -108,9 +98,7 @@ def _fig4_plot(runs: pd.DataFrame, path: Path) -> None:
     axes[1].set_ylabel("CDF (mean over seeds)")
     axes[1].set_title("Fig. 6")
     axes[1].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _fig4_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -118,18 +106,16 @@ def _fig4_table(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"table1": runs.groupby("scheme")[cols].mean()}
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig4-6",
-        paper=PAPER,
-        title="Two FTP and 30 web-like flows: FTP throughput, web transfer delay",
-        source="Figs. 4-6 and Table 1, section 3.1",
-        scenarios=(FIG1,),
-        points=lambda bases: _fair_points(bases, web=True),
-        measure=_fair_measure,
-        checks=_fig4_checks,
-        plot=_fig4_plot,
-        seeds=3,
-        extra_tables=_fig4_table,
-    )
+EXP_FIG4_6 = Experiment(
+    id="sfred-nlred-fig4-6",
+    paper=PAPER,
+    title="Two FTP and 30 web-like flows: FTP throughput, web transfer delay",
+    source="Figs. 4-6 and Table 1, section 3.1",
+    scenarios=(FIG1,),
+    points=lambda bases: fair_points(bases, web=True),
+    measure=fair_measure,
+    checks=_fig4_checks,
+    plot=_fig4_plot,
+    seeds=3,
+    extra_tables=_fig4_table,
 )

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aqmlab.repro._core import Check, Experiment, register, trend
+from aqmlab.repro._core import Check, Experiment, trend
+from aqmlab.repro._helpers import mean_sd
 from aqmlab.repro.sfred_nlred._common import (
     CITE,
     FAIR_SCHEMES,
     FIG1,
     PAPER,
-    _fair_measure,
-    _fair_points,
-    _mean_sd,
-    _series_plot,
+    fair_measure,
+    fair_points,
+    series_plot,
 )
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def _fig7_checks(runs: pd.DataFrame) -> list[Check]:
     src = f"{CITE}, Figs. 7-8 / 3.2"
     m = {
-        s: {c: _mean_sd(runs, c, scheme=s)[0] for c in ("tcp_kbps", "udp_kbps", "all_jain")}
+        s: {c: mean_sd(runs, c, scheme=s)[0] for c in ("tcp_kbps", "udp_kbps", "all_jain")}
         for s in FAIR_SCHEMES
     }
     return [
@@ -64,19 +64,17 @@ def _fig7_checks(runs: pd.DataFrame) -> list[Check]:
     ]
 
 
-register(
-    Experiment(
-        id="sfred-nlred-fig7-8",
-        paper=PAPER,
-        title="Two FTP and two CBR-UDP flows under RED, SFRED and LRU-RED",
-        source="Figs. 7-8, section 3.2",
-        scenarios=(FIG1,),
-        points=lambda bases: _fair_points(bases, cbr=True),
-        measure=_fair_measure,
-        checks=_fig7_checks,
-        plot=lambda runs, path: _series_plot(
-            runs, path, ("ftp1", "ftp2", "udp1", "udp2"), "Figs. 7-8: 2 FTP + 2 CBR-UDP"
-        ),
-        seeds=5,
-    )
+EXP_FIG7_8 = Experiment(
+    id="sfred-nlred-fig7-8",
+    paper=PAPER,
+    title="Two FTP and two CBR-UDP flows under RED, SFRED and LRU-RED",
+    source="Figs. 7-8, section 3.2",
+    scenarios=(FIG1,),
+    points=lambda bases: fair_points(bases, cbr=True),
+    measure=fair_measure,
+    checks=_fig7_checks,
+    plot=lambda runs, path: series_plot(
+        runs, path, ("ftp1", "ftp2", "udp1", "udp2"), "Figs. 7-8: 2 FTP + 2 CBR-UDP"
+    ),
+    seeds=5,
 )

@@ -1,0 +1,99 @@
+//! What the kernel's TCP reports: timeouts and fast recoveries per flow, and
+//! BBR, which only the emulator runs.
+mod common;
+
+/// Eight Linux Reno flows (no SACK) and a CBR flow at twice the link under
+/// FQ-CoDel: the TCP flows both time out and recover fast, many times.
+const RECOVERING: &str = r#"
+name = "recovering"
+duration = "7s"
+warmup = "2s"
+qdisc = { kind = "fq_codel" }
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 8
+max_window = 200
+[[flows]]
+name = "udp"
+kind = "cbr"
+rate = "20Mbps"
+"#;
+
+/// The per-flow `timeouts` add up to what the kernel counted for the senders'
+/// whole namespace (`TcpExt` `TCPTimeouts`) over the measured interval, give
+/// or take the events between a flow's last `TCP_INFO` sample and the
+/// namespace's reading at either end. `fast_recoveries`, polled, never
+/// count more than the kernel's `TCPRenoRecovery` + `TCPSackRecovery`, find
+/// most of them, and a warning says when they fall short.
+#[test]
+fn timeouts_and_fast_recoveries_are_the_kernels() {
+    require_emulation!();
+    let e = common::emulate_counted(RECOVERING);
+    let r = &e.result;
+    if !emu::traffic::counts_timeouts() {
+        eprintln!("skipped: this kernel's TCP_INFO has no tcpi_total_rto");
+        return;
+    }
+    let ext = |k: &str| e.sender_tcp_ext.get(k).copied().unwrap_or(0);
+    let timeouts: u64 = r.flows.iter().map(|f| f.timeouts).sum();
+    let recoveries: u64 = r.flows.iter().map(|f| f.fast_recoveries).sum();
+    let kernel_timeouts = ext("TCPTimeouts");
+    let kernel_recoveries = ext("TCPRenoRecovery") + ext("TCPSackRecovery");
+    eprintln!(
+        "timeouts {timeouts} (kernel {kernel_timeouts}), fast recoveries \
+         {recoveries} (kernel {kernel_recoveries})"
+    );
+    assert!(kernel_timeouts > 0 && kernel_recoveries > 0);
+    let close = |a: u64, b: u64| a.abs_diff(b) <= (b / 10).max(3);
+    assert!(close(timeouts, kernel_timeouts));
+    assert!(recoveries <= kernel_recoveries + 3);
+    assert!(recoveries * 2 >= kernel_recoveries);
+    let warned = r
+        .emulation
+        .as_ref()
+        .unwrap()
+        .warnings
+        .iter()
+        .any(|w| w.contains("fast_recoveries undercounts"));
+    assert_eq!(warned, !close(recoveries, kernel_recoveries));
+    for f in r.flows.iter().filter(|f| f.kind == "tcp") {
+        assert!(f.timeouts + f.fast_recoveries > 0, "flow {}", f.id);
+    }
+}
+
+const BBR: &str = r#"
+name = "bbr"
+duration = "5s"
+warmup = "2s"
+qdisc = { kind = "droptail", limit = 50 }
+flows = [{ name = "bulk", kind = "tcp", count = 2, variant = "bbr", start_spread = "0s" }]
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+"#;
+
+/// `variant = "bbr"` runs Linux's BBR when emulated; the simulator, which has
+/// no model of it, refuses it naming the key and its line.
+#[test]
+fn bbr_is_emulated_and_refused_by_the_simulator() {
+    let Err(err) = sim::run_scenario(&common::scenario(BBR), &mut |_| {}) else {
+        panic!("the simulator refuses bbr");
+    };
+    let err = err.to_string();
+    assert!(err.contains("test.toml:6"), "{err}");
+    assert!(
+        err.contains("flows[0].variant = \"bbr\" is emulation-only"),
+        "{err}"
+    );
+    require_emulation!();
+    let r = common::emulate(BBR);
+    let link = &r.links[0];
+    assert!(link.utilization > 0.9, "utilization {}", link.utilization);
+    assert!(r.flows.iter().all(|f| f.goodput_bps > 1e6));
+}

@@ -1,0 +1,279 @@
+//! netem lines as input: `tc qdisc add dev eth0 root netem delay 20ms 5ms
+//! distribution normal loss 1% rate 10mbit limit 500` becomes a link's delay,
+//! jitter, loss and rate (netem is a link emulator, not an AQM: it configures the
+//! link, not its qdisc).
+//!
+//! Read as iproute2's `tc/q_netem.c` reads it: `delay`/`latency TIME [JITTER]`,
+//! `distribution NAME` (needs a jitter), `loss [random] PERCENT`, `loss gemodel
+//! p [r [1-h [1-k]]]` with netem's defaults (`r = 1 - p`, `1-h = 100%`, `1-k =
+//! 0`), `rate RATE`, `limit PACKETS` (default 1000). A percentage is a number with
+//! or without `%` (`loss 1` is 1%, as in tc). netem keeps its queue sorted by
+//! departure time, so jitter reorders packets unless `rate` is set (then each
+//! packet leaves after the one before): the link's `reorder` follows that rule.
+//! What aqmlab does not model is an error naming it: correlation, `duplicate`,
+//! `corrupt`, `reorder`/`gap`, `slot`, `ecn`, the 4-state `loss state` model,
+//! `seed` (the run's seed seeds the link), a rate's overhead or cell size.
+
+use super::{bad, parse_rate, parse_time, TcError};
+use crate::link_model::{Distribution, LossSpec};
+use aqm::{Dur, Rate};
+
+/// What a netem line configures on a link direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Netem {
+    pub line: String,
+    pub delay: Dur,
+    pub jitter: Dur,
+    /// None: netem's default, uniform.
+    pub distribution: Option<Distribution>,
+    /// Whether jitter may reorder packets (netem: when no rate is set).
+    pub reorder: bool,
+    pub loss: Option<LossSpec>,
+    pub rate: Option<Rate>,
+    pub limit: u64,
+}
+
+/// netem's `limit` when the line gives none.
+pub const DEFAULT_LIMIT: u64 = 1000;
+
+fn unsupported(option: &str, why: &str) -> TcError {
+    TcError::Unsupported {
+        option: option.into(),
+        why: why.into(),
+    }
+}
+
+/// iproute2's `parse_percent`: a number of percent, `%` optional, 0 to 100.
+fn percent(option: &str, v: &str) -> Result<f64, TcError> {
+    let num = v.strip_suffix('%').unwrap_or(v);
+    num.parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .map(|p| p / 100.0)
+        .ok_or_else(|| {
+            bad(
+                option,
+                v,
+                "must be a percentage between 0 and 100 (`1%` or `1`)",
+            )
+        })
+}
+
+/// Whether a word is a number (netem's `NEXT_IS_NUMBER`: optional values).
+fn is_number(w: Option<&&str>) -> bool {
+    w.is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+}
+
+/// Parses the options after `netem` (the words of `tc qdisc add ... netem`, or
+/// the options alone).
+pub fn parse(line: &str) -> Result<Netem, TcError> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let start = words
+        .iter()
+        .position(|w| *w == "netem")
+        .map_or(0, |i| i + 1);
+    if start == 0 && words.first().is_some_and(|w| *w == "tc" || *w == "qdisc") {
+        return Err(TcError::Syntax("no `netem` on the line".into()));
+    }
+    let args = &words[start..];
+    let mut out = Netem {
+        line: words.join(" "),
+        delay: Dur::ZERO,
+        jitter: Dur::ZERO,
+        distribution: None,
+        reorder: false,
+        loss: None,
+        rate: None,
+        limit: DEFAULT_LIMIT,
+    };
+    let mut i = 0;
+    let value = |i: usize, option: &str| -> Result<&str, TcError> {
+        args.get(i).copied().ok_or_else(|| TcError::MissingValue {
+            option: option.into(),
+        })
+    };
+    let time = |v: &str, option: &str| {
+        parse_time(v).ok_or_else(|| {
+            bad(
+                option,
+                v,
+                "must be a time (microseconds, or with s, ms or us)",
+            )
+        })
+    };
+    while i < args.len() {
+        let o = args[i];
+        match o {
+            "delay" | "latency" => {
+                out.delay = time(value(i + 1, o)?, o)?;
+                i += 2;
+                if is_number(args.get(i)) {
+                    out.jitter = time(args[i], "jitter")?;
+                    i += 1;
+                    if is_number(args.get(i)) {
+                        return Err(unsupported(
+                            "delay correlation",
+                            "netem's correlated draws are not modelled (and skew the distribution)",
+                        ));
+                    }
+                }
+            }
+            "distribution" => {
+                let v = value(i + 1, o)?;
+                out.distribution = Some(Distribution::from_name(v).ok_or_else(|| {
+                    bad(o, v, "must be one of uniform, normal, pareto, paretonormal")
+                })?);
+                i += 2;
+            }
+            "loss" | "drop" => {
+                if out.loss.is_some() {
+                    return Err(bad(o, value(i + 1, o)?, "the line gives a loss twice"));
+                }
+                let v = value(i + 1, o)?;
+                i += 2;
+                match v {
+                    "gemodel" => {
+                        let p = percent("loss gemodel p", value(i, "loss gemodel")?)?;
+                        i += 1;
+                        let mut rest = [None; 3];
+                        for (slot, name) in rest.iter_mut().zip(["r", "1-h", "1-k"]) {
+                            if is_number(args.get(i)) {
+                                *slot = Some(percent(&format!("loss gemodel {name}"), args[i])?);
+                                i += 1;
+                            } else {
+                                break;
+                            }
+                        }
+                        out.loss = Some(LossSpec::gemodel(p, rest[0], rest[1], rest[2]));
+                    }
+                    "state" => {
+                        return Err(unsupported(
+                            "loss state",
+                            "the 4-state loss model is not modelled; use gemodel or a random loss",
+                        ))
+                    }
+                    _ => {
+                        let v = if v == "random" {
+                            i += 1;
+                            value(i - 1, "loss random")?
+                        } else {
+                            v
+                        };
+                        out.loss = Some(LossSpec::Bernoulli { p: percent(o, v)? });
+                        if is_number(args.get(i)) {
+                            return Err(unsupported(
+                                "loss correlation",
+                                "netem's correlated loss is not modelled; use gemodel for bursts",
+                            ));
+                        }
+                    }
+                }
+            }
+            "rate" => {
+                let v = value(i + 1, o)?;
+                if v.contains('%') {
+                    return Err(unsupported(
+                        "rate",
+                        "a rate as a share of the device's speed",
+                    ));
+                }
+                out.rate = Some(parse_rate(v).ok_or_else(|| {
+                    bad(
+                        o,
+                        v,
+                        "must be a rate (bit/s, or with kbit, mbit, gbit, bps = bytes/s, ...)",
+                    )
+                })?);
+                i += 2;
+                if args.get(i).is_some_and(|w| w.parse::<i64>().is_ok()) {
+                    return Err(unsupported(
+                        "rate overhead",
+                        "packet overhead and cell sizes are not modelled",
+                    ));
+                }
+            }
+            "limit" => {
+                let v = value(i + 1, o)?;
+                out.limit = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| (1..=u32::MAX as u64).contains(&n))
+                    .ok_or_else(|| bad(o, v, "must be a number of packets from 1 to 2^32 - 1"))?;
+                i += 2;
+            }
+            "duplicate" | "corrupt" | "reorder" | "gap" | "slot" | "ecn" | "seed" => {
+                let why = match o {
+                    "duplicate" => "aqmlab never duplicates a packet",
+                    "corrupt" => "aqmlab's packets carry no bytes to corrupt",
+                    "reorder" | "gap" => {
+                        "netem's reordering by probability is not modelled (jitter reorders: \
+                         `reorder = true` on the link's delay)"
+                    }
+                    "slot" => {
+                        "netem's slotting (Wi-Fi, DOCSIS) is not modelled; a trace can describe it"
+                    }
+                    "ecn" => "netem marks instead of losing; aqmlab's link loss never marks",
+                    _ => "the run's seed seeds every draw of the link",
+                };
+                return Err(unsupported(o, why));
+            }
+            _ => {
+                return Err(TcError::UnknownOption {
+                    kind: "netem",
+                    option: o.into(),
+                })
+            }
+        }
+    }
+    if out.distribution.is_some() && (out.delay.is_zero() || out.jitter.is_zero()) {
+        return Err(TcError::Syntax(
+            "distribution specified but no delay and jitter values (tc refuses it)".into(),
+        ));
+    }
+    if let Some(loss) = &out.loss {
+        loss.check()
+            .map_err(|e| TcError::Spec(format!("netem loss: {e}")))?;
+    }
+    out.reorder = !out.jitter.is_zero() && out.rate.is_none();
+    Ok(out)
+}
+
+impl Netem {
+    /// The link keys the line configures, as TOML for a `[[topology.links]]` table
+    /// or `[topology] bottleneck`, the line as a comment above them.
+    pub fn to_toml(&self) -> String {
+        let mut out = format!("# {}\n", self.line);
+        let time = |d: Dur| super::dur(d).to_string();
+        if self.jitter.is_zero() {
+            out.push_str(&format!("delay = {}\n", time(self.delay)));
+        } else {
+            out.push_str(&format!(
+                "delay = {{ mean = {}, jitter = {}, distribution = \"{}\", reorder = {} }}\n",
+                time(self.delay),
+                time(self.jitter),
+                Distribution::NAMES[self.distribution.unwrap_or(Distribution::Uniform) as usize],
+                self.reorder
+            ));
+        }
+        match self.loss {
+            None => {}
+            Some(LossSpec::Bernoulli { p }) => out.push_str(&format!("loss = {p}\n")),
+            Some(LossSpec::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            }) => out.push_str(&format!(
+                "loss = {{ gemodel = [{p}, {r}, {loss_bad}, {loss_good}] }}\n"
+            )),
+        }
+        if let Some(r) = self.rate {
+            out.push_str(&format!("rate = \"{}bps\"\n", r.bps()));
+        }
+        out.push_str(&format!("limit = {}\n", self.limit));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
