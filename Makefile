@@ -14,7 +14,7 @@ WHEELS := target/wheels
 # Every Python package installed here is pinned by constraints.txt.
 PIP_INSTALL := $(PY) -m pip install --quiet --constraint constraints.txt
 
-.PHONY: test install wheel wheel-check lint rust-test py-test python-versions face
+.PHONY: test install wheel wheel-check lint rust-test py-test python-versions repro-ids
 
 test: install lint rust-test py-test wheel-check python-versions
 
@@ -55,10 +55,8 @@ rust-test:
 py-test: $(PY)
 	$(PY) -m pytest -q tests/python
 
-# Regenerates python/aqmlab/_face.json (help texts and completion scripts the
-# Python package prints) from the clap tree, after a change to the command line,
-# and the list of repro ids the completion scripts offer (with $(PYTHON) able to
-# import aqmlab).
-face:
-	$(PYTHON) -c "from aqmlab.repro import EXPERIMENTS as E; print('\\n'.join(dict.fromkeys([*E, *sorted({e.paper for e in E.values()}), 'all'])))" > crates/cli/src/repro_ids.txt
-	AQMLAB_UPDATE_FACE=1 cargo test -p aqmlab-cli --test face the_python_packages_copy
+# Regenerates the list of repro ids the completion scripts offer
+# (crates/command/src/repro_ids.txt) from the Python registry, after adding an
+# experiment (with $(PYTHON) able to import aqmlab).
+repro-ids:
+	$(PYTHON) -c "from aqmlab.repro import EXPERIMENTS as E; print('\\n'.join(dict.fromkeys([*E, *sorted({e.paper for e in E.values()}), 'all'])))" > crates/command/src/repro_ids.txt

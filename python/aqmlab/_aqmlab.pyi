@@ -16,7 +16,8 @@ class Finished:
 # `aqmlab run ARG` does). seed, duration and warmup are `--seed`, `--duration`,
 # `--warmup`; pcap = (link, folder) is `--pcap`; progress(now_s, end_s) is called
 # at most ten times a second and once at the end. Errors in the scenario or the
-# overrides raise ValueError with the CLI's message.
+# overrides raise ValueError with the CLI's message. sets (a JSON list of [dotted
+# key, value]) applies `--set`s and labels the tables (scenario, each key, seed).
 def run_toml(
     text: str,
     origin: str,
@@ -31,6 +32,7 @@ def run_json(
     duration: str | None = None,
     warmup: str | None = None,
     progress: Callable[[float, float], object] | None = None,
+    sets: str | None = None,
 ) -> Finished: ...
 def run_builtin_or_path(
     arg: str | None = None,
@@ -39,7 +41,17 @@ def run_builtin_or_path(
     warmup: str | None = None,
     pcap: tuple[str, str] | None = None,
     progress: Callable[[float, float], object] | None = None,
+    sets: str | None = None,
 ) -> Finished: ...
+
+# The `aqmlab` command line parsed by the binary's own parser: (exit status, stdout,
+# stderr, None) when it printed (help, an error, a subcommand that only prints), or
+# (0, "", "", (subcommand, its values as a JSON object)) for one Python runs.
+def command_line(argv: list[str]) -> tuple[int, str, str, tuple[str, str] | None]: ...
+
+# `--set` texts (KEY=VALUE) parsed as `aqmlab run` parses them: a JSON list of
+# [key, value], what run_json's and run_builtin_or_path's `sets` take.
+def parse_sets(texts: list[str]) -> str: ...
 
 # Check a scenario (a dict as JSON) as run_json would, without simulating it; returns
 # what the run would simulate, as JSON (no name, description, seed or unused [qdisc]).

@@ -30,6 +30,7 @@ def run(
     duration: str | None = None,
     warmup: str | None = None,
     progress: bool | None = None,
+    set: Mapping[str, Any] | None = None,
     **overrides: Any,
 ) -> Result:
     """Simulates a scenario and returns its :class:`Result`.
@@ -53,9 +54,48 @@ def run(
     removes the key. A scenario with overrides is checked as a dict, so its error
     messages name keys but not file lines.
 
+    ``set``: {dotted key: value}, as ``aqmlab run --set KEY=VALUE`` (the keys of
+    :func:`aqmlab.sweep`'s grid, one value each), e.g. ``{"qdisc.kind": "red",
+    "flows.udp.rate": "2Mbps"}``.
+
+    Every table of the result starts with the columns ``scenario``, each ``set``
+    key and ``seed``, as a sweep's tables are labelled, so the tables of several
+    runs concatenate without labelling them by hand.
+
     A scenario that does not parse, validate or build raises ``ValueError`` with
     the message the ``aqmlab`` command prints for it.
     """
+    return simulate(
+        scenario, seed=seed, duration=duration, warmup=warmup, progress=progress, sets=_sets(set), **overrides
+    )
+
+
+def _sets(sets: object) -> str:
+    """``set=`` as the extension takes it: a JSON list of [key, value]."""
+    if sets is None:
+        return "[]"
+    if not isinstance(sets, Mapping):
+        raise ValueError(f"set must be a dict of {{dotted key: value}}, got {type(sets).__name__}")
+    pairs = []
+    for key, value in sets.items():
+        if not isinstance(key, str):
+            raise ValueError(f"set key {key!r} is not a string (keys look like qdisc.kind)")
+        pairs.append([key, _plain(value, key)])
+    return json.dumps(pairs)
+
+
+def simulate(
+    scenario: ScenarioArg = None,
+    *,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    progress: bool | None = None,
+    sets: str | None = None,
+    **overrides: Any,
+) -> Result:
+    """:func:`run` with ``sets`` as the extension takes them; without, the tables
+    are not labelled (a sweep labels its runs' rows itself)."""
     seed = _check_seed(seed)
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
@@ -66,11 +106,14 @@ def run(
         if not overrides:
             return _finish(
                 run_with_bar(
-                    progress, lambda bar: _aqmlab.run_builtin_or_path(arg, seed, duration, warmup, None, bar)
+                    progress,
+                    lambda bar: _aqmlab.run_builtin_or_path(arg, seed, duration, warmup, None, bar, sets),
                 )
             )
         text = to_json(_apply(scenario_table(arg), overrides))
-    return _finish(run_with_bar(progress, lambda bar: _aqmlab.run_json(text, seed, duration, warmup, bar)))
+    return _finish(
+        run_with_bar(progress, lambda bar: _aqmlab.run_json(text, seed, duration, warmup, bar, sets))
+    )
 
 
 def emulate(

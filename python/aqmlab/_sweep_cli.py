@@ -1,7 +1,8 @@
 """``aqmlab sweep``: the command line face of :func:`aqmlab.sweep` (its flags are
-parsed by ``aqmlab._cli``): the grid from ``--set``, the runs on the local pool or
-the Dask cluster of ``--scheduler``, the tables into ``--out``, a table of means
-per point on stdout."""
+parsed by the command line's one declaration, through ``aqmlab._cli``): the grid
+from ``--set``, the runs on the local pool or the Dask cluster of
+``--scheduler``, the tables into ``--out``, a table of means per point on
+stdout."""
 
 from __future__ import annotations
 
@@ -45,8 +46,6 @@ def main(ns) -> int:
         from aqmlab._campaign_cli import parse_baseline
 
         baseline = parse_baseline(ns.baseline, grid)
-        if ns.max_seeds is not None and ns.precision is None:
-            raise ValueError("--max-seeds bounds --precision: give --precision METRIC=WIDTH too")
         check_folder(
             ns.out, names=[f"{t}.{ns.format}" for t in Sweep.TABLES] + ["summary.json"], known=Sweep.TABLES
         )
@@ -66,7 +65,7 @@ def main(ns) -> int:
                 fail_fast=ns.fail_fast,
                 baseline=baseline,
                 precision=ns.precision,
-                max_seeds=ns.max_seeds if ns.max_seeds is not None else 100,
+                max_seeds=ns.max_seeds,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -72,11 +72,15 @@ class Result:
       reason, mark).
     - ``summary``: the dict ``aqmlab run --json`` prints, rebuilt from the tables.
 
+    A result of :func:`aqmlab.run` is labelled: every table starts with the
+    columns ``scenario``, each ``set=`` key and ``seed`` (as ``aqmlab run --out``
+    writes them), so tables of several runs concatenate as a sweep's do.
+
     Rates are bit/s and counts are events inside the measured interval (after the
     warm-up). ``arrow(name)`` gives a table as a ``pyarrow.Table``; ``read(folder)``
     reads back the tables ``aqmlab run --out`` wrote. Two results are
-    equal when every table is, ``wall_seconds`` aside: a replay of a run (same
-    scenario, same seed) equals it.
+    equal when every table is, ``wall_seconds`` and the label columns aside: a
+    replay of a run (same scenario, same seed) equals it.
     """
 
     __slots__ = ("_arrow", "_frames", "_ipc")
@@ -188,7 +192,9 @@ class Result:
         return (Result, (self._ipc,))
 
     def _comparable(self, name: str) -> pa.Table:
-        table = self.arrow(name)
+        # Labels name a run, they are not its results: a sweep's run equals the
+        # single run of its point.
+        table = self._own(name)
         return table.drop_columns(["wall_seconds"]) if name == "run" else table
 
     def __eq__(self, other: object) -> bool:
@@ -229,8 +235,27 @@ class Result:
 
     # ---- plain data -------------------------------------------------------------
 
+    def _labels(self) -> list[str]:
+        """The label columns every table of a labelled run starts with
+        (``scenario``, each ``--set`` key, ``seed``; see :func:`aqmlab.run`)."""
+        names = self.arrow("run").column_names
+        return names[: names.index("seed") + 1] if "seed" in names else []
+
+    def _own(self, name: str) -> pa.Table:
+        """The table ``name`` without its label columns (the run table keeps its
+        own ``scenario`` and ``seed``)."""
+        table = self.arrow(name)
+        labels = self._labels()
+        if name == "run":
+            drop = [c for c in labels if c not in ("scenario", "seed")]
+        elif table.column_names[: len(labels)] == labels:
+            drop = labels
+        else:
+            drop = []
+        return table.drop_columns(drop) if drop else table
+
     def _run_row(self) -> dict[str, Any]:
-        return self.arrow("run").to_pylist()[0]
+        return self._own("run").to_pylist()[0]
 
     @property
     def scenario(self) -> str:
@@ -249,7 +274,7 @@ class Result:
     def fairness(self) -> dict[str, Any]:
         """``{"tcp": {n, jain, cov}, "all": {...}, "groups": {name: {...}}}``."""
         out: dict[str, Any] = {"groups": {}}
-        for row in self.arrow("fairness").to_pylist():
+        for row in self._own("fairness").to_pylist():
             scope, group = row.pop("scope"), row.pop("group")
             if scope == "group":
                 out["groups"][group] = row
@@ -275,7 +300,7 @@ class Result:
                     out[k] = v
             return out
 
-        q = self.arrow("queue")
+        q = self._own("queue")
         series: dict[str, dict[str, list[Any]]] = {}
         for link, t, packets, size in zip(
             q.column("link").to_pylist(),
@@ -288,12 +313,12 @@ class Result:
             s["packets"].append(packets)
             s["bytes"].append(size)
         links = []
-        for row in self.arrow("links").to_pylist():
+        for row in self._own("links").to_pylist():
             row = fold(fold(row, "drops"), "marks")
             row["queue"] = series.get(row["name"], {"t_s": [], "packets": [], "bytes": []})
             links.append(row)
         groups = {}
-        for row in self.arrow("groups").to_pylist():
+        for row in self._own("groups").to_pylist():
             groups[row.pop("group")] = row
         run = self._run_row()
         # An emulated run's timekeeping is the summary's "emulation" object (the
@@ -302,15 +327,15 @@ class Result:
         emulated = run.pop("emulated", False)
         summary = {
             **run,
-            "flows": [fold(row, "drops") for row in self.arrow("flows").to_pylist()],
+            "flows": [fold(row, "drops") for row in self._own("flows").to_pylist()],
             "groups": groups,
             "links": links,
             "fairness": self.fairness,
         }
-        delays = self.arrow("delays").to_pylist()
+        delays = self._own("delays").to_pylist()
         if delays:
             summary["delays"] = delays
-        diagnostics = self.arrow("diagnostics").to_pylist()
+        diagnostics = self._own("diagnostics").to_pylist()
         if diagnostics:
             summary["diagnostics"] = diagnostics
         if emulated:
@@ -326,16 +351,16 @@ class Result:
         lines = [
             f"<aqmlab.Result {d['scenario']!r} seed={d['seed']}: "
             f"{d['duration_s']:g} s simulated, measured after {d['warmup_s']:g} s, "
-            f"{self.arrow('flows').num_rows} flows, {d['events']} events"
+            f"{self._own('flows').num_rows} flows, {d['events']} events"
         ]
-        for g in self.arrow("groups").to_pylist():
+        for g in self._own("groups").to_pylist():
             lines.append(
                 f"  group {g['group']}: {g['count']} x {g['kind']}, "
                 f"goodput {g['goodput_bps'] / 1e3:.1f} kb/s "
                 f"({g['goodput_mean_bps'] / 1e3:.1f} per flow), drops {g['drops_total']}, "
                 f"jain {g['jain']:.3f}"
             )
-        for link in self.arrow("links").to_pylist():
+        for link in self._own("links").to_pylist():
             lines.append(
                 f"  link {link['name']}: {link['qdisc']}, utilization {link['utilization']:.3f}, "
                 f"mean queue {link['mean_queue_packets']:.1f} pkts, drops {link['drops_total']}, "

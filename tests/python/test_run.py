@@ -52,7 +52,8 @@ def test_tables_have_one_row_per_thing(fig3):
     assert bottleneck["utilization"] > 0.95
 
     queue = fig3.queue
-    assert list(queue.columns) == ["link", "t_s", "packets", "bytes"]
+    # A single run's tables start with its labels: scenario and seed.
+    assert list(queue.columns) == ["scenario", "seed", "link", "t_s", "packets", "bytes"]
     assert set(queue["link"]) == set(links["name"])
     q = queue[queue["link"] == "left->right"]
     assert q["t_s"].is_monotonic_increasing
@@ -60,7 +61,15 @@ def test_tables_have_one_row_per_thing(fig3):
     assert (q["bytes"] == q["packets"] * 1000).all()  # every data packet is 1000 bytes
 
     lf = fig3.link_flows
-    assert list(lf.columns) == ["link", "flow", "throughput_bps", "packets", "mean_queue_packets"]
+    assert list(lf.columns) == [
+        "scenario",
+        "seed",
+        "link",
+        "flow",
+        "throughput_bps",
+        "packets",
+        "mean_queue_packets",
+    ]
     on_bottleneck = lf[lf["link"] == "left->right"]
     assert on_bottleneck["throughput_bps"].sum() == pytest.approx(bottleneck["throughput_bps"], rel=0.01)
     # Per-flow occupancy adds up to the link's time-averaged queue.
@@ -113,7 +122,7 @@ SMALL = {
 }
 
 
-def test_a_dict_scenario_runs():
+def test_a_dict_scenario_runs(tmp_path):
     r = aqmlab.run(SMALL)
     assert r.scenario == "small"
     assert r.groups.loc["bulk", "count"] == 4
@@ -137,10 +146,8 @@ name = "bulk"
 kind = "tcp"
 count = 4
 """
-    from aqmlab import _aqmlab
-
-    same = aqmlab.Result._from_finished(_aqmlab.run_toml(toml_text, "small.toml"))
-    assert same == r
+    (tmp_path / "small.toml").write_text(toml_text)
+    assert aqmlab.run(tmp_path / "small.toml") == r
 
 
 def test_overrides_replace_top_level_keys():

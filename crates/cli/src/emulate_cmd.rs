@@ -1,46 +1,10 @@
 //! `aqmlab emulate`: a scenario on real Linux TCP through the same qdiscs.
 
-use crate::output::{self, Format};
+use crate::output;
 use crate::{print, print_json, usage};
 use anyhow::Context;
+use aqmlab_command::EmulateArgs;
 use sim::Overrides;
-use std::path::PathBuf;
-
-#[derive(clap::Args)]
-#[command(
-    after_help = "Needs root (CAP_NET_ADMIN): the senders and receivers live in two \
-network namespaces of their own, joined through TUN devices to this process, which \
-applies the scenario's links and qdisc to every packet. duration and warmup are \
-wall-clock time. Nothing outside the two namespaces is touched, and they vanish \
-with the process. docs/emulation.md says how it works and where it differs from \
-simulation."
-)]
-pub struct EmulateArgs {
-    /// A TOML scenario file (a dumbbell), or the name of a built-in scenario.
-    scenario: Option<String>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Override the scenario's duration (wall-clock), e.g. "30s".
-    #[arg(long)]
-    duration: Option<String>,
-    /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
-    #[arg(long)]
-    warmup: Option<String>,
-    /// Write the results as tables and summary.json into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// The tables' format under --out.
-    #[arg(long, value_enum, default_value = "parquet")]
-    format: Format,
-    /// Print the summary as one JSON object on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Also simulate the scenario and print both side by side (with --json: an
-    /// object with "simulated" and "emulated").
-    #[arg(long)]
-    compare: bool,
-}
 
 pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     let mut s = sim::load(a.scenario.as_deref()).map_err(|e| usage(e.to_string()))?;
@@ -59,7 +23,7 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     let result = emulate(&s)?;
     eprint!("{}", sim::text::warnings(&result));
     if let Some(dir) = &a.out {
-        output::write_run(dir, &result, a.format)
+        output::write_run(dir, &result, &[], a.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
     if a.compare {

@@ -1,156 +1,24 @@
 //! The `aqmlab` command, as a library (the binary is `main.rs`).
 //!
-//! One command tree for both installs: this crate's [`Cli`] declares every
-//! subcommand, including those written in Python (`sweep`, `repro`, `plot`), which the
-//! bare binary names in `--help` and refuses with one line. The Python package's
-//! `aqmlab` (argparse over the extension, `python/aqmlab/_cli.py`) implements the
-//! same tree and prints the help and completion scripts generated here
-//! ([`face::document`], checked in as `python/aqmlab/_face.json`); tests on both
-//! sides keep the two equal.
-//!
-//! Adding a subcommand is one variant of [`Command`] and its arm in
-//! [`main_with_args`] (for a Python-only one, [`python_only`]), then the file
-//! regenerated and one registration in `_cli.py`.
+//! The command line is declared once, in `aqmlab-command` (`crates/command`),
+//! which the Python package's `aqmlab` parses with too. This crate runs what the
+//! binary runs: `run` and `emulate` (with Parquet output, `output`, and a progress
+//! bar), the subcommands that only print (through [`Command::printed`]), and one
+//! line for those written in Python (`sweep`, `repro`, `plot`, [`python_only`]).
 //!
 //! Errors in what the user gave (a scenario, a flag) print one line and exit with
 //! status 2; anything else that fails exits with 1.
 
-mod complete;
 mod emulate_cmd;
-pub mod face;
-mod model_cmd;
 pub mod output;
-mod python_cmds;
-mod queue_lab_cmd;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use aqmlab_command::{Command, Failure, RunArgs};
 use indicatif::{ProgressBar, ProgressStyle};
-use output::Format;
-use sim::{builtin, Overrides, Simulation};
+use sim::Simulation;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-#[derive(Parser)]
-#[command(
-    name = "aqmlab",
-    version,
-    about = "Packet-level simulation of fair active queue management"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run a scenario file (or a built-in scenario by name; the default one if none).
-    Run(RunArgs),
-    /// Run a dumbbell scenario on real Linux TCP through the same qdiscs (root only).
-    ///
-    /// The scenario's TCP flows are kernel sockets in one network namespace talking
-    /// to receivers in another; every packet crosses this process, which applies the
-    /// scenario's access links, bottleneck rate and delay and its qdisc, the very
-    /// code `run` simulates. Writes the same tables as `run`; the run table says the
-    /// run was emulated and how well time was kept.
-    Emulate(emulate_cmd::EmulateArgs),
-    /// Run a scenario over a grid of parameter values and seeds, on every core.
-    ///
-    /// Runs SCENARIO (a file or a built-in name; the default built-in when left out)
-    /// at every combination of the --set values, once per seed, on every core. Writes
-    /// the runs (one row per run), groups, flows and links tables under DIR, each row
-    /// labelled with the point's values and the seed, and prints the runs averaged
-    /// over seeds. Each finished run is cached under DIR/cache, so a killed sweep
-    /// resumes. Needs the Python package.
-    Sweep(python_cmds::SweepArgs),
-    /// Reproduce experiments of the seed papers: the paper's numbers beside ours.
-    ///
-    /// Runs the simulations (in parallel, each run cached under DIR/cache so an
-    /// interrupted sweep resumes), writes the tables ID (the paper's numbers against
-    /// ours) and ID-runs and the figure ID.png under DIR, and prints the table with
-    /// PASS, MISS or OPEN (undecided: our value is only bounded) per row. A MISS is a
-    /// finding, not an error: the exit status is 0 unless the arguments are bad (2).
-    /// Needs the Python package.
-    Repro(python_cmds::ReproArgs),
-    /// Plot what `run --out` wrote: queue, throughput, goodput, delay CDF.
-    ///
-    /// Reads the tables a `run --out DIR` wrote and saves a figure: the queue length
-    /// over time at each monitored link, each flow's throughput over time, each
-    /// flow's goodput beside its max-min fair share, and the CDF of queueing delay.
-    /// Needs the Python package (matplotlib).
-    Plot(python_cmds::PlotArgs),
-    /// List the built-in scenarios.
-    Scenarios,
-    /// List the queueing disciplines a scenario's `[qdisc] kind` may name, or
-    /// one's keys with their defaults and sources.
-    Qdiscs {
-        /// A kind: print its keys, defaults and the sources of the defaults.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(aqm::QdiscSpec::KINDS))]
-        kind: Option<String>,
-    },
-    /// Print the `[qdisc]` table a Linux `tc qdisc add ...` line configures.
-    ///
-    /// Reads pfifo, bfifo, red, sfb, choke, sfq, codel, fq_codel and pie with tc's
-    /// options, units (kbit, mbit, kbps = kilobytes per second, ms, us) and
-    /// defaults. Comments above the table say where aqmlab's model of the qdisc
-    /// differs from Linux. Paste the table into a scenario, or write `[qdisc] tc =
-    /// "..."` there.
-    Tc {
-        /// The command line, quoted: "tc qdisc add dev eth0 root fq_codel".
-        line: String,
-    },
-    /// Evaluate an analytical model from the papers (SFB eq. 1, front and back CHOKe).
-    Model {
-        #[command(subcommand)]
-        model: model_cmd::ModelCommand,
-    },
-    /// Poisson sources into one exponential server through a real qdisc, to compare
-    /// with the models.
-    QueueLab(queue_lab_cmd::QueueLabArgs),
-    /// Print the shell completion script for bash, zsh or fish.
-    #[command(after_help = "Install, for example:\n  \
-        aqmlab completions bash > ~/.local/share/bash-completion/completions/aqmlab\n  \
-        aqmlab completions zsh > ~/.zfunc/_aqmlab   (with ~/.zfunc in fpath)\n  \
-        aqmlab completions fish > ~/.config/fish/completions/aqmlab.fish")]
-    Completions {
-        /// The shell.
-        #[arg(value_parser = face::SHELLS)]
-        shell: String,
-    },
-}
-
-#[derive(clap::Args)]
-struct RunArgs {
-    /// A TOML scenario file, or the name of a built-in scenario.
-    #[arg(value_parser = complete::Offering::scenarios(), hide_possible_values = true)]
-    scenario: Option<String>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Override the scenario's duration, e.g. "30s".
-    #[arg(long)]
-    duration: Option<String>,
-    /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
-    #[arg(long)]
-    warmup: Option<String>,
-    /// Write the results as tables and summary.json into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// The tables' format under --out.
-    #[arg(long, value_enum, default_value = "parquet")]
-    format: Format,
-    /// Print the summary as one JSON object on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Capture a link direction (`a->b`, or `bottleneck`) as pcap into --out
-    /// (or the current directory).
-    #[arg(long, value_name = "LINK")]
-    pcap: Option<String>,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
-}
 
 /// A problem with what the user asked for: exit status 2.
 #[derive(Debug)]
@@ -195,14 +63,17 @@ fn python_only(name: &str) -> anyhow::Result<()> {
 }
 
 fn run(a: RunArgs) -> anyhow::Result<()> {
-    let mut s = sim::load(a.scenario.as_deref()).map_err(|e| usage(e.to_string()))?;
-    Overrides {
-        seed: a.seed,
-        duration: a.duration.as_deref(),
-        warmup: a.warmup.as_deref(),
-    }
-    .apply(&mut s)
-    .map_err(|e| usage(e.to_string()))?;
+    let labels = sim::assign::parse_all(&a.sets).map_err(usage)?;
+    let s = sim::assign::load(
+        a.scenario.as_deref(),
+        &labels,
+        &sim::Overrides {
+            seed: a.seed,
+            duration: a.duration.as_deref(),
+            warmup: a.warmup.as_deref(),
+        },
+    )
+    .map_err(usage)?;
     if let Some(dir) = &a.out {
         // Found out now, not after the whole simulation.
         if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
@@ -252,7 +123,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     let result = simulation.into_report(started.elapsed().as_secs_f64());
     eprint!("{}", sim::text::warnings(&result));
     if let Some(dir) = &a.out {
-        output::write_run(dir, &result, a.format)
+        output::write_run(dir, &result, &labels, a.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
     if a.json {
@@ -280,7 +151,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match aqmlab_command::parse(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -291,25 +162,18 @@ where
             return code;
         }
     };
-    let result = match cli.command {
-        Command::Run(a) => run(a),
-        Command::Emulate(a) => emulate_cmd::run(a),
-        Command::Sweep(_) => python_only("sweep"),
-        Command::Repro(_) => python_only("repro"),
-        Command::Plot(_) => python_only("plot"),
-        Command::Scenarios => print(&builtin::listing()),
-        Command::Qdiscs { kind: None } => print(&face::qdiscs()),
-        Command::Qdiscs { kind: Some(k) } => match sim::qdisc_help::describe(&k) {
-            Some(text) => print(&text),
-            None => Err(usage(format!("no qdisc kind \"{k}\""))),
+    let result = match cli.command.printed() {
+        Some(Ok(text)) => print(&text),
+        Some(Err(Failure::Usage(e))) => Err(usage(e)),
+        Some(Err(Failure::Other(e))) => Err(anyhow::anyhow!(e)),
+        None => match cli.command {
+            Command::Run(a) => run(a),
+            Command::Emulate(a) => emulate_cmd::run(a),
+            Command::Sweep(_) => python_only("sweep"),
+            Command::Repro(_) => python_only("repro"),
+            Command::Plot(_) => python_only("plot"),
+            _ => unreachable!("Command::printed answers for every other subcommand"),
         },
-        Command::Tc { line } => match sim::tc::parse(&line) {
-            Ok(q) => print(&q.to_toml()),
-            Err(e) => Err(usage(e.to_string())),
-        },
-        Command::Model { model } => model_cmd::run(model),
-        Command::QueueLab(a) => queue_lab_cmd::run(a),
-        Command::Completions { shell } => print(&face::completion(&shell)),
     };
     match result {
         Ok(()) => 0,

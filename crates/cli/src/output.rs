@@ -19,24 +19,7 @@ use sim::RunResult;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// How tables are written.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Apache Parquet (Snappy-compressed), typed columns.
-    Parquet,
-    /// Comma-separated text with a header row; an empty cell is a missing value.
-    Csv,
-}
-
-impl Format {
-    /// The file extension.
-    pub fn ext(self) -> &'static str {
-        match self {
-            Format::Parquet => "parquet",
-            Format::Csv => "csv",
-        }
-    }
-}
+pub use aqmlab_command::Format;
 
 /// The marker of a temporary file: `.STEM.partial-HOST-PID.EXT` (the extension
 /// kept, for writers that go by it; the host and process tell a killed writer's
@@ -340,9 +323,15 @@ impl Record {
     }
 }
 
-/// Writes every table of [`sim::tables`] and `summary.json` (the `--json`
+/// Writes every table of [`sim::tables`], labelled with the scenario, the keys of
+/// `sets` and the seed ([`sim::labels`]), and `summary.json` (the `--json`
 /// object) into `dir`, by the steps of the module header. Returns the files written.
-pub fn write_run(dir: &Path, r: &RunResult, format: Format) -> anyhow::Result<Vec<PathBuf>> {
+pub fn write_run(
+    dir: &Path,
+    r: &RunResult,
+    sets: &[sim::assign::Assignment],
+    format: Format,
+) -> anyhow::Result<Vec<PathBuf>> {
     let mut record = Record::open(dir)?;
     let names = run_files(format);
     let theirs = foreign(dir, &record.ours)?;
@@ -361,7 +350,7 @@ pub fn write_run(dir: &Path, r: &RunResult, format: Format) -> anyhow::Result<Ve
         _ => {}
     }
     let mut written = Vec::new();
-    for (name, batch) in sim::tables::tables(r) {
+    for (name, batch) in sim::labels::labelled(r, sets) {
         let path = dir.join(format!("{name}.{}", format.ext()));
         write_atomic(&path, |f| write_table(f, &batch, format))?;
         written.push(path);

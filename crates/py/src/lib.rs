@@ -1,14 +1,16 @@
 //! # _aqmlab: the Python extension module of aqmlab
 //!
 //! Conversions and nothing else: each function takes plain Python values, calls
-//! the core crates (`sim`, `aqm`, `models`; not the `cli` crate, so neither clap nor
-//! Parquet ships in here), and returns plain Python values. A run's results cross
+//! the core crates (`sim`, `aqm`, `models`, and `command`, the command line's one
+//! declaration; not the `cli` crate, so neither Parquet nor a progress bar ships
+//! in here), and returns plain Python values. A run's results cross
 //! as Arrow: [`Finished::tables`] gives each table of `sim::tables` as Arrow IPC
 //! stream bytes, which `aqmlab.Result` reads with `pyarrow.ipc`. The user API lives
 //! in `python/aqmlab`; the stubs in `python/aqmlab/_aqmlab.pyi` list what is here.
 //!
 //! ## Map
 //! - [`error`]: core errors to Python exceptions (`ValueError` with the CLI's text).
+//! - [`command`]: the pip install's `aqmlab` parsed by the binary's parser.
 //! - this file: the module's functions and [`Finished`].
 //!
 //! Simulations run with the GIL released, in slices of simulated time; between
@@ -16,28 +18,34 @@
 //! run with `KeyboardInterrupt`, and to call the caller's `progress(now_s, end_s)`
 //! (a tqdm bar in `aqmlab`) at most ten times a second.
 
+mod command;
 mod error;
 
 use error::Error;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use sim::assign::Assignment;
 use sim::{builtin, Overrides, RunResult, Scenario, Simulation};
 
 /// A finished run, kept in Rust until Python asks for it in a form, with the
-/// scenario's warnings (`warning: ...` lines).
+/// scenario's warnings (`warning: ...` lines) and, for a run whose tables are
+/// labelled (`aqmlab run`, `aqmlab.run`), its `--set` assignments.
 #[pyclass(frozen, module = "aqmlab._aqmlab")]
-struct Finished(RunResult, String);
+struct Finished(RunResult, String, Option<Vec<Assignment>>);
 
 #[pymethods]
 impl Finished {
     /// Every table of the run as (name, Arrow IPC stream bytes), in `sim::tables`
-    /// order.
+    /// order; labelled (`sim::labels`) when the run was.
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Vec<(&'static str, Bound<'py, PyBytes>)>> {
         let encoded = py.detach(|| -> Result<Vec<(&'static str, Vec<u8>)>, Error> {
-            sim::tables::tables(&self.0)
-                .into_iter()
-                .map(|(name, batch)| Ok((name, ipc_stream(&batch)?)))
-                .collect()
+            match &self.2 {
+                Some(sets) => sim::labels::labelled(&self.0, sets),
+                None => sim::tables::tables(&self.0),
+            }
+            .into_iter()
+            .map(|(name, batch)| Ok((name, ipc_stream(&batch)?)))
+            .collect()
         })?;
         Ok(encoded
             .into_iter()
@@ -107,6 +115,7 @@ fn simulate(
     s: Scenario,
     pcap: Option<(&str, &str)>,
     progress: Option<&Bound<'_, PyAny>>,
+    labels: Option<Vec<Assignment>>,
 ) -> PyResult<Finished> {
     let started = std::time::Instant::now();
     let warned: String = s
@@ -141,6 +150,7 @@ fn simulate(
     Ok(Finished(
         simulation.into_report(started.elapsed().as_secs_f64()),
         warned,
+        labels,
     ))
 }
 
@@ -170,7 +180,7 @@ fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
         .join()
         .map_err(|_| Error::Internal("the emulation panicked".into()))?;
     match result {
-        Ok(r) => Ok(Finished(r, warned)),
+        Ok(r) => Ok(Finished(r, warned, Some(vec![]))),
         Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
             Err(Error::usage(e).into())
         }
@@ -247,12 +257,15 @@ fn run_toml(
         configure(s, seed, duration, warmup)?,
         None,
         progress.as_ref(),
+        None,
     )
 }
 
-/// Runs a scenario given as a JSON object (a dict with the TOML's keys).
+/// Runs a scenario given as a JSON object (a dict with the TOML's keys). With
+/// `sets` (a JSON list of [dotted key, value], as `--set` gives them), applies
+/// them and labels the tables with the scenario, the keys and the seed.
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None, warmup=None, progress=None))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None, progress=None, sets=None))]
 fn run_json(
     py: Python<'_>,
     json: &str,
@@ -260,13 +273,23 @@ fn run_json(
     duration: Option<&str>,
     warmup: Option<&str>,
     progress: Option<Bound<'_, PyAny>>,
+    sets: Option<&str>,
 ) -> PyResult<Finished> {
-    let s = Scenario::from_json(json).map_err(Error::from)?;
+    let labels = sets.map(command::assignments).transpose()?;
+    let s = match labels.as_deref() {
+        Some(sets) if !sets.is_empty() => {
+            let mut table: toml::Table =
+                serde_json::from_str(json).map_err(|e| Error::Usage(format!("<dict>: {e}")))?;
+            sim::assign::with(&mut table, sets, "<dict>").map_err(Error::Usage)?
+        }
+        _ => Scenario::from_json(json).map_err(Error::from)?,
+    };
     simulate(
         py,
         configure(s, seed, duration, warmup)?,
         None,
         progress.as_ref(),
+        labels,
     )
 }
 
@@ -312,9 +335,11 @@ fn check_source(
 
 /// Runs a scenario file, or a built-in scenario by name (the default when `None`),
 /// resolved exactly as `aqmlab run ARG` resolves it; `pcap` = (link, folder)
-/// captures that link as `aqmlab run --pcap` does.
+/// captures that link as `aqmlab run --pcap` does. With `sets` (a JSON list of
+/// [dotted key, value]), applies them as `--set` does and labels the tables.
 #[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, pcap=None, progress=None))]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, pcap=None, progress=None, sets=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_builtin_or_path(
     py: Python<'_>,
     arg: Option<&str>,
@@ -323,15 +348,18 @@ fn run_builtin_or_path(
     warmup: Option<&str>,
     pcap: Option<(String, String)>,
     progress: Option<Bound<'_, PyAny>>,
+    sets: Option<&str>,
 ) -> PyResult<Finished> {
-    let s = sim::load(arg).map_err(Error::from)?;
+    let labels = sets.map(command::assignments).transpose()?;
+    let overrides = Overrides {
+        seed,
+        duration,
+        warmup,
+    };
+    let s = sim::assign::load(arg, labels.as_deref().unwrap_or(&[]), &overrides)
+        .map_err(Error::Usage)?;
     let pcap = pcap.as_ref().map(|(l, d)| (l.as_str(), d.as_str()));
-    simulate(
-        py,
-        configure(s, seed, duration, warmup)?,
-        pcap,
-        progress.as_ref(),
-    )
+    simulate(py, s, pcap, progress.as_ref(), labels)
 }
 
 /// (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG`
@@ -491,6 +519,8 @@ fn default_scenario() -> &'static str {
 #[pymodule]
 fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Finished>()?;
+    m.add_function(wrap_pyfunction!(command::command_line, m)?)?;
+    m.add_function(wrap_pyfunction!(command::parse_sets, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;

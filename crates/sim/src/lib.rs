@@ -9,11 +9,12 @@
 //! runs it (the loop, forwarding, endpoints), [`observe`] watches it from outside
 //! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
 //! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
-//! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`] and [`overrides`] (what the
-//! command line resolves); [`event`], [`link`], [`wire`], [`flow`], [`header`]
+//! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`], [`overrides`] and [`assign`]
+//! (what the command line resolves: `--seed`, `--set qdisc.kind=red`); [`event`], [`link`], [`wire`], [`flow`], [`header`]
 //! (the engine's data); [`tcp`], [`udp`] (I/O-free transports); [`results`],
 //! [`report`], [`fair_share`], [`tables`] (the
-//! one schema of every output), [`text`] (the summary `aqmlab run` prints).
+//! one schema of every output), [`labels`] (a single run's tables labelled with
+//! its scenario, `--set` keys and seed), [`text`] (the summary `aqmlab run` prints).
 //!
 //! ## Tutorial
 //! Build a dumbbell, put RED on the bottleneck, run, read the results:
@@ -38,6 +39,7 @@
 //! assert_eq!(result.groups["bulk"].count, 4);
 //! ```
 
+pub mod assign;
 pub mod build;
 pub mod builtin;
 pub mod engine;
@@ -45,6 +47,7 @@ pub mod event;
 pub mod fair_share;
 pub mod flow;
 pub mod header;
+pub mod labels;
 pub mod link;
 pub mod link_model;
 pub mod observe;

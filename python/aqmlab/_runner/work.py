@@ -49,9 +49,10 @@ def simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
         from aqmlab import _aqmlab
 
         return LabRun(_aqmlab.queue_lab(json.dumps({**scenario[QUEUE_LAB], "seed": seed})))
-    import aqmlab
+    from aqmlab._run import simulate
 
-    return aqmlab.run(dict(scenario), seed=seed)
+    # Unlabelled: a sweep labels its runs' rows with the point and the seed.
+    return simulate(dict(scenario), seed=seed)
 
 
 class RunError(Exception):

@@ -1,5 +1,5 @@
 """``aqmlab repro``: the command line face of :mod:`aqmlab.repro` (its flags are
-parsed by ``aqmlab._cli``)."""
+parsed by the command line's one declaration, through ``aqmlab._cli``)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@
 //! which the Python package prints through too). A bad argument prints one line
 //! naming the flag (`--bins = 0 must be at least 1`) and exits 2.
 
+use crate::Failure;
 use clap::Subcommand;
 use models::{report, ModelError};
 
@@ -59,30 +60,34 @@ pub enum ModelCommand {
 }
 
 /// A model error: the user's (exit 2, naming the flag) or the solver's (exit 1).
-fn model_error(e: ModelError) -> anyhow::Error {
+fn model_error(e: ModelError) -> Failure {
     if e.is_usage() {
-        crate::usage(format!("--{e}"))
+        Failure::Usage(format!("--{e}"))
     } else {
-        anyhow::anyhow!(e)
+        Failure::Other(e.to_string())
     }
 }
 
-/// Runs one `aqmlab model` subcommand.
-pub(crate) fn run(cmd: ModelCommand) -> anyhow::Result<()> {
-    let text = match cmd {
+/// What one `aqmlab model` subcommand prints.
+pub(crate) fn text(cmd: &ModelCommand) -> Result<String, Failure> {
+    let text = match *cmd {
         ModelCommand::SfbMisclass {
             levels,
             bins,
             nonresponsive,
             json,
         } => report::sfb_misclass(levels, bins, nonresponsive, json),
-        ModelCommand::ChokeFront { mu, rates, json } => report::choke_front(mu, &rates, json),
+        ModelCommand::ChokeFront {
+            mu,
+            ref rates,
+            json,
+        } => report::choke_front(mu, rates, json),
         ModelCommand::ChokeBack {
             memory,
-            rates,
+            ref rates,
             mu,
             json,
-        } => report::choke_back(memory, &rates, mu, json),
+        } => report::choke_back(memory, rates, mu, json),
     };
-    crate::print(&text.map_err(model_error)?)
+    text.map_err(model_error)
 }

@@ -58,10 +58,10 @@ impl QueueLabArgs {
     }
 }
 
-/// `aqmlab queue-lab`.
-pub(crate) fn run(a: QueueLabArgs) -> anyhow::Result<()> {
-    let r = queue_lab::run_lab(&a.config()).map_err(crate::usage)?;
-    crate::print(&if a.json {
+/// What `aqmlab queue-lab` prints.
+pub(crate) fn text(a: &QueueLabArgs) -> Result<String, crate::Failure> {
+    let r = queue_lab::run_lab(&a.config()).map_err(crate::Failure::Usage)?;
+    Ok(if a.json {
         queue_lab::to_json(&r)
     } else {
         queue_lab::to_text(&r)

@@ -1,12 +1,14 @@
 //! The flags of the subcommands written in Python (`python/aqmlab`): declared here
-//! so that `--help`, `help X` and the completion scripts of both installs show
-//! them, and the tree test can hold the Python parser to them.
+//! like every other, so both installs parse them (the Python package's handlers
+//! receive these structs' fields) and show them in `--help` and the completion
+//! scripts.
 
-use crate::output::Format;
+use crate::Format;
+use serde::Serialize;
 use std::path::PathBuf;
 
 /// `aqmlab sweep`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Serialize)]
 #[command(after_help = "Examples:
   aqmlab sweep choke-fig3 --set qdisc.kind=red,choke --seeds 10
   aqmlab sweep choke-fig5 --set flows.udp.rate=0.1Mbps,1Mbps,10Mbps --set qdisc.candidates=1,2,3
@@ -26,110 +28,111 @@ metric, DIR/paired the paired differences against --baseline.")]
 pub struct SweepArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
     #[arg(value_parser = crate::complete::Offering::scenarios(), hide_possible_values = true)]
-    scenario: Option<String>,
+    pub scenario: Option<String>,
     /// A grid axis: a dotted key and its values, e.g. qdisc.kind=red,choke (repeatable).
     #[arg(long = "set", value_name = "KEY=V1,V2")]
-    sets: Vec<String>,
+    pub sets: Vec<String>,
     /// Run seeds 1..N at every point [default: 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "seed_list")]
-    seeds: Option<u64>,
+    pub seeds: Option<u64>,
     /// Run exactly these seeds.
     #[arg(long, value_name = "S1,S2")]
-    seed_list: Option<String>,
+    pub seed_list: Option<String>,
     /// Simulated time of every run, e.g. "30s".
     #[arg(long)]
-    duration: Option<String>,
+    pub duration: Option<String>,
     /// Warm-up of every run, e.g. "5s" (results are measured after it).
     #[arg(long)]
-    warmup: Option<String>,
+    pub warmup: Option<String>,
     /// Compare every point with the point of this value, seed by seed: paired
     /// differences with their 95% intervals, e.g. qdisc.kind=red (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
-    baseline: Vec<String>,
+    pub baseline: Vec<String>,
     /// Add seeds to each point until the 95% interval's half-width of METRIC's mean
     /// is below the target: a fraction of the mean (tcp_goodput_bps=2%) or a width
     /// in the metric's unit (jain_tcp=0.01).
     #[arg(long, value_name = "METRIC=WIDTH")]
-    precision: Option<String>,
+    pub precision: Option<String>,
     /// The most seeds --precision runs at a point.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision")]
-    max_seeds: u64,
+    pub max_seeds: u64,
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: Option<u64>,
+    pub jobs: Option<u64>,
     /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
     /// instead of local processes; needs aqmlab[dask] here and on the workers.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
-    scheduler: Option<String>,
+    pub scheduler: Option<String>,
     /// Output folder.
     #[arg(long, value_name = "DIR", default_value = "sweep-out")]
-    out: PathBuf,
+    pub out: PathBuf,
     /// The tables' format.
     #[arg(long, value_enum, default_value = "parquet")]
-    format: Format,
+    pub format: Format,
     /// Neither read nor write DIR/cache.
     #[arg(long)]
-    no_cache: bool,
+    pub no_cache: bool,
     /// Stop at the first failed run [default: report it and run the others].
     #[arg(long)]
-    fail_fast: bool,
+    pub fail_fast: bool,
     /// Print the runs table and the counts as one JSON object on stdout.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// No progress line.
     #[arg(long, short)]
-    quiet: bool,
+    pub quiet: bool,
 }
 
 /// `aqmlab repro`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Serialize)]
 pub struct ReproArgs {
     /// Experiment ids, a paper ("choke") or "all".
     #[arg(value_name = "ID", value_parser = crate::complete::Offering::repro_ids(), hide_possible_values = true)]
-    ids: Vec<String>,
+    pub ids: Vec<String>,
     /// List the experiments and exit.
     #[arg(long)]
-    list: bool,
+    pub list: bool,
     /// Output folder.
     #[arg(long, value_name = "DIR", default_value = "repro-out")]
-    out: PathBuf,
+    pub out: PathBuf,
     /// Seeds per point [default: each experiment's own].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    seeds: Option<u64>,
+    pub seeds: Option<u64>,
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: Option<u64>,
+    pub jobs: Option<u64>,
     /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
     /// instead of local processes; needs aqmlab[dask] here and on the workers.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
-    scheduler: Option<String>,
+    pub scheduler: Option<String>,
     /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
     /// not the paper's runs).
     #[arg(long)]
-    duration: Option<String>,
+    pub duration: Option<String>,
     /// The tables' format.
     #[arg(long, value_enum, default_value = "parquet")]
-    format: Format,
+    pub format: Format,
     /// Neither read nor write DIR/cache.
     #[arg(long)]
-    no_cache: bool,
+    pub no_cache: bool,
     /// Stop at the first failed run [default: report it and run the others].
     #[arg(long)]
-    fail_fast: bool,
+    pub fail_fast: bool,
     /// Print the checks and the counts as one JSON object on stdout.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// No progress line.
     #[arg(long, short)]
-    quiet: bool,
+    pub quiet: bool,
     /// Another simulator's values of the checks (JSON, as bench/vs_ns2.py writes
     /// for ns-2.35), shown as a column beside ours; repeatable.
     #[arg(long, value_name = "FILE")]
-    peer: Vec<PathBuf>,
+    pub peer: Vec<PathBuf>,
 }
 
 /// What `aqmlab plot` draws.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PlotKind {
     /// Queue length over time at each monitored link ([monitor] queue_interval).
     Queue,
@@ -144,7 +147,7 @@ pub enum PlotKind {
 }
 
 /// `aqmlab plot`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Serialize)]
 #[command(after_help = "Examples:
   aqmlab run my.toml --out results/ && aqmlab plot results/
   aqmlab plot results/ --kind throughput --out throughput.pdf
@@ -162,12 +165,12 @@ name, it is an error that says what to switch on.")]
 pub struct PlotArgs {
     /// A folder written by `aqmlab run --out` or `aqmlab sweep --out`.
     #[arg(value_name = "DIR")]
-    dir: PathBuf,
+    pub dir: PathBuf,
     /// The figure's file; its extension picks the format (png, pdf, svg)
     /// [default: DIR/plot-KIND.png].
     #[arg(long, value_name = "FILE")]
-    out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     /// What to draw.
     #[arg(long, value_enum, default_value = "all")]
-    kind: PlotKind,
+    pub kind: PlotKind,
 }

@@ -1,0 +1,75 @@
+//! The command line of the Python package's `aqmlab`: its argv parsed by the one
+//! declaration (`aqmlab-command`, the binary's own), so help, errors, suggestions
+//! and completion scripts are the binary's. The subcommands that only print run
+//! here; for the others Python gets the subcommand and its values.
+
+use crate::error::Error;
+use aqmlab_command::{Command, Failure};
+use pyo3::prelude::*;
+
+/// (exit status, stdout, stderr, the subcommand Python runs and its values).
+type Outcome = (u8, String, String, Option<(&'static str, String)>);
+
+/// What `aqmlab ARGV...` asks Python to do: (exit status, stdout text, stderr
+/// text, the subcommand for Python to run). When the parse printed (help, an
+/// error) or the subcommand only prints, the texts and status are the outcome and
+/// the last is `None`. Otherwise it is (`"run"`, `"emulate"`, `"sweep"`,
+/// `"repro"` or `"plot"`, the subcommand's values as a JSON object named as its
+/// flags are, `seed_list` for `--seed-list`).
+#[pyfunction]
+pub fn command_line(py: Python<'_>, argv: Vec<String>) -> PyResult<Outcome> {
+    let cli = match aqmlab_command::parse(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let (status, text, to_stderr) = aqmlab_command::exit_text(&e);
+            return Ok(if to_stderr {
+                (status, String::new(), text, None)
+            } else {
+                (status, text, String::new(), None)
+            });
+        }
+    };
+    if let Some(outcome) = py.detach(|| cli.command.printed()) {
+        return Ok(match outcome {
+            Ok(text) => (0, text, String::new(), None),
+            Err(Failure::Usage(e)) => (2, String::new(), format!("error: {e}\n"), None),
+            Err(Failure::Other(e)) => (1, String::new(), format!("error: {e}\n"), None),
+        });
+    }
+    let json = |v: Result<String, serde_json::Error>| v.map_err(|e| Error::Internal(e.to_string()));
+    let handoff = match &cli.command {
+        Command::Run(a) => ("run", json(serde_json::to_string(a))?),
+        Command::Emulate(a) => ("emulate", json(serde_json::to_string(a))?),
+        Command::Sweep(a) => ("sweep", json(serde_json::to_string(a))?),
+        Command::Repro(a) => ("repro", json(serde_json::to_string(a))?),
+        Command::Plot(a) => ("plot", json(serde_json::to_string(a))?),
+        _ => unreachable!("Command::printed answers for every other subcommand"),
+    };
+    Ok((0, String::new(), String::new(), Some(handoff)))
+}
+
+/// The `--set` texts (`KEY=VALUE`) parsed as `aqmlab run` parses them: a JSON
+/// list of [key, value].
+#[pyfunction]
+pub fn parse_sets(texts: Vec<String>) -> PyResult<String> {
+    let sets = sim::assign::parse_all(&texts).map_err(Error::Usage)?;
+    let pairs: Vec<(&str, &toml::Value)> =
+        sets.iter().map(|a| (a.key.as_str(), &a.value)).collect();
+    Ok(serde_json::to_string(&pairs).map_err(|e| Error::Internal(e.to_string()))?)
+}
+
+/// A JSON list of [key, value] (what [`parse_sets`] returns, or `aqmlab.run`'s
+/// `set=`) as assignments.
+pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
+    let pairs: Vec<(String, toml::Value)> =
+        serde_json::from_str(json).map_err(|e| Error::Usage(format!("set: {e}")))?;
+    let sets: Vec<sim::assign::Assignment> = pairs
+        .into_iter()
+        .map(|(key, value)| sim::assign::Assignment { key, value })
+        .collect();
+    for a in &sets {
+        sim::assign::check_key(&a.key).map_err(Error::Usage)?;
+    }
+    sim::assign::check_unique(&sets).map_err(Error::Usage)?;
+    Ok(sets)
+}

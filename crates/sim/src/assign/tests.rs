@@ -1,0 +1,90 @@
+use super::*;
+
+fn table(text: &str) -> toml::Table {
+    toml::from_str(text).unwrap()
+}
+
+fn set(t: &mut toml::Table, text: &str) -> Result<(), String> {
+    apply(t, &parse(text)?)
+}
+
+#[test]
+fn values_are_toml_or_the_text_itself() {
+    assert_eq!(parse_value("300"), toml::Value::Integer(300));
+    assert_eq!(parse_value("0.5"), toml::Value::Float(0.5));
+    assert_eq!(parse_value("true"), toml::Value::Boolean(true));
+    assert_eq!(parse_value("\"red\""), toml::Value::String("red".into()));
+    assert_eq!(parse_value("red"), toml::Value::String("red".into()));
+    assert_eq!(parse_value("2Mbps"), toml::Value::String("2Mbps".into()));
+    let t = parse_value("{kind = \"red\", limit = 300}");
+    assert_eq!(t.get("limit"), Some(&toml::Value::Integer(300)));
+}
+
+#[test]
+fn keys_reach_tables_and_list_entries_by_name_or_index() {
+    let mut t = table(
+        "qdisc = { kind = \"red\" }\n\
+         flows = [{ name = \"tcp\", count = 2 }, { name = \"udp\", rate = \"1Mbps\" }]",
+    );
+    set(&mut t, "qdisc.max_th=20").unwrap();
+    set(&mut t, "flows.udp.rate=2Mbps").unwrap();
+    set(&mut t, "flows.0.count=5").unwrap();
+    set(&mut t, "topology.bottleneck.rate=10Mbps").unwrap();
+    assert_eq!(t["qdisc"]["max_th"], toml::Value::Integer(20));
+    assert_eq!(t["flows"][1]["rate"], toml::Value::String("2Mbps".into()));
+    assert_eq!(t["flows"][0]["count"], toml::Value::Integer(5));
+    assert_eq!(
+        t["topology"]["bottleneck"]["rate"],
+        toml::Value::String("10Mbps".into())
+    );
+}
+
+#[test]
+fn a_bad_key_is_an_error_naming_it() {
+    let mut t = table("flows = [{ name = \"tcp\" }]\nseed = 1");
+    let e = set(&mut t, "flows.web.rate=1Mbps").unwrap_err();
+    assert!(
+        e.starts_with("--set flows.web.rate: flows has no entry named 'web'"),
+        "{e}"
+    );
+    assert!(e.contains("'tcp'"), "{e}");
+    let e = set(&mut t, "seed.x=1").unwrap_err();
+    assert!(e.starts_with("--set seed.x: seed is 1, not a table"), "{e}");
+    assert!(parse("qdisc..kind=red").unwrap_err().contains("empty step"));
+    assert!(parse("qdisc.kind")
+        .unwrap_err()
+        .contains("expected KEY=VALUE"));
+    assert!(parse("qdisc.kind=")
+        .unwrap_err()
+        .contains("expected KEY=VALUE"));
+    let e = parse("qdisc.kind=red,choke").unwrap_err();
+    assert!(e.contains("one value per key"), "{e}");
+    // A comma inside a table is one value.
+    parse("qdisc={kind=\"droptail\", limit=300}").unwrap();
+}
+
+#[test]
+fn an_unknown_key_is_the_scenarios_error_naming_the_set() {
+    let o = Overrides::default();
+    let sets = parse_all(&["qdisc.frobs=3".into()]).unwrap();
+    let e = load(Some("choke-fig3"), &sets, &o).unwrap_err();
+    assert!(e.contains("with --set qdisc.frobs=3"), "{e}");
+    assert!(e.contains("frobs"), "{e}");
+    let e = parse_all(&["seed=1".into(), "seed=2".into()]).unwrap_err();
+    assert_eq!(e, "--set seed: given twice");
+}
+
+#[test]
+fn a_set_changes_the_run_as_the_same_scenario_written_out_would() {
+    let o = Overrides::default();
+    let sets = parse_all(&["qdisc.kind=droptail".into()]).unwrap();
+    let s = load(Some("choke-fig3"), &sets, &o).unwrap();
+    assert_eq!(s.origin, "<built-in choke-fig3>");
+    let plain = load(Some("choke-fig3"), &[], &o).unwrap();
+    assert_ne!(s.simulated(), plain.simulated());
+    // DropTail keeps the key it takes (limit) and drops RED's thresholds.
+    let q = &s.simulated()["qdisc"];
+    assert_eq!(q["kind"], "droptail");
+    assert_eq!(q["limit"], 300);
+    assert!(q.get("min_th").is_none(), "{q}");
+}
