@@ -83,6 +83,22 @@ impl Default for FredParams {
 
 impl QdiscParams for FredParams {
     type Qdisc = Fred;
+    fn validate(&self) -> Result<(), ParamError> {
+        RedBlock {
+            limit: self.limit,
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            w_q: self.w_q,
+            mean_pkt_size: self.mean_pkt_size,
+            wait: true,
+            ecn: self.ecn,
+            qlen_gate: false,
+        }
+        .validate()?;
+        // maxq = min_th: below one packet no flow could queue anything.
+        check::at_least("min_th", self.min_th, 1.0)
+    }
     fn build(&self, link: &LinkInfo) -> Result<Fred, ParamError> {
         Fred::new(self.clone(), link)
     }
@@ -100,24 +116,6 @@ impl QdiscParams for FredParams {
     }
 }
 
-impl FredParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        RedBlock {
-            limit: self.limit,
-            min_th: self.min_th,
-            max_th: self.max_th,
-            max_p: self.max_p,
-            w_q: self.w_q,
-            mean_pkt_size: self.mean_pkt_size,
-            wait: true,
-            ecn: self.ecn,
-            qlen_gate: false,
-        }
-        .validate()?;
-        // maxq = min_th: below one packet no flow could queue anything.
-        check::at_least("min_th", self.min_th, 1.0)
-    }
-}
 
 /// RED's average queue: an EWMA sampled at departures, decayed over idle time.
 /// One small type to repoint to the shared RED part.

@@ -131,12 +131,15 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     }
 }
 
+/// A link's queue when the scenario names none: DropTail's default limit.
+const DEFAULT_LIMIT: u64 = 1000;
+
 /// Packets the shared links can hold: twice each one's queue limit and pipe
 /// (rate x delay in 1000-byte packets). A dumbbell's access links are each one
 /// flow's own and are left out.
 fn shared_capacity(s: &Scenario) -> u64 {
     let f = &s.file;
-    let limit = |q: Option<&aqm::QdiscSpec>| q.map_or(1000, packet_limit);
+    let limit = |q: Option<&aqm::QdiscSpec>| q.map_or(DEFAULT_LIMIT, |q| q.limit() as u64);
     let pipe = |rate: aqm::Rate, delay: aqm::Dur| {
         (rate.as_f64() * delay.as_secs_f64() / 8000.0) as u64 + 1
     };
@@ -159,14 +162,6 @@ fn shared_capacity(s: &Scenario) -> u64 {
             .fold(0u64, u64::saturating_add),
     };
     held.saturating_mul(2)
-}
-
-/// A qdisc's `limit` in packets (every qdisc has one; 1000 is DropTail's default).
-fn packet_limit(q: &aqm::QdiscSpec) -> u64 {
-    toml::Value::try_from(q)
-        .ok()
-        .and_then(|v| v.get("limit").and_then(toml::Value::as_integer))
-        .map_or(1000, |l| l.max(0) as u64)
 }
 
 /// The memory a run may use: `AQMLAB_MEMORY_LIMIT`, else the smallest of the
@@ -291,7 +286,27 @@ fn gib(bytes: u64) -> String {
 /// An error when a run of `s` would need more memory than there is.
 pub fn check(s: &Scenario, total_flows: usize) -> Result<(), ScenarioError> {
     let budget = budget().map_err(|m| s.error(m))?;
-    check_within(s, total_flows, budget)
+    check_within(s, total_flows, budget)?;
+    // Ask for the memory once, untouched (the pages are not used, so this costs
+    // nothing): a limit the files above do not show (a `ulimit -v` set after
+    // start, an allocator's own cap) is an error here instead of an abort later.
+    // Above the address space a process can map, the estimate is refused too.
+    let wanted = estimate(s, total_flows).bytes.saturating_mul(MARGIN_QUARTERS) / 4;
+    let probe = usize::try_from(wanted).ok().and_then(|n| {
+        let mut v = Vec::<u8>::new();
+        v.try_reserve_exact(n).ok()?;
+        // Kept opaque, so the compiler cannot drop the allocation as unused.
+        Some(std::hint::black_box(v).capacity())
+    });
+    if probe.is_none() {
+        return Err(s.error(format!(
+            "this run needs about {} of memory with a margin of a quarter, and this \
+             process cannot allocate that much (AQMLAB_MEMORY_LIMIT does not raise what \
+             the system allows)",
+            gib(wanted)
+        )));
+    }
+    Ok(())
 }
 
 /// An error when a run of `s` would need more than `budget` bytes.

@@ -52,6 +52,7 @@ fn printable(message: &str) -> String {
 const ALIASES: [(&str, &str); 2] = [("drop_batch_size", "drop_batch"), ("tupdate", "t_update")];
 mod qdisc_table;
 mod validate;
+mod validate_net;
 
 pub use monitor::Monitor;
 

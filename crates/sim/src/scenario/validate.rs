@@ -51,6 +51,7 @@ impl Scenario {
             self.validate_flow(i, nodes.as_ref(), &mut names)?;
         }
         self.validate_monitor()?;
+        self.validate_network()?;
         self.refuse_no_ops()
     }
 
