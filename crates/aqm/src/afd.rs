@@ -66,7 +66,6 @@ qdisc_params! {
     }
 }
 
-
 impl QdiscParams for AfdParams {
     type Qdisc = Afd;
     fn validate(&self) -> Result<(), ParamError> {

@@ -286,6 +286,31 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_bounds_its_limit_and_validates_as_it_builds() {
+        let link = LinkInfo::new(crate::units::Rate::from_mbps(10));
+        for kind in QdiscSpec::KINDS {
+            for limit in [0, crate::qdisc::check::MAX_LIMIT + 1, u32::MAX] {
+                let text = format!("kind = \"{kind}\"\nlimit = {limit}");
+                let spec: QdiscSpec = toml::from_str(&text).unwrap();
+                let e = spec.validate(&link).unwrap_err();
+                assert_eq!(e.key, "limit", "{kind}: {e}");
+                assert!(spec.build(&link).is_err(), "{kind}");
+            }
+        }
+        for spec in QdiscSpec::property_configs() {
+            assert!(spec.validate(&link).is_ok(), "{spec:?}");
+            assert_eq!(spec.build(&link).unwrap().kind(), spec.kind());
+        }
+        // A rule of the link: BREATHe's K = rate / rate_limit counters.
+        let breathe: QdiscSpec =
+            toml::from_str("kind = \"breathe\"\nrate_limit = \"1bps\"").unwrap();
+        assert_eq!(breathe.validate(&link).unwrap_err().key, "rate_limit");
+        assert!(breathe
+            .validate(&LinkInfo::new(crate::units::Rate::from_bps(1000)))
+            .is_ok());
+    }
+
+    #[test]
     fn every_kind_builds_with_its_defaults() {
         for kind in QdiscSpec::KINDS {
             let spec: QdiscSpec = toml::from_str(&format!("kind = \"{kind}\"")).unwrap();

@@ -50,7 +50,6 @@ qdisc_params! {
     }
 }
 
-
 impl QdiscParams for BlueParams {
     type Qdisc = Blue;
     fn validate(&self) -> Result<(), ParamError> {

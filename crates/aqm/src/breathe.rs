@@ -66,7 +66,6 @@ red_params! {
 }
 
 impl BreatheParams {
-
     /// K for a link: from `counters`, from `rate_limit`, or the default.
     pub fn counters_for(&self, link: &LinkInfo) -> Result<usize, ParamError> {
         let k = match (self.counters, self.rate_limit) {

@@ -71,7 +71,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for ChokeParams {
     type Qdisc = Choke;
     fn validate(&self) -> Result<(), ParamError> {

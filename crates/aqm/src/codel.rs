@@ -108,7 +108,6 @@ impl CodelParams {
             ecn: self.ecn,
         }
     }
-
 }
 
 #[derive(Debug, Clone)]

@@ -33,7 +33,6 @@ qdisc_params! {
     }
 }
 
-
 impl QdiscParams for DropTailParams {
     type Qdisc = DropTail;
     fn validate(&self) -> Result<(), ParamError> {

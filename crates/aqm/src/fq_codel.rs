@@ -171,7 +171,6 @@ impl FqCodelParams {
             ecn: self.ecn,
         }
     }
-
 }
 
 /// Which of the scheduler's lists a queue is on.

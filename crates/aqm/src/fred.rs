@@ -116,7 +116,6 @@ impl QdiscParams for FredParams {
     }
 }
 
-
 /// RED's average queue: an EWMA sampled at departures, decayed over idle time.
 /// One small type to repoint to the shared RED part.
 #[derive(Debug, Clone)]

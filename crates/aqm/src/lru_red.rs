@@ -54,7 +54,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for LruRedParams {
     type Qdisc = LruRed;
     fn validate(&self) -> Result<(), ParamError> {

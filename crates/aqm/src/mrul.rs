@@ -66,7 +66,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for MrulParams {
     type Qdisc = Mrul;
     fn validate(&self) -> Result<(), ParamError> {

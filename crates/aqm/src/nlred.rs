@@ -43,7 +43,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for NlredParams {
     type Qdisc = Nlred;
     fn validate(&self) -> Result<(), ParamError> {

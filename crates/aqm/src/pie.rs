@@ -164,7 +164,6 @@ impl QdiscParams for PieParams {
     }
 }
 
-
 #[derive(Debug, Clone)]
 pub struct Pie {
     params: PieParams,

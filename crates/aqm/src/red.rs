@@ -37,7 +37,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for RedParams {
     type Qdisc = Red;
     fn validate(&self) -> Result<(), ParamError> {

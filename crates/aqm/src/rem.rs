@@ -68,7 +68,6 @@ qdisc_params! {
     }
 }
 
-
 impl QdiscParams for RemParams {
     type Qdisc = Rem;
     fn validate(&self) -> Result<(), ParamError> {

@@ -100,7 +100,6 @@ qdisc_params! {
     }
 }
 
-
 impl QdiscParams for SfbParams {
     type Qdisc = Sfb;
     fn validate(&self) -> Result<(), ParamError> {

@@ -94,7 +94,6 @@ red_params! {
 /// The most bins an SFQ may have (Linux's largest `divisor`).
 const MAX_DIVISOR: u32 = 1 << 16;
 
-
 impl QdiscParams for SfqParams {
     type Qdisc = Sfq;
     fn validate(&self) -> Result<(), ParamError> {

@@ -65,7 +65,6 @@ red_params! {
     }
 }
 
-
 impl QdiscParams for SfredParams {
     type Qdisc = Sfred;
     fn validate(&self) -> Result<(), ParamError> {

@@ -471,13 +471,15 @@ fn fits_in_memory(s: &Scenario) -> Result<(), sim::ScenarioError> {
 /// from the registry); a `ValueError` for a kind there is not.
 #[pyfunction]
 fn qdisc_keys(kind: &str) -> PyResult<Vec<&'static str>> {
-    aqm::QdiscSpec::keys(kind).map(<[_]>::to_vec).ok_or_else(|| {
-        Error::Usage(format!(
-            "no qdisc kind \"{kind}\" (kinds: {})",
-            aqm::QdiscSpec::KINDS.join(", ")
-        ))
-        .into()
-    })
+    aqm::QdiscSpec::keys(kind)
+        .map(<[_]>::to_vec)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "no qdisc kind \"{kind}\" (kinds: {})",
+                aqm::QdiscSpec::KINDS.join(", ")
+            ))
+            .into()
+        })
 }
 
 /// Simulated time against a run's end as the progress bars show it

@@ -26,7 +26,9 @@ const INTEGERS: &[&str] = &[
     "4294967295",
     "-1",
 ];
-const FLOATS: &[&str] = &["0.0", "0.001", "0.1", "0.5", "1.0", "1.5", "3.0", "100.0", "1e9", "-1.0"];
+const FLOATS: &[&str] = &[
+    "0.0", "0.001", "0.1", "0.5", "1.0", "1.5", "3.0", "100.0", "1e9", "-1.0",
+];
 const STRINGS: &[&str] = &[
     "\"0s\"",
     "\"1ns\"",
@@ -74,10 +76,9 @@ fn pool(default: Option<&toml::Value>) -> Vec<&'static str> {
 fn qdisc_table(kind: usize, picks: &[(usize, usize)]) -> String {
     let kind = QdiscSpec::KINDS[kind % QdiscSpec::KINDS.len()];
     let keys = QdiscSpec::keys(kind).unwrap();
-    let defaults = toml::Value::try_from(
-        toml::from_str::<QdiscSpec>(&format!("kind = \"{kind}\"")).unwrap(),
-    )
-    .unwrap();
+    let defaults =
+        toml::Value::try_from(toml::from_str::<QdiscSpec>(&format!("kind = \"{kind}\"")).unwrap())
+            .unwrap();
     let mut out = format!("kind = \"{kind}\"\n");
     let mut used = Vec::new();
     for &(k, v) in picks {
@@ -101,7 +102,10 @@ const FLOW_KEYS: &[(&str, &[&str])] = &[
     ("off", &["\"1ms\"", "\"0s\"", "\"1s\""]),
     ("distribution", &["\"pareto\"", "\"exponential\""]),
     ("shape", &["1.5", "1.0", "-5.0", "2000.0"]),
-    ("max_window", &["1", "0", "1048576", "1048577", "1000000000"]),
+    (
+        "max_window",
+        &["1", "0", "1048576", "1048577", "1000000000"],
+    ),
     ("initial_window", &["1", "10", "0", "1000000000"]),
     ("weight", &["1.0", "0.0", "1e10"]),
     ("aggregate", &["1", "2147483648"]),
@@ -115,17 +119,27 @@ const FLOW_KEYS: &[(&str, &[&str])] = &[
 
 fn flow_table(name: &str, kind: usize, picks: &[(usize, usize)], graph: bool) -> String {
     let kind = FLOW_KINDS[kind % FLOW_KINDS.len()];
+    // What the kind needs, at a valid value, unless a pick sets it.
+    let mut keys: Vec<(&str, &str)> = match kind {
+        "web" => vec![("object_size", "10")],
+        "cbr" | "poisson" => vec![("rate", "\"1Mbps\"")],
+        "onoff" => vec![("rate", "\"1Mbps\""), ("on", "\"1ms\""), ("off", "\"1ms\"")],
+        _ => vec![],
+    };
+    for &(k, v) in picks {
+        let (key, values) = FLOW_KEYS[k % FLOW_KEYS.len()];
+        let value = values[v % values.len()];
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => keys.push((key, value)),
+        }
+    }
     let mut out = format!("[[flows]]\nname = \"{name}\"\nkind = \"{kind}\"\n");
     if graph {
         out += "from = \"a\"\nto = \"c\"\n";
     }
-    let mut used = Vec::new();
-    for &(k, v) in picks {
-        let (key, values) = FLOW_KEYS[k % FLOW_KEYS.len()];
-        if !used.contains(&key) {
-            used.push(key);
-            out += &format!("{key} = {}\n", values[v % values.len()]);
-        }
+    for (key, value) in keys {
+        out += &format!("{key} = {value}\n");
     }
     out
 }
@@ -146,7 +160,8 @@ fn scenario(
             text += &format!("[topology.links.reverse_qdisc]\n{}", qdisc_table(*k, picks));
         }
     } else {
-        text += "[topology]\nkind = \"dumbbell\"\naccess = { rate = \"10Mbps\", delay = \"1ms\" }\n\
+        text +=
+            "[topology]\nkind = \"dumbbell\"\naccess = { rate = \"10Mbps\", delay = \"1ms\" }\n\
                  bottleneck = { rate = \"1Mbps\", delay = \"5ms\" }\n";
         if let Some((k, picks)) = &reverse {
             text += &format!("[topology.reverse_qdisc]\n{}", qdisc_table(*k, picks));
@@ -159,7 +174,7 @@ fn scenario(
 }
 
 fn picks() -> impl Strategy<Value = Vec<(usize, usize)>> {
-    prop::collection::vec((0usize..64, 0usize..64), 0..4)
+    prop::collection::vec((0usize..64, 0usize..64), 0..3)
 }
 
 proptest! {
@@ -194,7 +209,64 @@ fn the_generator_makes_valid_and_invalid_qdiscs() {
         .position(|k| *k == "limit")
         .unwrap();
     let u32_max = INTEGERS.iter().position(|v| *v == "4294967295").unwrap();
-    let text = scenario(false, (codel, vec![(limit, u32_max)]), None, vec![(0, vec![])]);
-    let e = Scenario::from_toml(&text, "p.toml").unwrap_err().to_string();
-    assert!(e.starts_with("p.toml:5: qdisc.limit = 4294967295 must be at most"), "{e}");
+    let text = scenario(
+        false,
+        (codel, vec![(limit, u32_max)]),
+        None,
+        vec![(0, vec![])],
+    );
+    let e = Scenario::from_toml(&text, "p.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("p.toml:5: qdisc.limit = 4294967295 must be at most"),
+        "{e}"
+    );
+    // A rule that needs the link's rate: BREATHe's K = 1 Mbps / 1 bps counters.
+    let text = ok
+        .replace(
+            "kind = \"droptail\"\n",
+            "kind = \"breathe\"\nrate_limit = \"1bps\"\n",
+        )
+        .replace(
+            "rate = \"1Mbps\", delay = \"5ms\"",
+            "rate = \"10Gbps\", delay = \"5ms\"",
+        );
+    let e = Scenario::from_toml(&text, "p.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("p.toml:5: qdisc.rate_limit = "), "{e}");
+    assert!(e.contains("gives K = 10000000000 counters"), "{e}");
+}
+
+/// Over a fixed spread of inputs, a good part of the generated scenarios
+/// validate (and so are built by the property above) and a good part do not.
+#[test]
+fn the_generator_reaches_both_sides() {
+    let (mut valid, mut total) = (0, 0);
+    for i in 0..400usize {
+        let p = |k: usize| {
+            let pick = ((i * 7 + k) % 64, (i * 13 + k * 5) % 64);
+            if (i + k) % 2 == 0 {
+                vec![pick]
+            } else {
+                vec![]
+            }
+        };
+        let text = scenario(
+            i % 2 == 0,
+            (i, p(1)),
+            (i % 3 == 0).then(|| (i / 3, p(2))),
+            vec![(i % 5, p(3))],
+        );
+        total += 1;
+        if let Ok(s) = Scenario::from_toml(&text, "p.toml") {
+            valid += 1;
+            assert!(Simulation::new(&s).is_ok(), "{text}");
+        }
+    }
+    assert!(
+        valid * 5 > total && valid * 5 < 4 * total,
+        "{valid} of {total} validate"
+    );
 }

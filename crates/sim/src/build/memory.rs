@@ -291,7 +291,10 @@ pub fn check(s: &Scenario, total_flows: usize) -> Result<(), ScenarioError> {
     // nothing): a limit the files above do not show (a `ulimit -v` set after
     // start, an allocator's own cap) is an error here instead of an abort later.
     // Above the address space a process can map, the estimate is refused too.
-    let wanted = estimate(s, total_flows).bytes.saturating_mul(MARGIN_QUARTERS) / 4;
+    let wanted = estimate(s, total_flows)
+        .bytes
+        .saturating_mul(MARGIN_QUARTERS)
+        / 4;
     let probe = usize::try_from(wanted).ok().and_then(|n| {
         let mut v = Vec::<u8>::new();
         v.try_reserve_exact(n).ok()?;
@@ -397,6 +400,29 @@ mod tests {
         let s = windowed(10);
         assert!(check_within(&s, 100, Some(small)).is_err());
         assert!(check_within(&s, 100, Some(small / 4 * 5 + 4)).is_ok());
+    }
+
+    #[test]
+    fn every_qdiscs_limit_is_counted() {
+        // An unresponsive source of 10 Gbit/s into 1 Mbit/s fills whatever queue
+        // the bottleneck has: its limit bounds the packets held.
+        let flooded = |qdisc: &str| {
+            let text = format!(
+                "name = \"q\"\nduration = \"10s\"\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"10Gbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"1Mbps\", delay = \"1ms\" }}\n[qdisc]\n{qdisc}\n\
+                 [[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"10Gbps\"\n"
+            );
+            estimate(&Scenario::from_toml(&text, "q.toml").unwrap(), 1).bytes
+        };
+        for kind in ["codel", "fq_codel", "pie", "wfq", "drr", "red", "sfq"] {
+            let small = flooded(&format!("kind = \"{kind}\"\nlimit = 100"));
+            let big = flooded(&format!("kind = \"{kind}\"\nlimit = {}", 1 << 22));
+            assert!(
+                big - small >= (1 << 22) * PER_PACKET,
+                "{kind}: {small} {big}"
+            );
+        }
     }
 
     #[test]

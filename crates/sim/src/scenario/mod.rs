@@ -15,6 +15,7 @@ use toml::Spanned;
 mod monitor;
 mod no_ops;
 mod place;
+mod shape;
 
 /// A parser's message fit for one line of a terminal: control characters (an
 /// escape sequence in an unknown key) escaped, and a quoted name longer than 80
@@ -318,11 +319,17 @@ impl Scenario {
     /// dict): the same keys and checks as TOML, errors without line numbers.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
         let origin = "<dict>";
-        let value: toml::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
+        let error = |message: String| ScenarioError {
             origin: origin.into(),
             line: None,
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| error(e.to_string()))?;
+        if let Some(message) = shape::json_integer_too_large(&json, KeyPath::default()) {
+            return Err(error(message));
+        }
+        let value: toml::Value = serde_json::from_value(json).map_err(|e| error(e.to_string()))?;
         let text = toml::to_string(&value).map_err(|e| ScenarioError {
             origin: origin.into(),
             line: None,
@@ -354,6 +361,10 @@ impl Scenario {
                 m => m.to_string(),
             };
             let (line, message) = match e.span() {
+                Some(span) if message.contains("number too large to fit in target type") => (
+                    lines_known.then(|| line_at(text, span.start)),
+                    shape::integer_too_large(text, span.start).unwrap_or(message),
+                ),
                 Some(span) => Self::place_parse_error(text, span, message, lines_known),
                 None => (None, message),
             };
@@ -369,6 +380,7 @@ impl Scenario {
             source: text.to_string(),
             lines_known,
         };
+        s.refuse_arrays_for_tables()?;
         s.validate()?;
         Ok(s)
     }

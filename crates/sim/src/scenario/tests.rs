@@ -543,3 +543,84 @@ fn an_unknown_key_is_echoed_printable_and_short() {
     assert!(e.len() < 2000, "{} bytes", e.len());
     assert!(e.contains("(1048576 characters)"), "{e}");
 }
+
+#[test]
+fn an_array_where_a_table_belongs_is_refused_at_its_key() {
+    let d = DUMBBELL;
+    let bottleneck = d.lines().find(|l| l.starts_with("bottleneck")).unwrap();
+    names_key_and_line(
+        d,
+        bottleneck,
+        "bottleneck = [\"1Mbps\", \"1ms\"]",
+        "topology.bottleneck = [\"1Mbps\", \"1ms\"] must be a table",
+    );
+    let e = Scenario::from_json(
+        r#"{"name": "d", "duration": "10s",
+            "topology": {"kind": "dumbbell", "access": {"rate": "10Mbps", "delay": "1ms"},
+                         "bottleneck": ["1Mbps", "1ms"]},
+            "flows": [{"name": "a", "kind": "tcp"}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("<dict>: topology.bottleneck = [\"1Mbps\", \"1ms\"] must be a table"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_integer_above_what_toml_writes_names_its_key() {
+    names_key_and_line(
+        DUMBBELL,
+        "seed",
+        "seed = 18446744073709551615",
+        "seed = 18446744073709551615 is too large: TOML integers are at most 9223372036854775807",
+    );
+    let g = GRAPH;
+    let bins = g.lines().find(|l| l.starts_with("bins")).unwrap();
+    names_key_and_line(
+        g,
+        bins,
+        "hash_seed = 9223372036854775808",
+        "hash_seed = 9223372036854775808 is too large",
+    );
+    let e = Scenario::from_json(r#"{"name": "d", "seed": 18446744073709551615}"#)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "<dict>: seed = 18446744073709551615 is too large: scenario integers are at most \
+         9223372036854775807 (2^63 - 1)"
+    );
+}
+
+#[test]
+fn a_flow_total_over_the_bound_is_refused_at_the_count_that_passes_it() {
+    names_key_and_line(
+        DUMBBELL,
+        "count",
+        "count = 4000000000",
+        "flows[0] (tcp): count = 4000000000 brings the flows in all to 4000000000; at most",
+    );
+}
+
+#[test]
+fn a_flow_without_a_route_is_refused_when_read() {
+    let text = GRAPH
+        .replace(
+            "nodes = [\"a\", \"b\", \"c\", \"d\"]",
+            "nodes = [\"a\", \"b\", \"c\", \"d\", \"e\"]",
+        )
+        .replace("from = \"a\"\nto = \"d\"\n\"#", "");
+    let text = format!(
+        "{}from = \"a\"\nto = \"e\"\n",
+        text.trim_end_matches("from = \"a\"\nto = \"d\"\n")
+    );
+    let e = err(&text);
+    let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+    assert_eq!(text.lines().nth(line - 1), Some("to = \"e\""), "{e}");
+    assert!(
+        e.contains("flows[0] (x): no route from \"a\" to \"e\""),
+        "{e}"
+    );
+}

@@ -139,7 +139,8 @@ impl Scenario {
             parent[ra] = rb;
         }
         for (i, g) in self.file.flows.iter().enumerate() {
-            let (Some(from), Some(to)) = (g.get_ref().from.as_deref(), g.get_ref().to.as_deref()) else {
+            let (Some(from), Some(to)) = (g.get_ref().from.as_deref(), g.get_ref().to.as_deref())
+            else {
                 continue;
             };
             let (a, b) = (index(from), index(to));
@@ -164,7 +165,12 @@ impl Scenario {
             Topology::Graph { links, .. } => links
                 .iter()
                 .filter(|l| l.monitor)
-                .flat_map(|l| [format!("{}->{}", l.from, l.to), format!("{}->{}", l.to, l.from)])
+                .flat_map(|l| {
+                    [
+                        format!("{}->{}", l.from, l.to),
+                        format!("{}->{}", l.to, l.from),
+                    ]
+                })
                 .collect(),
         };
         for (j, name) in names.iter().enumerate() {
