@@ -215,8 +215,9 @@ impl QdiscSpec {
 }
 
 /// The field names serde knows for `T`, read from what `T::deserialize` asks of a
-/// deserializer (a struct's `FIELDS`), without parsing anything.
-fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+/// deserializer (a struct's `FIELDS`), without parsing anything; empty when `T`
+/// is not read as a struct.
+pub fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     use serde::de::{self, Visitor};
     struct Probe(&'static [&'static str]);
     impl<'de> de::Deserializer<'de> for &mut Probe {

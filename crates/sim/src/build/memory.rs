@@ -87,28 +87,29 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     let capacity = shared_capacity(s);
     for g in &f.flows {
         let g = g.get_ref();
-        let count = g.count.unwrap_or(1) as u64;
-        if g.kind.is_some_and(|k| k.is_tcp()) {
+        let count = g.count as u64;
+        let tcp = g.kind().is_tcp().then(|| g.tcp_config());
+        if let Some(t) = &tcp {
             // A sender's window in flight: its first window whole, and what it
             // can grow to with ACKs, which the shared links' capacity bounds.
-            let max = g.max_window.unwrap_or(131) as u64;
-            let initial = (g.initial_window.unwrap_or(1) as u64).min(max);
+            let max = t.max_window as u64;
+            let initial = (t.initial_window as u64).min(max);
             let w = initial.max(max.min(capacity.saturating_add(2 * initial)));
             windows = windows.saturating_add(count.saturating_mul(w));
         }
-        let per = match (g.kind.is_some_and(|k| k.is_tcp()), g.rate) {
-            (true, _) => 2 * g.max_window.unwrap_or(131) as u64,
-            (false, Some(rate)) => {
-                let size = g.packet_size.unwrap_or(1000).max(1) as f64;
+        let per = match (&tcp, g.rate()) {
+            (Some(t), _) => 2 * t.max_window as u64,
+            (None, Some(rate)) => {
+                let size = g.packet_size.max(1) as f64;
                 let peak = g
-                    .schedule
-                    .iter()
+                    .schedule()
+                    .into_iter()
                     .flatten()
                     .map(|st| st.rate.as_f64())
                     .fold(rate.as_f64(), f64::max);
                 (peak * secs / (8.0 * size)).min(1e15) as u64
             }
-            (false, None) => 0,
+            (None, None) => 0,
         };
         packets = packets.saturating_add(count.saturating_mul(per));
     }

@@ -6,12 +6,11 @@
 //! later (`min_th > max_th`, a flow to a node that does not exist). The example in
 //! the README is the contract for key names.
 
-use crate::tcp::{Counting, NewRenoTimer, Variant};
-use crate::udp::Distribution;
 use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod flow_spec;
 mod monitor;
 mod no_ops;
 mod place;
@@ -55,9 +54,13 @@ mod qdisc_table;
 mod validate;
 mod validate_net;
 
+pub use flow_spec::{FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
 pub use monitor::Monitor;
 
-use place::{blame_qdisc_key, is_qdisc, line_at, value_at, Spans};
+use place::{
+    blame_flow_key, blame_qdisc_key, is_flow, is_qdisc, line_at, narrow_flow_key, unknown_flow_key,
+    value_at, Spans,
+};
 pub use place::{KeyPath, ScenarioError, Step};
 
 /// A flow without an `aggregate` is an aggregate of its own: `OWN_AGGREGATE + id`,
@@ -250,56 +253,6 @@ pub struct RateStep {
     pub rate: Rate,
 }
 
-/// A group of identical flows (`[[flows]]`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    pub name: String,
-    pub kind: Option<FlowKind>,
-    pub count: Option<u32>,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub packet_size: Option<u32>,
-    pub start: Option<Dur>,
-    pub start_spread: Option<Dur>,
-    pub stop: Option<Dur>,
-    /// The aggregate the group's flows belong to (aggregate scheduling); each
-    /// flow is an aggregate of its own when absent. Below 2^31.
-    pub aggregate: Option<u32>,
-    /// Each flow's scheduling weight (fair queueing); 1 when absent.
-    pub weight: Option<f64>,
-    pub access_delay: Option<Dur>,
-    pub access_rate: Option<Rate>,
-    pub variant: Option<Variant>,
-    pub max_window: Option<u32>,
-    pub initial_window: Option<u32>,
-    pub min_rto: Option<Dur>,
-    pub delayed_ack: Option<bool>,
-    /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
-    pub delack_timeout: Option<Dur>,
-    /// RFC 3042 limited transmit.
-    pub limited_transmit: Option<bool>,
-    /// NewReno: restart the retransmission timer on the first partial ACK of a
-    /// recovery only (`"impatient"`, the default) or on every one.
-    pub newreno_timer: Option<NewRenoTimer>,
-    /// Reno: no second fast retransmit within a window (ns-2's `bugFix_`; default on).
-    pub reno_bugfix: Option<bool>,
-    /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
-    /// ignores marks (an unresponsive flow a marking queue cannot slow down).
-    pub ecn: Option<bool>,
-    pub counting: Option<Counting>,
-    /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
-    pub hystart: Option<bool>,
-    pub object_size: Option<u32>,
-    pub think: Option<Dur>,
-    pub rate: Option<Rate>,
-    pub schedule: Option<Vec<RateStep>>,
-    pub on: Option<Dur>,
-    pub off: Option<Dur>,
-    pub distribution: Option<Distribution>,
-    pub shape: Option<f64>,
-}
-
 /// A parsed scenario and the text it came from (for error lines).
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -408,11 +361,31 @@ impl Scenario {
             .strip_prefix("unknown field `")
             .and_then(|r| r.split('`').next())
             .map(str::to_string);
+        let root = || toml::from_str::<toml::Table>(text).ok();
+        let mut message = message;
         if let Some(key) = named {
             if path.0.last() == Some(&Step::Key(key.clone())) {
                 table.0.pop();
             } else {
+                if is_flow(&path) {
+                    let root = root();
+                    let group = root.as_ref().and_then(|r| value_at(r, &path)?.as_table());
+                    if let Some(m) = group.and_then(|t| unknown_flow_key(t, &key)) {
+                        message = m;
+                    }
+                }
                 path = path.key(&key);
+            }
+        } else if is_flow(&path) {
+            // serde read the group's own keys whole (its `kind` picks them).
+            let root = root();
+            let group = root.as_ref().and_then(|r| value_at(r, &path)?.as_table());
+            if let Some((key, value)) = group.and_then(|t| {
+                let key = blame_flow_key(t, &message)?;
+                Some((key.clone(), t.get(&key)?.clone()))
+            }) {
+                path = narrow_flow_key(path, &key, &value, &message);
+                table = path.clone();
             }
         } else if is_qdisc(&path) {
             // serde read the qdisc table whole (its `kind` picks the type): find

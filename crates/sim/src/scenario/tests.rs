@@ -437,7 +437,9 @@ fn a_qdisc_table_may_be_a_tc_line() {
 fn keys_of_another_kind_are_rejected() {
     let e = err(&EXAMPLE.replace("rate = \"2Mbps\"", "rate = \"2Mbps\"\nvariant = \"reno\""));
     assert!(
-        e.contains("flows[1] (udp): variant does not apply to kind = \"cbr\""),
+        e.contains(
+            "flows[1]: variant does not apply to kind = \"cbr\" (its own keys: rate, schedule)"
+        ),
         "{e}"
     );
 }

@@ -16,7 +16,7 @@ impl Scenario {
         self.file
             .flows
             .iter()
-            .map(|g| g.get_ref().count.unwrap_or(1) as usize)
+            .map(|g| g.get_ref().count as usize)
             .sum()
     }
 
@@ -102,7 +102,7 @@ impl Scenario {
         };
         let mut total = 0u64;
         for (i, g) in f.flows.iter().enumerate() {
-            let count = g.get_ref().count.unwrap_or(1);
+            let count = g.get_ref().count;
             total += count as u64;
             if total > max_flows {
                 return Err(self.flow_error(
