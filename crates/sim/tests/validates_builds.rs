@@ -247,16 +247,16 @@ fn the_generator_reaches_both_sides() {
     for i in 0..400usize {
         let p = |k: usize| {
             let pick = ((i * 7 + k) % 64, (i * 13 + k * 5) % 64);
-            if (i + k) % 2 == 0 {
+            if (i + k).is_multiple_of(2) {
                 vec![pick]
             } else {
                 vec![]
             }
         };
         let text = scenario(
-            i % 2 == 0,
+            i.is_multiple_of(2),
             (i, p(1)),
-            (i % 3 == 0).then(|| (i / 3, p(2))),
+            i.is_multiple_of(3).then(|| (i / 3, p(2))),
             vec![(i % 5, p(3))],
         );
         total += 1;
