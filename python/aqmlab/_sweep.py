@@ -140,7 +140,9 @@ def _keep_what_the_kind_takes(
         return point
     takes = set(_aqmlab.qdisc_keys(kind))
     swept = {k.removeprefix("qdisc.") for k in label}
-    dropped = [k for k in point["qdisc"] if k in base_qdisc and k != "kind" and k not in swept and k not in takes]
+    dropped = [
+        k for k in point["qdisc"] if k in base_qdisc and k != "kind" and k not in swept and k not in takes
+    ]
     if not dropped:
         return point
     point = copy.deepcopy(point)
