@@ -19,13 +19,14 @@ goodput per flow and queueing-delay CDF (``aqmlab plot DIR`` from the command
 line); ``aqmlab.Result.read(DIR)`` reads back what ``aqmlab run --out DIR`` wrote.
 
 ``aqmlab.scenarios()`` lists the built-in scenarios, ``aqmlab.qdisc_kinds()`` the
-queueing disciplines a scenario's ``[qdisc] kind`` may name. The simulator itself
+queueing disciplines a scenario's ``[qdisc] kind`` may name and
+``aqmlab.qdisc_keys(kind)`` the keys each takes. The simulator itself
 is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
 """
 
 from __future__ import annotations
 
-from aqmlab._run import emulate, qdisc_kinds, run, scenario_text, scenarios
+from aqmlab._run import emulate, qdisc_keys, qdisc_kinds, run, scenario_text, scenarios
 from aqmlab._sweep import Sweep, sweep
 from aqmlab.repro import repro
 from aqmlab.result import Result
@@ -35,6 +36,7 @@ __all__ = [
     "Sweep",
     "__version__",
     "emulate",
+    "qdisc_keys",
     "qdisc_kinds",
     "repro",
     "run",

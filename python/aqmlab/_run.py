@@ -180,6 +180,14 @@ def qdisc_kinds() -> list[str]:
     return _aqmlab.qdisc_kinds()
 
 
+def qdisc_keys(kind: str) -> list[str]:
+    """The keys a ``[qdisc]`` of ``kind`` takes besides ``kind`` (``ValueError``
+    for an unknown kind)."""
+    if not isinstance(kind, str):
+        raise ValueError(f"kind = {kind!r} must be a string (one of aqmlab.qdisc_kinds())")
+    return _aqmlab.qdisc_keys(kind)
+
+
 # ---- argument checks ------------------------------------------------------------
 
 

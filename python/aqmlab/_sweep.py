@@ -31,7 +31,6 @@ import itertools
 import json
 import math
 import os
-import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -129,25 +128,27 @@ def _keep_what_the_kind_takes(
     point: dict[str, Any], base: Mapping[str, Any], label: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``point`` without the keys of its ``[qdisc]`` that its (new) kind does not
-    take. The scenario parser names them one at a time (``unknown field `x```); a
-    key the sweep itself set is never dropped, so its error stands."""
+    take (``aqmlab.qdisc_keys``). A key the sweep itself set is never dropped, nor
+    is any key of a kind that does not exist, so their errors stand."""
     from aqmlab import _aqmlab
-    from aqmlab._run import _to_json
 
     base_qdisc = base.get("qdisc")
-    if not isinstance(base_qdisc, dict) or point["qdisc"].get("kind") == base_qdisc.get("kind"):
+    kind = point["qdisc"].get("kind")
+    if not isinstance(base_qdisc, dict) or kind == base_qdisc.get("kind"):
+        return point
+    if not isinstance(kind, str) or kind not in _aqmlab.qdisc_kinds() or "tc" in base_qdisc:
+        return point
+    takes = set(_aqmlab.qdisc_keys(kind))
+    swept = {k.removeprefix("qdisc.") for k in label}
+    dropped = [
+        k for k in point["qdisc"] if k in base_qdisc and k != "kind" and k not in swept and k not in takes
+    ]
+    if not dropped:
         return point
     point = copy.deepcopy(point)
-    inherited = set(base_qdisc) - {"kind"} - {k.removeprefix("qdisc.") for k in label}
-    while True:
-        try:
-            _aqmlab.check_json(_to_json(point))
-            return point
-        except ValueError as e:
-            m = re.search(r"\bqdisc: unknown field `([^`]+)`", str(e))
-            if m is None or m.group(1) not in inherited or m.group(1) not in point["qdisc"]:
-                return point
-            del point["qdisc"][m.group(1)]
+    for k in dropped:
+        del point["qdisc"][k]
+    return point
 
 
 def _list_index(items: list[Any], step: str, key: str, where: str) -> int:

@@ -152,3 +152,51 @@ def test_the_cli_exits_0_on_success_and_2_on_a_bad_file(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: {bad}:1: ")
     assert raised(bad) == proc.stderr.removeprefix("error: ").rstrip("\n")
+
+
+def test_qdisc_keys_come_from_the_registry():
+    assert {"min_th", "max_th", "limit"} <= set(aqmlab.qdisc_keys("red"))
+    assert aqmlab.qdisc_keys("droptail") == ["limit", "drop"]
+    assert "kind" not in aqmlab.qdisc_keys("fq_codel")
+    with pytest.raises(ValueError, match=r'no qdisc kind "fq_magic"'):
+        aqmlab.qdisc_keys("fq_magic")
+
+
+def _dumbbell(**changes) -> dict:
+    scenario = {
+        "name": "d",
+        "duration": "2s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "10Mbps", "delay": "1ms"},
+            "bottleneck": {"rate": "1Mbps", "delay": "1ms"},
+        },
+        "flows": [{"name": "t", "kind": "tcp"}],
+    }
+    scenario.update(changes)
+    return scenario
+
+
+def test_edge_inputs_are_clean_errors_that_name_their_key():
+    # An array where a table belongs, a qdisc limit past its bound, a window past
+    # its bound, more flows than the event queue names: each a ValueError naming
+    # the key, before anything is built or allocated.
+    topology = _dumbbell()["topology"] | {"bottleneck": ["1Mbps", "1ms"]}
+    assert raised(_dumbbell(topology=topology)).startswith(
+        '<dict>: topology.bottleneck = ["1Mbps", "1ms"] must be a table'
+    )
+    for kind in ("codel", "fq_codel", "pie", "wfq", "drr"):
+        message = raised(_dumbbell(qdisc={"kind": kind, "limit": 4294967295}))
+        assert message.startswith("<dict>: qdisc.limit = 4294967295 must be at most 16777216"), message
+    flows = [{"name": "t", "kind": "tcp", "initial_window": 10**9, "max_window": 10**9}]
+    assert "max_window = 1000000000 must be from 1 to 1048576 packets" in raised(_dumbbell(flows=flows))
+    flows = [{"name": "t", "kind": "tcp", "count": 4_000_000_000}]
+    assert "count = 4000000000 brings the flows in all to 4000000000" in raised(_dumbbell(flows=flows))
+
+
+def test_a_sweep_over_kinds_drops_the_keys_the_new_kind_does_not_take():
+    # sfq's table: limit and divisor; red takes limit but not divisor.
+    flows = [{"name": "t", "kind": "tcp", "count": 4}, {"name": "u", "kind": "cbr", "rate": "2Mbps"}]
+    base = _dumbbell(qdisc={"kind": "sfq", "limit": 50, "divisor": 16}, flows=flows)
+    sweep = aqmlab.sweep(base, {"qdisc.kind": ["sfq", "red"]}, jobs=1, duration="1s")
+    assert sorted(sweep.runs["qdisc.kind"]) == ["red", "sfq"]

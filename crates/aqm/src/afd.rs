@@ -66,8 +66,9 @@ qdisc_params! {
     }
 }
 
-impl AfdParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for AfdParams {
+    type Qdisc = Afd;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         check::at_least("shadow", self.shadow, 1)?;
         if self.shadow > MAX_SHADOW {
@@ -103,10 +104,6 @@ impl AfdParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for AfdParams {
-    type Qdisc = Afd;
     fn build(&self, _link: &LinkInfo) -> Result<Afd, ParamError> {
         Afd::new(self.clone())
     }

@@ -25,6 +25,16 @@ macro_rules! build_of {
     };
 }
 
+/// How a registry entry validates its parameters for a link, by the same rule.
+macro_rules! validate_of {
+    ($params:ty, $p:expr, $link:expr) => {
+        <$params as QdiscParams>::validate_on($p, $link)
+    };
+    ($params:ty, $p:expr, $link:expr, $validate:path) => {
+        $validate($p, $link)
+    };
+}
+
 /// A registry entry's property-test configurations, by the same rule.
 macro_rules! configs_of {
     ($params:ty) => {
@@ -37,7 +47,7 @@ macro_rules! configs_of {
 
 macro_rules! registry {
     ($( $(#[$doc:meta])* $variant:ident = $kind:literal: $store:ty, $params:ty
-        $(, build = $build:path, configs = $configs:path)?; )*) => {
+        $(, build = $build:path, configs = $configs:path, validate = $validate:path)?; )*) => {
         /// A qdisc as a scenario names it: `kind` plus that qdisc's parameters.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind")]
@@ -79,9 +89,24 @@ macro_rules! registry {
                 }
             }
 
+            /// The most packets the qdisc holds (its `limit`; every qdisc has one,
+            /// bounded by [`crate::qdisc::check::MAX_LIMIT`] when it validates).
+            pub fn limit(&self) -> u32 {
+                match self { $( QdiscSpec::$variant(p) => p.limit, )* }
+            }
+
             /// This spec's `kind`.
             pub fn kind(&self) -> &'static str {
                 match self { $( QdiscSpec::$variant(_) => $kind, )* }
+            }
+
+            /// Every check [`QdiscSpec::build`] makes for a link of `link`'s rate,
+            /// without building: when it passes, `build` on such a link succeeds
+            /// (the flows a fair queue reads are checked where they are declared).
+            pub fn validate(&self, link: &LinkInfo) -> Result<(), ParamError> {
+                match self {
+                    $( QdiscSpec::$variant(p) => validate_of!($params, p, link $(, $validate)?), )*
+                }
             }
 
             /// Validates the parameters and builds the qdisc for a link.
@@ -170,10 +195,12 @@ registry! {
     /// Weighted fair queueing (packet-by-packet GPS) per flow or per aggregate,
     /// with a buffer manager (DropTail, DropFront, LQD, ALQD, ALQD+).
     Wfq = "wfq": Box<crate::wfq::Wfq>, crate::fq::FqParams,
-        build = crate::wfq::Wfq::new, configs = crate::wfq::property_configs;
+        build = crate::wfq::Wfq::new, configs = crate::wfq::property_configs,
+        validate = crate::wfq::Wfq::validate;
     /// Deficit round robin per flow or per aggregate, with the same buffer managers.
     Drr = "drr": Box<crate::drr::Drr>, crate::fq::FqParams,
-        build = crate::drr::Drr::new, configs = crate::drr::property_configs;
+        build = crate::drr::Drr::new, configs = crate::drr::property_configs,
+        validate = crate::drr::Drr::validate;
     /// AFD (Pan, Breslau, Prabhakar & Shenker 2003): drops by each flow's share of
     /// a shadow buffer of sampled arrivals against a fair share steered by the queue.
     Afd = "afd": Box<crate::afd::Afd>, crate::afd::AfdParams;
@@ -191,8 +218,9 @@ impl QdiscSpec {
 }
 
 /// The field names serde knows for `T`, read from what `T::deserialize` asks of a
-/// deserializer (a struct's `FIELDS`), without parsing anything.
-fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+/// deserializer (a struct's `FIELDS`), without parsing anything; empty when `T`
+/// is not read as a struct.
+pub fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     use serde::de::{self, Visitor};
     struct Probe(&'static [&'static str]);
     impl<'de> de::Deserializer<'de> for &mut Probe {
@@ -259,6 +287,31 @@ mod tests {
             let own = configs.iter().filter(|c| c.kind() == *kind).count();
             assert!(own >= 2, "{kind}: only {own} property config(s)");
         }
+    }
+
+    #[test]
+    fn every_kind_bounds_its_limit_and_validates_as_it_builds() {
+        let link = LinkInfo::new(crate::units::Rate::from_mbps(10));
+        for kind in QdiscSpec::KINDS {
+            for limit in [0, crate::qdisc::check::MAX_LIMIT + 1, u32::MAX] {
+                let text = format!("kind = \"{kind}\"\nlimit = {limit}");
+                let spec: QdiscSpec = toml::from_str(&text).unwrap();
+                let e = spec.validate(&link).unwrap_err();
+                assert_eq!(e.key, "limit", "{kind}: {e}");
+                assert!(spec.build(&link).is_err(), "{kind}");
+            }
+        }
+        for spec in QdiscSpec::property_configs() {
+            assert!(spec.validate(&link).is_ok(), "{spec:?}");
+            assert_eq!(spec.build(&link).unwrap().kind(), spec.kind());
+        }
+        // A rule of the link: BREATHe's K = rate / rate_limit counters.
+        let breathe: QdiscSpec =
+            toml::from_str("kind = \"breathe\"\nrate_limit = \"1bps\"").unwrap();
+        assert_eq!(breathe.validate(&link).unwrap_err().key, "rate_limit");
+        assert!(breathe
+            .validate(&LinkInfo::new(crate::units::Rate::from_bps(1000)))
+            .is_ok());
     }
 
     #[test]

@@ -50,16 +50,13 @@ qdisc_params! {
     }
 }
 
-impl BlueParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for BlueParams {
+    type Qdisc = Blue;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         check_step("increment", self.increment)?;
         check_step("decrement", self.decrement)
     }
-}
-
-impl QdiscParams for BlueParams {
-    type Qdisc = Blue;
     fn build(&self, _link: &LinkInfo) -> Result<Blue, ParamError> {
         Blue::new(self.clone())
     }

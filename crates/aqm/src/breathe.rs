@@ -66,26 +66,6 @@ red_params! {
 }
 
 impl BreatheParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        self.red().validate()?;
-        if let Some(c) = self.counters {
-            check::at_least("counters", c, 1)?;
-            if self.rate_limit.is_some() {
-                return Err(ParamError::new(
-                    "counters",
-                    c,
-                    "must not be given together with rate_limit (K = link rate / rate_limit)",
-                ));
-            }
-        }
-        if let Some(r) = self.rate_limit {
-            if r.bps() == 0 {
-                return Err(ParamError::new("rate_limit", r, "must be positive"));
-            }
-        }
-        Ok(())
-    }
-
     /// K for a link: from `counters`, from `rate_limit`, or the default.
     pub fn counters_for(&self, link: &LinkInfo) -> Result<usize, ParamError> {
         let k = match (self.counters, self.rate_limit) {
@@ -113,6 +93,29 @@ impl BreatheParams {
 
 impl QdiscParams for BreatheParams {
     type Qdisc = Breathe;
+    fn validate_on(&self, link: &LinkInfo) -> Result<(), ParamError> {
+        self.validate()?;
+        self.counters_for(link).map(|_| ())
+    }
+    fn validate(&self) -> Result<(), ParamError> {
+        self.red().validate()?;
+        if let Some(c) = self.counters {
+            check::at_least("counters", c, 1)?;
+            if self.rate_limit.is_some() {
+                return Err(ParamError::new(
+                    "counters",
+                    c,
+                    "must not be given together with rate_limit (K = link rate / rate_limit)",
+                ));
+            }
+        }
+        if let Some(r) = self.rate_limit {
+            if r.bps() == 0 {
+                return Err(ParamError::new("rate_limit", r, "must be positive"));
+            }
+        }
+        Ok(())
+    }
     fn build(&self, link: &LinkInfo) -> Result<Breathe, ParamError> {
         Breathe::new(self.clone(), link)
     }

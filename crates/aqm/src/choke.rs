@@ -71,8 +71,9 @@ red_params! {
     }
 }
 
-impl ChokeParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for ChokeParams {
+    type Qdisc = Choke;
+    fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         check::at_least("candidates", self.candidates, 1)?;
         if self.candidates > self.limit {
@@ -95,10 +96,6 @@ impl ChokeParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for ChokeParams {
-    type Qdisc = Choke;
     fn build(&self, link: &LinkInfo) -> Result<Choke, ParamError> {
         Choke::new(self.clone(), link)
     }

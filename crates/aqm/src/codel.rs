@@ -68,6 +68,10 @@ impl Default for CodelParams {
 
 impl QdiscParams for CodelParams {
     type Qdisc = Codel;
+    fn validate(&self) -> Result<(), ParamError> {
+        check::limit("limit", self.limit)?;
+        self.config().validate()
+    }
     fn build(&self, _link: &LinkInfo) -> Result<Codel, ParamError> {
         Codel::new(self.clone())
     }
@@ -103,11 +107,6 @@ impl CodelParams {
             mtu: self.mtu as u64,
             ecn: self.ecn,
         }
-    }
-
-    pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
-        self.config().validate()
     }
 }
 

@@ -33,14 +33,11 @@ qdisc_params! {
     }
 }
 
-impl DropTailParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        check::limit("limit", self.limit)
-    }
-}
-
 impl QdiscParams for DropTailParams {
     type Qdisc = DropTail;
+    fn validate(&self) -> Result<(), ParamError> {
+        check::limit("limit", self.limit)
+    }
     fn build(&self, _link: &LinkInfo) -> Result<DropTail, ParamError> {
         DropTail::new(self.clone())
     }

@@ -97,44 +97,7 @@ impl Default for DualPi2Params {
 
 impl QdiscParams for DualPi2Params {
     type Qdisc = DualPi2;
-    fn build(&self, _link: &LinkInfo) -> Result<DualPi2, ParamError> {
-        DualPi2::new(self.clone())
-    }
-    fn property_configs() -> Vec<Self> {
-        let ms = Dur::from_millis;
-        vec![
-            DualPi2Params {
-                limit: 8,
-                target: ms(1),
-                tupdate: ms(1),
-                step_thresh_packets: Some(2),
-                min_qlen_step: 1,
-                drop_on_overload: false,
-                drop_enqueue: true,
-                any_ect: true,
-                mtu: 100,
-                alpha: 20.0,
-                beta: 100.0,
-                ..Default::default()
-            },
-            DualPi2Params {
-                limit: 12,
-                target: ms(2),
-                tupdate: ms(2),
-                step_thresh: Dur::from_micros(200),
-                coupling_factor: 4,
-                classic_protection: 50,
-                mtu: 200,
-                alpha: 10.0,
-                beta: 50.0,
-                ..Default::default()
-            },
-        ]
-    }
-}
-
-impl DualPi2Params {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         // Linux keeps the delay error times alpha in 64 bits: 4.2 s at most.
         if self.target > Dur::from_secs(4) {
@@ -170,6 +133,40 @@ impl DualPi2Params {
             ));
         }
         check::at_least("mtu", self.mtu, 1)
+    }
+    fn build(&self, _link: &LinkInfo) -> Result<DualPi2, ParamError> {
+        DualPi2::new(self.clone())
+    }
+    fn property_configs() -> Vec<Self> {
+        let ms = Dur::from_millis;
+        vec![
+            DualPi2Params {
+                limit: 8,
+                target: ms(1),
+                tupdate: ms(1),
+                step_thresh_packets: Some(2),
+                min_qlen_step: 1,
+                drop_on_overload: false,
+                drop_enqueue: true,
+                any_ect: true,
+                mtu: 100,
+                alpha: 20.0,
+                beta: 100.0,
+                ..Default::default()
+            },
+            DualPi2Params {
+                limit: 12,
+                target: ms(2),
+                tupdate: ms(2),
+                step_thresh: Dur::from_micros(200),
+                coupling_factor: 4,
+                classic_protection: 50,
+                mtu: 200,
+                alpha: 10.0,
+                beta: 50.0,
+                ..Default::default()
+            },
+        ]
     }
 }
 

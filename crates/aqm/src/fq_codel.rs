@@ -100,6 +100,31 @@ const MAX_FLOWS: u32 = 1 << 16;
 
 impl QdiscParams for FqCodelParams {
     type Qdisc = FqCodel;
+    fn validate(&self) -> Result<(), ParamError> {
+        check::limit("limit", self.limit)?;
+        check::at_least("flows", self.flows, 1)?;
+        if self.flows > MAX_FLOWS {
+            return Err(ParamError::new(
+                "flows",
+                self.flows,
+                format!("must be at most {MAX_FLOWS}"),
+            ));
+        }
+        check::at_least("quantum", self.quantum, 1)?;
+        check::at_least("memory_limit", self.memory_limit, 1)?;
+        check::at_least("drop_batch_size", self.drop_batch_size, 1)?;
+        if self.set_associative_hash {
+            check::at_least("set_ways", self.set_ways, 1)?;
+            if !self.flows.is_multiple_of(self.set_ways) {
+                return Err(ParamError::new(
+                    "set_ways",
+                    self.set_ways,
+                    format!("must divide flows = {}", self.flows),
+                ));
+            }
+        }
+        self.config().validate()
+    }
     fn build(&self, link: &LinkInfo) -> Result<FqCodel, ParamError> {
         FqCodel::new(self.clone(), link)
     }
@@ -145,32 +170,6 @@ impl FqCodelParams {
             mtu: self.mtu as u64,
             ecn: self.ecn,
         }
-    }
-
-    pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
-        check::at_least("flows", self.flows, 1)?;
-        if self.flows > MAX_FLOWS {
-            return Err(ParamError::new(
-                "flows",
-                self.flows,
-                format!("must be at most {MAX_FLOWS}"),
-            ));
-        }
-        check::at_least("quantum", self.quantum, 1)?;
-        check::at_least("memory_limit", self.memory_limit, 1)?;
-        check::at_least("drop_batch_size", self.drop_batch_size, 1)?;
-        if self.set_associative_hash {
-            check::at_least("set_ways", self.set_ways, 1)?;
-            if !self.flows.is_multiple_of(self.set_ways) {
-                return Err(ParamError::new(
-                    "set_ways",
-                    self.set_ways,
-                    format!("must divide flows = {}", self.flows),
-                ));
-            }
-        }
-        self.config().validate()
     }
 }
 

@@ -83,25 +83,7 @@ impl Default for FredParams {
 
 impl QdiscParams for FredParams {
     type Qdisc = Fred;
-    fn build(&self, link: &LinkInfo) -> Result<Fred, ParamError> {
-        Fred::new(self.clone(), link)
-    }
-    fn property_configs() -> Vec<Self> {
-        vec![FredParams {
-            limit: 10,
-            min_th: 2.0,
-            max_th: 6.0,
-            w_q: 0.3,
-            minq: 1,
-            max_p: 0.5,
-            ecn: true,
-            ..Default::default()
-        }]
-    }
-}
-
-impl FredParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    fn validate(&self) -> Result<(), ParamError> {
         RedBlock {
             limit: self.limit,
             min_th: self.min_th,
@@ -116,6 +98,21 @@ impl FredParams {
         .validate()?;
         // maxq = min_th: below one packet no flow could queue anything.
         check::at_least("min_th", self.min_th, 1.0)
+    }
+    fn build(&self, link: &LinkInfo) -> Result<Fred, ParamError> {
+        Fred::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        vec![FredParams {
+            limit: 10,
+            min_th: 2.0,
+            max_th: 6.0,
+            w_q: 0.3,
+            minq: 1,
+            max_p: 0.5,
+            ecn: true,
+            ..Default::default()
+        }]
     }
 }
 

@@ -68,7 +68,7 @@ pub mod time;
 pub mod units;
 pub mod wfq;
 
-pub use any::{AnyQdisc, QdiscSpec};
+pub use any::{field_names, AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
 pub use monitored::{Monitored, QueueCounts};
 pub use packet::{Ecn, FlowId, Packet};

@@ -54,18 +54,15 @@ red_params! {
     }
 }
 
-impl LruRedParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for LruRedParams {
+    type Qdisc = LruRed;
+    fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         check::finite("alpha", self.alpha)?;
         check::at_least("alpha", self.alpha, 0.0)?;
         check_size("list_size", self.list_size)?;
         check_period("aging_period", self.aging_period)
     }
-}
-
-impl QdiscParams for LruRedParams {
-    type Qdisc = LruRed;
     fn build(&self, link: &LinkInfo) -> Result<LruRed, ParamError> {
         LruRed::new(self.clone(), link)
     }

@@ -66,8 +66,9 @@ red_params! {
     }
 }
 
-impl MrulParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for MrulParams {
+    type Qdisc = Mrul;
+    fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         check::finite("alpha", self.alpha)?;
         check::at_least("alpha", self.alpha, 0.0)?;
@@ -76,10 +77,6 @@ impl MrulParams {
         check_size("list_size", self.list_size)?;
         check_period("aging_period", self.aging_period)
     }
-}
-
-impl QdiscParams for MrulParams {
-    type Qdisc = Mrul;
     fn build(&self, link: &LinkInfo) -> Result<Mrul, ParamError> {
         Mrul::new(self.clone(), link)
     }

@@ -43,15 +43,12 @@ red_params! {
     }
 }
 
-impl NlredParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for NlredParams {
+    type Qdisc = Nlred;
+    fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         check::positive("max_p_scale", self.max_p_scale)
     }
-}
-
-impl QdiscParams for NlredParams {
-    type Qdisc = Nlred;
     fn build(&self, link: &LinkInfo) -> Result<Nlred, ParamError> {
         Nlred::new(self.clone(), link)
     }

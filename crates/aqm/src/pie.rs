@@ -107,6 +107,29 @@ impl Default for PieParams {
 
 impl QdiscParams for PieParams {
     type Qdisc = Pie;
+    fn validate(&self) -> Result<(), ParamError> {
+        check::limit("limit", self.limit)?;
+        if self.target.is_zero() {
+            return Err(ParamError::new("target", self.target, "must be positive"));
+        }
+        // Linux's timer cannot fire faster than a jiffy; below a microsecond the
+        // catch-up after a busy spell would cost more than it models.
+        if self.tupdate < Dur::from_micros(1) {
+            return Err(ParamError::new(
+                "tupdate",
+                self.tupdate,
+                "must be at least 1us",
+            ));
+        }
+        for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(ParamError::new(key, v, "must be a finite number >= 0"));
+            }
+        }
+        check::probability("mark_ecn_threshold", self.mark_ecn_threshold)?;
+        check::at_least("dq_threshold", self.dq_threshold, 1)?;
+        check::at_least("mtu", self.mtu, 1)
+    }
     fn build(&self, _link: &LinkInfo) -> Result<Pie, ParamError> {
         Pie::new(self.clone())
     }
@@ -138,32 +161,6 @@ impl QdiscParams for PieParams {
                 ..Default::default()
             },
         ]
-    }
-}
-
-impl PieParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        check::at_least("limit", self.limit, 1)?;
-        if self.target.is_zero() {
-            return Err(ParamError::new("target", self.target, "must be positive"));
-        }
-        // Linux's timer cannot fire faster than a jiffy; below a microsecond the
-        // catch-up after a busy spell would cost more than it models.
-        if self.tupdate < Dur::from_micros(1) {
-            return Err(ParamError::new(
-                "tupdate",
-                self.tupdate,
-                "must be at least 1us",
-            ));
-        }
-        for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(ParamError::new(key, v, "must be a finite number >= 0"));
-            }
-        }
-        check::probability("mark_ecn_threshold", self.mark_ecn_threshold)?;
-        check::at_least("dq_threshold", self.dq_threshold, 1)?;
-        check::at_least("mtu", self.mtu, 1)
     }
 }
 

@@ -209,6 +209,15 @@ pub trait Qdisc {
 pub trait QdiscParams: Sized {
     /// The qdisc these parameters build.
     type Qdisc: Qdisc;
+    /// Every check [`QdiscParams::build`] makes of the parameters alone, without
+    /// building anything (a scenario's validation calls it through the registry).
+    fn validate(&self) -> Result<(), ParamError>;
+    /// The checks that need the link as well (BREATHe's K = link rate /
+    /// `rate_limit`): when this passes, `build` on a link of the same rate
+    /// succeeds. The parameters' own checks unless overridden.
+    fn validate_on(&self, _link: &LinkInfo) -> Result<(), ParamError> {
+        self.validate()
+    }
     /// Validates the parameters and builds the qdisc for a link.
     fn build(&self, link: &LinkInfo) -> Result<Self::Qdisc, ParamError>;
     /// Configurations for the property tests (`tests/properties.rs`) besides the

@@ -37,8 +37,9 @@ red_params! {
     }
 }
 
-impl RedParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for RedParams {
+    type Qdisc = Red;
+    fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
         if self.adaptive && self.adapt_interval.is_zero() {
             return Err(ParamError::new(
@@ -49,10 +50,6 @@ impl RedParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for RedParams {
-    type Qdisc = Red;
     fn build(&self, link: &LinkInfo) -> Result<Red, ParamError> {
         Red::new(self.clone(), link)
     }

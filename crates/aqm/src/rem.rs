@@ -68,8 +68,9 @@ qdisc_params! {
     }
 }
 
-impl RemParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for RemParams {
+    type Qdisc = Rem;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         for (key, v) in [
             ("gamma", self.gamma),
@@ -105,10 +106,6 @@ impl RemParams {
         }
         check::at_least("mean_pkt_size", self.mean_pkt_size, 1)
     }
-}
-
-impl QdiscParams for RemParams {
-    type Qdisc = Rem;
     fn build(&self, link: &LinkInfo) -> Result<Rem, ParamError> {
         Rem::new(self.clone(), link)
     }

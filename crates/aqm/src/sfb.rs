@@ -100,8 +100,9 @@ qdisc_params! {
     }
 }
 
-impl SfbParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for SfbParams {
+    type Qdisc = Sfb;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         check_bin_table(self.levels, self.bins)?;
         check::at_least("bin_size", self.bin_size, 1)?;
@@ -125,10 +126,6 @@ impl SfbParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for SfbParams {
-    type Qdisc = Sfb;
     fn build(&self, link: &LinkInfo) -> Result<Sfb, ParamError> {
         Sfb::new(self.clone(), link)
     }

@@ -94,8 +94,9 @@ red_params! {
 /// The most bins an SFQ may have (Linux's largest `divisor`).
 const MAX_DIVISOR: u32 = 1 << 16;
 
-impl SfqParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for SfqParams {
+    type Qdisc = Sfq;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         check::at_least("depth", self.depth, 1)?;
         check::at_least("divisor", self.divisor, 1)?;
@@ -120,10 +121,6 @@ impl SfqParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for SfqParams {
-    type Qdisc = Sfq;
     fn build(&self, link: &LinkInfo) -> Result<Sfq, ParamError> {
         Sfq::new(self.clone(), link)
     }

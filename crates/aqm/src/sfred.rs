@@ -65,8 +65,9 @@ red_params! {
     }
 }
 
-impl SfredParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
+impl QdiscParams for SfredParams {
+    type Qdisc = Sfred;
+    fn validate(&self) -> Result<(), ParamError> {
         check::limit("limit", self.limit)?;
         check_bin_table(self.levels, self.bins)?;
         self.red().validate()?;
@@ -86,10 +87,6 @@ impl SfredParams {
         }
         Ok(())
     }
-}
-
-impl QdiscParams for SfredParams {
-    type Qdisc = Sfred;
     fn build(&self, link: &LinkInfo) -> Result<Sfred, ParamError> {
         Sfred::new(self.clone(), link)
     }

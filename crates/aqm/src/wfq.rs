@@ -116,7 +116,7 @@ impl WfqScheduler {
 impl Scheduler for WfqScheduler {
     const KIND: SchedulerKind = SchedulerKind::Wfq;
 
-    fn new(params: &FqParams, link: &LinkInfo<'_>) -> Result<Self, ParamError> {
+    fn check_link(link: &LinkInfo<'_>) -> Result<(), ParamError> {
         if link.rate.bps() == 0 {
             return Err(ParamError::new(
                 "rate",
@@ -124,6 +124,11 @@ impl Scheduler for WfqScheduler {
                 "of the link must be positive: wfq's virtual time runs at it",
             ));
         }
+        Ok(())
+    }
+
+    fn new(params: &FqParams, link: &LinkInfo<'_>) -> Result<Self, ParamError> {
+        Self::check_link(link)?;
         Ok(WfqScheduler {
             rate: link.rate.as_f64() / 8e9,
             per_packet: params.tags_every_packet(),

@@ -3,7 +3,7 @@
 //! model become warnings in the results.
 
 use crate::plane::PORT_BASE;
-use sim::scenario::{FlowKind, KeyPath, Topology};
+use sim::scenario::{FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::{Scenario, ScenarioError};
 
 /// The highest bottleneck rate at which the emulator was measured to keep time
@@ -68,11 +68,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ),
         ));
     }
-    let total: usize = f
-        .flows
-        .iter()
-        .map(|g| g.get_ref().count.unwrap_or(1) as usize)
-        .sum();
+    let total: usize = f.flows.iter().map(|g| g.get_ref().count as usize).sum();
     if total > MAX_FLOWS {
         return Err(s.error(format!(
             "{total} flows in all; the emulator gives each a port and has room for {MAX_FLOWS}"
@@ -90,8 +86,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     for (i, g) in f.flows.iter().enumerate() {
         let spec = g.get_ref();
         let at = KeyPath::top("flows").index(i);
-        let kind = spec.kind.expect("validated");
-        let size = spec.packet_size.unwrap_or(1000);
+        let kind = spec.kind();
+        let size = spec.packet_size;
         if size > crate::netns::MTU {
             return Err(s.error_at(
                 &at.key("packet_size"),
@@ -110,10 +106,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
-        if kind != FlowKind::Tcp {
+        let Traffic::Tcp(tcp) = &spec.traffic else {
             plan.congestion.push(None);
             continue;
-        }
+        };
         if size < MIN_TCP_PACKET {
             return Err(s.error_at(
                 &at.key("packet_size"),
@@ -123,7 +119,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
-        let variant = serde_json::to_value(spec.variant.unwrap_or_default())
+        let variant = serde_json::to_value(tcp.variant)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
@@ -133,7 +129,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 format!("flows[{i}].variant = \"{variant}\" has no Linux congestion control"),
             ));
         };
-        let ecn = spec.ecn.unwrap_or(false);
+        let ecn = spec.ecn;
         match first {
             None => first = Some((i, sack, ecn)),
             Some((j, sack0, _)) if sack0 != sack => {
@@ -161,14 +157,19 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         plan.sack = sack;
         plan.ecn = ecn;
         plan.congestion.push(Some(cc));
+        // Keys other than their defaults (or written, for those without one).
+        let d = TcpKeys::default();
         let ignored = [
-            ("initial_window", spec.initial_window.is_some()),
-            ("min_rto", spec.min_rto.is_some()),
-            ("delayed_ack", spec.delayed_ack.is_some()),
-            ("delack_timeout", spec.delack_timeout.is_some()),
-            ("limited_transmit", spec.limited_transmit.is_some()),
-            ("counting", spec.counting.is_some()),
-            ("hystart", spec.hystart.is_some()),
+            ("initial_window", tcp.initial_window != d.initial_window),
+            ("min_rto", tcp.min_rto != d.min_rto),
+            ("delayed_ack", tcp.delayed_ack != d.delayed_ack),
+            ("delack_timeout", tcp.delack_timeout.is_some()),
+            (
+                "limited_transmit",
+                tcp.limited_transmit != d.limited_transmit,
+            ),
+            ("counting", tcp.counting != d.counting),
+            ("hystart", tcp.hystart.is_some()),
         ];
         for (key, set) in ignored {
             if set {

@@ -294,7 +294,8 @@ fn run_json(
 }
 
 /// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
-/// build the network) without simulating it: a sweep checks every point before it
+/// and the memory it needs) without building or simulating it: a scenario that
+/// validates builds, and a sweep checks every point before it
 /// starts one, so a typo in the last point does not cost the runs before it.
 /// Returns what the run would simulate as JSON ([`Scenario::simulated`]), for a
 /// sweep to find an axis that changes nothing.
@@ -309,14 +310,13 @@ fn check_json(
 ) -> PyResult<String> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
     let s = configure(s, seed, duration, warmup)?;
-    py.detach(|| Simulation::new(&s).map(drop))
-        .map_err(Error::from)?;
+    py.detach(|| fits_in_memory(&s)).map_err(Error::from)?;
     Ok(s.simulated().to_string())
 }
 
 /// Checks a scenario file, or a built-in scenario by name, as
-/// `run_builtin_or_path` would (parse, validate, build the network) without
-/// simulating it: a sweep over a file checks the file first, so its errors name
+/// `run_builtin_or_path` would (parse, validate, and the memory it needs)
+/// without building or simulating it: a sweep over a file checks the file first, so its errors name
 /// the file and the line.
 #[pyfunction]
 #[pyo3(signature = (arg=None, duration=None, warmup=None))]
@@ -328,8 +328,7 @@ fn check_source(
 ) -> PyResult<()> {
     let s = sim::load(arg).map_err(Error::from)?;
     let s = configure(s, None, duration, warmup)?;
-    py.detach(|| Simulation::new(&s).map(drop))
-        .map_err(Error::from)?;
+    py.detach(|| fits_in_memory(&s)).map_err(Error::from)?;
     Ok(())
 }
 
@@ -490,6 +489,27 @@ fn qdisc_kinds() -> Vec<&'static str> {
     aqm::QdiscSpec::KINDS.to_vec()
 }
 
+/// The memory check `Simulation::new` makes first; what else it could refuse
+/// was refused when the scenario validated.
+fn fits_in_memory(s: &Scenario) -> Result<(), sim::ScenarioError> {
+    sim::build::memory::check(s, s.total_flows())
+}
+
+/// The keys a `[qdisc]` of `kind` takes besides `kind` (its parameters' names,
+/// from the registry); a `ValueError` for a kind there is not.
+#[pyfunction]
+fn qdisc_keys(kind: &str) -> PyResult<Vec<&'static str>> {
+    aqm::QdiscSpec::keys(kind)
+        .map(<[_]>::to_vec)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "no qdisc kind \"{kind}\" (kinds: {})",
+                aqm::QdiscSpec::KINDS.join(", ")
+            ))
+            .into()
+        })
+}
+
 /// Simulated time against a run's end as the progress bars show it
 /// (`12.3 s / 300 s`).
 #[pyfunction]
@@ -545,6 +565,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_listing, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_text, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_keys, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_help, m)?)?;
     m.add_function(wrap_pyfunction!(progress_text, m)?)?;
     m.add_function(wrap_pyfunction!(tc_table, m)?)?;

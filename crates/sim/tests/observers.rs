@@ -309,7 +309,8 @@ fn monitor_errors_name_the_key() {
         "{e}"
     );
     assert!(e.starts_with("s.toml:12:"), "{e}");
-    let s = Scenario::from_toml(
+    // Found when the scenario is read, not first when the network is built.
+    let e = Scenario::from_toml(
         &dumbbell(
             "1Mbps",
             "kind = \"red\"",
@@ -318,8 +319,8 @@ fn monitor_errors_name_the_key() {
         ),
         "s.toml",
     )
-    .unwrap();
-    let e = sim::Simulation::new(&s).err().unwrap().to_string();
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("monitor.links names \"left->nowhere\", which is not a monitored link direction (monitored: left->right, right->left)"),
         "{e}"

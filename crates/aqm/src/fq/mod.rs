@@ -227,7 +227,7 @@ impl FqParams {
     }
 
     pub fn validate(&self, kind: SchedulerKind) -> Result<Validated, ParamError> {
-        check::at_least("limit", self.limit, 1)?;
+        check::limit("limit", self.limit)?;
         match (kind, self.quantum) {
             (SchedulerKind::Wfq, Some(q)) => {
                 return Err(ParamError::new(
@@ -353,6 +353,10 @@ impl FqParams {
 pub trait Scheduler: Sized {
     const KIND: SchedulerKind;
     fn new(params: &FqParams, link: &LinkInfo<'_>) -> Result<Self, ParamError>;
+    /// What `new` requires of the link (WFQ: a positive rate).
+    fn check_link(_link: &LinkInfo<'_>) -> Result<(), ParamError> {
+        Ok(())
+    }
     /// Class `c` was just created (perhaps in a reused slot): reset its state.
     fn created(&mut self, c: ClassId, classes: &Classes);
     /// Brings the scheduler's clock to `now` (WFQ's virtual time); called first in
@@ -385,6 +389,13 @@ pub struct FairQueue<S> {
 }
 
 impl<S: Scheduler> FairQueue<S> {
+    /// Every check `new` makes, without building: the parameters for this
+    /// scheduler and what it requires of the link.
+    pub fn validate(params: &FqParams, link: &LinkInfo<'_>) -> Result<(), ParamError> {
+        params.validate(S::KIND)?;
+        S::check_link(link)
+    }
+
     pub fn new(params: FqParams, link: &LinkInfo<'_>) -> Result<Self, ParamError> {
         let v = params.validate(S::KIND)?;
         let classes = Classes::new(params.classify, params.limit, link, &v.overrides)?;

@@ -5,7 +5,7 @@ use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
 use crate::flow::{Endpoints, Flow, FlowDrops, TimerSlot, UdpEnd};
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::udp::{Distribution, Pattern, UdpConfig, UdpSource};
+use crate::udp::{Pattern, UdpConfig, UdpSource};
 use aqm::{rng, Dur, Rate, Time};
 use rand::Rng as _;
 
@@ -35,7 +35,7 @@ pub fn count(s: &Scenario) -> Result<usize, ScenarioError> {
         .file
         .flows
         .iter()
-        .map(|g| g.get_ref().count.unwrap_or(1) as usize)
+        .map(|g| g.get_ref().count as usize)
         .sum();
     if total > MAX_FLOWS {
         return Err(s.error(format!(
@@ -72,48 +72,9 @@ fn mean_rate(initial: Rate, schedule: &[(Time, Rate)], from: Time, to: Time) -> 
 
 /// The configuration a group's flows share.
 fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
-    let kind = spec.kind.expect("validated");
-    let packet_size = spec.packet_size.unwrap_or(1000);
-    let defaults = TcpConfig::default();
-    let tcp = TcpConfig {
-        variant: spec.variant.unwrap_or(defaults.variant),
-        packet_size,
-        max_window: spec.max_window.unwrap_or(defaults.max_window),
-        initial_window: spec.initial_window.unwrap_or(defaults.initial_window),
-        min_rto: spec.min_rto.unwrap_or(defaults.min_rto),
-        delayed_ack: spec.delayed_ack.unwrap_or(false),
-        delack_timeout: spec.delack_timeout.unwrap_or(defaults.delack_timeout),
-        limited_transmit: spec.limited_transmit.unwrap_or(false),
-        newreno_timer: spec.newreno_timer.unwrap_or(defaults.newreno_timer),
-        reno_bugfix: spec.reno_bugfix.unwrap_or(defaults.reno_bugfix),
-        ecn: spec.ecn.unwrap_or(false),
-        counting: spec.counting.unwrap_or_default(),
-        hystart: spec.hystart.unwrap_or(false),
-        object_size: spec.object_size,
-        think: spec.think.unwrap_or(Dur::ZERO),
-        ..defaults
-    };
-    let schedule: Vec<(Time, Rate)> = spec
-        .schedule
-        .iter()
-        .flatten()
-        .map(|st| (Time::ZERO + st.at, st.rate))
-        .collect();
-    let udp = (!kind.is_tcp()).then(|| UdpConfig {
-        pattern: match kind {
-            FlowKind::Poisson => Pattern::Poisson,
-            FlowKind::Onoff => Pattern::OnOff {
-                on: spec.on.expect("validated"),
-                off: spec.off.expect("validated"),
-                dist: spec.distribution.unwrap_or(Distribution::Exponential),
-                shape: spec.shape.unwrap_or(1.5),
-            },
-            _ => Pattern::Cbr,
-        },
-        packet_size,
-        rate: spec.rate.unwrap_or_default(),
-        schedule,
-    });
+    let kind = spec.kind();
+    let tcp = spec.tcp_config();
+    let udp = spec.udp_config();
     let demand_bps = match &udp {
         None => f64::INFINITY,
         Some(u) => {
@@ -129,11 +90,11 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         kind,
         tcp,
         udp,
-        weight: spec.weight.unwrap_or(1.0),
+        weight: spec.weight,
         stop: spec.stop.map(|d| Time::ZERO + d),
         demand_bps,
         first: 0,
-        count: spec.count.unwrap_or(1),
+        count: spec.count,
     }
 }
 
@@ -157,13 +118,13 @@ pub fn build(
             let id = flows.len();
             let (fwd, rev) = flow_routes[id];
             let mut frng = rng::stream(f.seed, STREAM_FLOW + id as u64);
-            let spread = spec.start_spread.unwrap_or(Dur::from_secs(1));
+            let spread = spec.start_spread;
             let jitter = if spread.is_zero() {
                 Dur::ZERO
             } else {
                 Dur::from_nanos(frng.gen_range(0..spread.as_nanos()))
             };
-            let start = Time::ZERO + spec.start.unwrap_or(Dur::ZERO) + jitter;
+            let start = Time::ZERO + spec.start + jitter;
             let endpoints = match &group.udp {
                 None => Endpoints::Tcp {
                     sender: Box::new(TcpSender::new(&group.tcp)),

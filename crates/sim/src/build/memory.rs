@@ -87,28 +87,29 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     let capacity = shared_capacity(s);
     for g in &f.flows {
         let g = g.get_ref();
-        let count = g.count.unwrap_or(1) as u64;
-        if g.kind.is_some_and(|k| k.is_tcp()) {
+        let count = g.count as u64;
+        let tcp = g.kind().is_tcp().then(|| g.tcp_config());
+        if let Some(t) = &tcp {
             // A sender's window in flight: its first window whole, and what it
             // can grow to with ACKs, which the shared links' capacity bounds.
-            let max = g.max_window.unwrap_or(131) as u64;
-            let initial = (g.initial_window.unwrap_or(1) as u64).min(max);
+            let max = t.max_window as u64;
+            let initial = (t.initial_window as u64).min(max);
             let w = initial.max(max.min(capacity.saturating_add(2 * initial)));
             windows = windows.saturating_add(count.saturating_mul(w));
         }
-        let per = match (g.kind.is_some_and(|k| k.is_tcp()), g.rate) {
-            (true, _) => 2 * g.max_window.unwrap_or(131) as u64,
-            (false, Some(rate)) => {
-                let size = g.packet_size.unwrap_or(1000).max(1) as f64;
+        let per = match (&tcp, g.rate()) {
+            (Some(t), _) => 2 * t.max_window as u64,
+            (None, Some(rate)) => {
+                let size = g.packet_size.max(1) as f64;
                 let peak = g
-                    .schedule
-                    .iter()
+                    .schedule()
+                    .into_iter()
                     .flatten()
                     .map(|st| st.rate.as_f64())
                     .fold(rate.as_f64(), f64::max);
                 (peak * secs / (8.0 * size)).min(1e15) as u64
             }
-            (false, None) => 0,
+            (None, None) => 0,
         };
         packets = packets.saturating_add(count.saturating_mul(per));
     }
@@ -131,12 +132,15 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     }
 }
 
+/// A link's queue when the scenario names none: DropTail's default limit.
+const DEFAULT_LIMIT: u64 = 1000;
+
 /// Packets the shared links can hold: twice each one's queue limit and pipe
 /// (rate x delay in 1000-byte packets). A dumbbell's access links are each one
 /// flow's own and are left out.
 fn shared_capacity(s: &Scenario) -> u64 {
     let f = &s.file;
-    let limit = |q: Option<&aqm::QdiscSpec>| q.map_or(1000, packet_limit);
+    let limit = |q: Option<&aqm::QdiscSpec>| q.map_or(DEFAULT_LIMIT, |q| q.limit() as u64);
     let pipe = |rate: aqm::Rate, delay: aqm::Dur| {
         (rate.as_f64() * delay.as_secs_f64() / 8000.0) as u64 + 1
     };
@@ -159,14 +163,6 @@ fn shared_capacity(s: &Scenario) -> u64 {
             .fold(0u64, u64::saturating_add),
     };
     held.saturating_mul(2)
-}
-
-/// A qdisc's `limit` in packets (every qdisc has one; 1000 is DropTail's default).
-fn packet_limit(q: &aqm::QdiscSpec) -> u64 {
-    toml::Value::try_from(q)
-        .ok()
-        .and_then(|v| v.get("limit").and_then(toml::Value::as_integer))
-        .map_or(1000, |l| l.max(0) as u64)
 }
 
 /// The memory a run may use: `AQMLAB_MEMORY_LIMIT`, else the smallest of the
@@ -291,7 +287,30 @@ fn gib(bytes: u64) -> String {
 /// An error when a run of `s` would need more memory than there is.
 pub fn check(s: &Scenario, total_flows: usize) -> Result<(), ScenarioError> {
     let budget = budget().map_err(|m| s.error(m))?;
-    check_within(s, total_flows, budget)
+    check_within(s, total_flows, budget)?;
+    // Ask for the memory once, untouched (the pages are not used, so this costs
+    // nothing): a limit the files above do not show (a `ulimit -v` set after
+    // start, an allocator's own cap) is an error here instead of an abort later.
+    // Above the address space a process can map, the estimate is refused too.
+    let wanted = estimate(s, total_flows)
+        .bytes
+        .saturating_mul(MARGIN_QUARTERS)
+        / 4;
+    let probe = usize::try_from(wanted).ok().and_then(|n| {
+        let mut v = Vec::<u8>::new();
+        v.try_reserve_exact(n).ok()?;
+        // Kept opaque, so the compiler cannot drop the allocation as unused.
+        Some(std::hint::black_box(v).capacity())
+    });
+    if probe.is_none() {
+        return Err(s.error(format!(
+            "this run needs about {} of memory with a margin of a quarter, and this \
+             process cannot allocate that much (AQMLAB_MEMORY_LIMIT does not raise what \
+             the system allows)",
+            gib(wanted)
+        )));
+    }
+    Ok(())
 }
 
 /// An error when a run of `s` would need more than `budget` bytes.
@@ -382,6 +401,29 @@ mod tests {
         let s = windowed(10);
         assert!(check_within(&s, 100, Some(small)).is_err());
         assert!(check_within(&s, 100, Some(small / 4 * 5 + 4)).is_ok());
+    }
+
+    #[test]
+    fn every_qdiscs_limit_is_counted() {
+        // An unresponsive source of 10 Gbit/s into 1 Mbit/s fills whatever queue
+        // the bottleneck has: its limit bounds the packets held.
+        let flooded = |qdisc: &str| {
+            let text = format!(
+                "name = \"q\"\nduration = \"10s\"\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"10Gbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"1Mbps\", delay = \"1ms\" }}\n[qdisc]\n{qdisc}\n\
+                 [[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"10Gbps\"\n"
+            );
+            estimate(&Scenario::from_toml(&text, "q.toml").unwrap(), 1).bytes
+        };
+        for kind in ["codel", "fq_codel", "pie", "wfq", "drr", "red", "sfq"] {
+            let small = flooded(&format!("kind = \"{kind}\"\nlimit = 100"));
+            let big = flooded(&format!("kind = \"{kind}\"\nlimit = {}", 1 << 22));
+            assert!(
+                big - small >= (1 << 22) * PER_PACKET,
+                "{kind}: {small} {big}"
+            );
+        }
     }
 
     #[test]

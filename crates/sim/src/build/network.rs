@@ -289,7 +289,7 @@ impl Network {
             let spec = g.get_ref();
             let rate = spec.access_rate.unwrap_or(access.rate);
             let delay = spec.access_delay.unwrap_or(access.delay);
-            for _ in 0..spec.count.unwrap_or(1) {
+            for _ in 0..spec.count {
                 // Hosts `s{i}` and `r{i}` of flow `i`, as `Nodes::name` names them.
                 let i = flow_routes.len() as u32;
                 let (sn, rn) = (2 + 2 * i, 3 + 2 * i);
@@ -383,7 +383,7 @@ impl Network {
             // The group's flows share one copy of its two routes.
             let fwd = routes.push(&fwd);
             let rev = routes.push(&rev);
-            for _ in 0..spec.count.unwrap_or(1) {
+            for _ in 0..spec.count {
                 flow_routes.push((fwd, rev));
             }
         }

@@ -6,15 +6,15 @@
 //! later (`min_th > max_th`, a flow to a node that does not exist). The example in
 //! the README is the contract for key names.
 
-use crate::tcp::{Counting, NewRenoTimer, Variant};
-use crate::udp::Distribution;
 use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod flow_spec;
 mod monitor;
 mod no_ops;
 mod place;
+mod shape;
 
 /// A parser's message fit for one line of a terminal: control characters (an
 /// escape sequence in an unknown key) escaped, and a quoted name longer than 80
@@ -52,10 +52,15 @@ fn printable(message: &str) -> String {
 const ALIASES: [(&str, &str); 2] = [("drop_batch_size", "drop_batch"), ("tupdate", "t_update")];
 mod qdisc_table;
 mod validate;
+mod validate_net;
 
+pub use flow_spec::{FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
 pub use monitor::Monitor;
 
-use place::{blame_qdisc_key, is_qdisc, line_at, value_at, Spans};
+use place::{
+    blame_flow_key, blame_qdisc_key, is_flow, is_qdisc, line_at, narrow_flow_key, unknown_flow_key,
+    value_at, Spans,
+};
 pub use place::{KeyPath, ScenarioError, Step};
 
 /// A flow without an `aggregate` is an aggregate of its own: `OWN_AGGREGATE + id`,
@@ -248,56 +253,6 @@ pub struct RateStep {
     pub rate: Rate,
 }
 
-/// A group of identical flows (`[[flows]]`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    pub name: String,
-    pub kind: Option<FlowKind>,
-    pub count: Option<u32>,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub packet_size: Option<u32>,
-    pub start: Option<Dur>,
-    pub start_spread: Option<Dur>,
-    pub stop: Option<Dur>,
-    /// The aggregate the group's flows belong to (aggregate scheduling); each
-    /// flow is an aggregate of its own when absent. Below 2^31.
-    pub aggregate: Option<u32>,
-    /// Each flow's scheduling weight (fair queueing); 1 when absent.
-    pub weight: Option<f64>,
-    pub access_delay: Option<Dur>,
-    pub access_rate: Option<Rate>,
-    pub variant: Option<Variant>,
-    pub max_window: Option<u32>,
-    pub initial_window: Option<u32>,
-    pub min_rto: Option<Dur>,
-    pub delayed_ack: Option<bool>,
-    /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
-    pub delack_timeout: Option<Dur>,
-    /// RFC 3042 limited transmit.
-    pub limited_transmit: Option<bool>,
-    /// NewReno: restart the retransmission timer on the first partial ACK of a
-    /// recovery only (`"impatient"`, the default) or on every one.
-    pub newreno_timer: Option<NewRenoTimer>,
-    /// Reno: no second fast retransmit within a window (ns-2's `bugFix_`; default on).
-    pub reno_bugfix: Option<bool>,
-    /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
-    /// ignores marks (an unresponsive flow a marking queue cannot slow down).
-    pub ecn: Option<bool>,
-    pub counting: Option<Counting>,
-    /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
-    pub hystart: Option<bool>,
-    pub object_size: Option<u32>,
-    pub think: Option<Dur>,
-    pub rate: Option<Rate>,
-    pub schedule: Option<Vec<RateStep>>,
-    pub on: Option<Dur>,
-    pub off: Option<Dur>,
-    pub distribution: Option<Distribution>,
-    pub shape: Option<f64>,
-}
-
 /// A parsed scenario and the text it came from (for error lines).
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -317,11 +272,17 @@ impl Scenario {
     /// dict): the same keys and checks as TOML, errors without line numbers.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
         let origin = "<dict>";
-        let value: toml::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
+        let error = |message: String| ScenarioError {
             origin: origin.into(),
             line: None,
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| error(e.to_string()))?;
+        if let Some(message) = shape::json_integer_too_large(&json, KeyPath::default()) {
+            return Err(error(message));
+        }
+        let value: toml::Value = serde_json::from_value(json).map_err(|e| error(e.to_string()))?;
         let text = toml::to_string(&value).map_err(|e| ScenarioError {
             origin: origin.into(),
             line: None,
@@ -353,6 +314,10 @@ impl Scenario {
                 m => m.to_string(),
             };
             let (line, message) = match e.span() {
+                Some(span) if message.contains("number too large to fit in target type") => (
+                    lines_known.then(|| line_at(text, span.start)),
+                    shape::integer_too_large(text, span.start).unwrap_or(message),
+                ),
                 Some(span) => Self::place_parse_error(text, span, message, lines_known),
                 None => (None, message),
             };
@@ -368,6 +333,7 @@ impl Scenario {
             source: text.to_string(),
             lines_known,
         };
+        s.refuse_arrays_for_tables()?;
         s.validate()?;
         Ok(s)
     }
@@ -395,11 +361,31 @@ impl Scenario {
             .strip_prefix("unknown field `")
             .and_then(|r| r.split('`').next())
             .map(str::to_string);
+        let root = || toml::from_str::<toml::Table>(text).ok();
+        let mut message = message;
         if let Some(key) = named {
             if path.0.last() == Some(&Step::Key(key.clone())) {
                 table.0.pop();
             } else {
+                if is_flow(&path) {
+                    let root = root();
+                    let group = root.as_ref().and_then(|r| value_at(r, &path)?.as_table());
+                    if let Some(m) = group.and_then(|t| unknown_flow_key(t, &key)) {
+                        message = m;
+                    }
+                }
                 path = path.key(&key);
+            }
+        } else if is_flow(&path) {
+            // serde read the group's own keys whole (its `kind` picks them).
+            let root = root();
+            let group = root.as_ref().and_then(|r| value_at(r, &path)?.as_table());
+            if let Some((key, value)) = group.and_then(|t| {
+                let key = blame_flow_key(t, &message)?;
+                Some((key.clone(), t.get(&key)?.clone()))
+            }) {
+                path = narrow_flow_key(path, &key, &value, &message);
+                table = path.clone();
             }
         } else if is_qdisc(&path) {
             // serde read the qdisc table whole (its `kind` picks the type): find

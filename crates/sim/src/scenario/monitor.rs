@@ -62,7 +62,12 @@ impl Scenario {
     }
 
     /// An error about `monitor.KEY` (element `index` of it, for a list).
-    fn monitor_error(&self, key: &str, index: Option<usize>, message: String) -> ScenarioError {
+    pub(super) fn monitor_error(
+        &self,
+        key: &str,
+        index: Option<usize>,
+        message: String,
+    ) -> ScenarioError {
         let mut path = KeyPath::top("monitor").key(key);
         if let Some(i) = index {
             path = path.index(i);

@@ -9,7 +9,7 @@
 //! are warnings, which `aqmlab run` prints on stderr and `aqmlab.run` raises as
 //! `RuntimeWarning`s.
 
-use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology};
+use super::{KeyPath, Scenario, ScenarioError, Topology, Traffic};
 use aqm::{Dur, QdiscSpec};
 
 /// How bad a finding is.
@@ -246,8 +246,7 @@ impl Scenario {
                     message: format!("flows[{i}] ({name}): {message}"),
                 })
             };
-            let start = spec.start.unwrap_or(Dur::ZERO);
-            let spread = spec.start_spread.unwrap_or(Dur::from_secs(1));
+            let (start, spread) = (spec.start, spec.start_spread);
             let stop = spec.stop.unwrap_or(Dur::MAX);
             if start >= duration {
                 say(
@@ -260,7 +259,7 @@ impl Scenario {
                 );
                 continue;
             }
-            if !spread.is_zero() && start + spread > duration && spec.count != Some(0) {
+            if !spread.is_zero() && start + spread > duration && spec.count != 0 {
                 say(
                     Severity::Warning,
                     "start_spread",
@@ -282,8 +281,8 @@ impl Scenario {
             } else {
                 measured = true;
             }
-            if spec.kind == Some(FlowKind::Onoff) {
-                if let Some(on) = spec.on.filter(|&on| on >= duration) {
+            if let Traffic::Onoff(k) = &spec.traffic {
+                if let Some(on) = k.on.filter(|&on| on >= duration) {
                     say(
                         Severity::Warning,
                         "on",
@@ -294,7 +293,7 @@ impl Scenario {
                     );
                 }
             }
-            if let Some(steps) = &spec.schedule {
+            if let Some(steps) = spec.schedule() {
                 if let Some(late) = steps.iter().find(|s| s.at >= duration) {
                     say(
                         Severity::Warning,

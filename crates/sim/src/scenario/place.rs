@@ -14,6 +14,7 @@
 //! A scenario given as a dict (Python) has no lines its author wrote; its errors
 //! name the key path only.
 
+use super::{FlowSpec, OnoffKeys, RateStep, TcpKeys, UdpKeys, WebKeys};
 use aqm::QdiscSpec;
 use serde::Deserialize;
 use std::fmt;
@@ -289,6 +290,112 @@ pub(crate) fn blame_qdisc_key(table: &toml::Table, message: &str) -> Option<Stri
                 .is_err_and(|e| e.message().trim() == message)
         })
         .map(|(k, _)| k.clone())
+}
+
+/// The key of a flow group's table (as plain TOML) whose value alone gives the
+/// error `message`: each key is read with the group's `name` and `kind` and
+/// nothing else (every other key has a default or is checked later). `None`
+/// when no single key does.
+pub(crate) fn blame_flow_key(table: &toml::Table, message: &str) -> Option<String> {
+    let base: toml::Table = ["name", "kind"]
+        .iter()
+        .filter_map(|k| Some((k.to_string(), table.get(*k)?.clone())))
+        .collect();
+    let fails_alone = |alone: toml::Table| {
+        FlowSpec::deserialize(toml::Value::Table(alone))
+            .is_err_and(|e| e.message().trim() == message)
+    };
+    if fails_alone(base.clone()) {
+        return Some(
+            if table.contains_key("kind") {
+                "kind"
+            } else {
+                "name"
+            }
+            .into(),
+        );
+    }
+    table
+        .iter()
+        .filter(|(k, _)| !base.contains_key(*k))
+        .find(|(k, v)| {
+            let mut alone = base.clone();
+            alone.insert((*k).clone(), (*v).clone());
+            fails_alone(alone)
+        })
+        .map(|(k, _)| k.clone())
+}
+
+/// A flow group's unknown `key`, reworded: a key of another kind does not apply
+/// to this one; any other is unknown. Either way the kind's own keys are named.
+pub(crate) fn unknown_flow_key(table: &toml::Table, key: &str) -> Option<String> {
+    let kind = table.get("kind")?.as_str()?;
+    let own: &[&str] = match kind {
+        "tcp" => aqm::field_names::<TcpKeys>(),
+        "web" => aqm::field_names::<WebKeys>(),
+        "cbr" | "poisson" => aqm::field_names::<UdpKeys>(),
+        "onoff" => aqm::field_names::<OnoffKeys>(),
+        _ => return None,
+    };
+    let elsewhere = [
+        aqm::field_names::<WebKeys>(),
+        aqm::field_names::<OnoffKeys>(),
+    ]
+    .iter()
+    .any(|keys| keys.contains(&key));
+    let takes = format!(
+        "kind = \"{kind}\" takes {} besides the keys every group takes",
+        own.join(", ")
+    );
+    Some(if elsewhere {
+        format!(
+            "{key} does not apply to kind = \"{kind}\" (its own keys: {})",
+            own.join(", ")
+        )
+    } else {
+        format!("unknown field `{key}` ({takes})")
+    })
+}
+
+/// `path.key`, or deeper where the key's value is a `schedule` (an array of
+/// tables read whole with the group): the step, and its key, that alone gives
+/// `message`.
+pub(crate) fn narrow_flow_key(
+    path: KeyPath,
+    key: &str,
+    value: &toml::Value,
+    message: &str,
+) -> KeyPath {
+    let path = path.key(key);
+    let (Some(items), "schedule") = (value.as_array(), key) else {
+        return path;
+    };
+    let fails = |r: Result<(), toml::de::Error>| r.is_err_and(|e| e.message().trim() == message);
+    for (j, item) in items.iter().enumerate() {
+        if !fails(RateStep::deserialize(item.clone()).map(drop)) {
+            continue;
+        }
+        let step = item.as_table().and_then(|t| {
+            t.iter().find_map(|(k, v)| {
+                let bad = match k.as_str() {
+                    "at" => fails(aqm::Dur::deserialize(v.clone()).map(drop)),
+                    "rate" => fails(aqm::Rate::deserialize(v.clone()).map(drop)),
+                    _ => false,
+                };
+                bad.then(|| k.clone())
+            })
+        });
+        return match step {
+            Some(k) => path.index(j).key(&k),
+            None => path.index(j),
+        };
+    }
+    path
+}
+
+/// Whether `path` names a flow group's table (`flows[i]`, read through `kind`).
+pub(crate) fn is_flow(path: &KeyPath) -> bool {
+    matches!(path.0.as_slice(), [Step::Key(k), Step::Index(_)] if k == "flows")
 }
 
 /// The value at `path` in a plain TOML table.

@@ -139,13 +139,11 @@ fn names_key_and_line(base: &str, old: &str, new: &str, key: &str) {
         })
         .collect();
     assert!(found, "no line starts with {old:?}");
-    // Some checks are made when the network is built (a qdisc's parameters).
+    // Every check is made when the scenario is read, a qdisc's parameters
+    // included: a scenario that validates builds.
     let e = match Scenario::from_toml(&text, "s.toml") {
         Err(e) => e.to_string(),
-        Ok(s) => match crate::Simulation::new(&s) {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("{new}: no error"),
-        },
+        Ok(_) => panic!("{new}: validates"),
     };
     let line: usize = e
         .strip_prefix("s.toml:")
@@ -439,7 +437,9 @@ fn a_qdisc_table_may_be_a_tc_line() {
 fn keys_of_another_kind_are_rejected() {
     let e = err(&EXAMPLE.replace("rate = \"2Mbps\"", "rate = \"2Mbps\"\nvariant = \"reno\""));
     assert!(
-        e.contains("flows[1] (udp): variant does not apply to kind = \"cbr\""),
+        e.contains(
+            "flows[1]: variant does not apply to kind = \"cbr\" (its own keys: rate, schedule)"
+        ),
         "{e}"
     );
 }
@@ -544,4 +544,85 @@ fn an_unknown_key_is_echoed_printable_and_short() {
         .to_string();
     assert!(e.len() < 2000, "{} bytes", e.len());
     assert!(e.contains("(1048576 characters)"), "{e}");
+}
+
+#[test]
+fn an_array_where_a_table_belongs_is_refused_at_its_key() {
+    let d = DUMBBELL;
+    let bottleneck = d.lines().find(|l| l.starts_with("bottleneck")).unwrap();
+    names_key_and_line(
+        d,
+        bottleneck,
+        "bottleneck = [\"1Mbps\", \"1ms\"]",
+        "topology.bottleneck = [\"1Mbps\", \"1ms\"] must be a table",
+    );
+    let e = Scenario::from_json(
+        r#"{"name": "d", "duration": "10s",
+            "topology": {"kind": "dumbbell", "access": {"rate": "10Mbps", "delay": "1ms"},
+                         "bottleneck": ["1Mbps", "1ms"]},
+            "flows": [{"name": "a", "kind": "tcp"}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("<dict>: topology.bottleneck = [\"1Mbps\", \"1ms\"] must be a table"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_integer_above_what_toml_writes_names_its_key() {
+    names_key_and_line(
+        DUMBBELL,
+        "seed",
+        "seed = 18446744073709551615",
+        "seed = 18446744073709551615 is too large: TOML integers are at most 9223372036854775807",
+    );
+    let g = GRAPH;
+    let bins = g.lines().find(|l| l.starts_with("bins")).unwrap();
+    names_key_and_line(
+        g,
+        bins,
+        "hash_seed = 9223372036854775808",
+        "hash_seed = 9223372036854775808 is too large",
+    );
+    let e = Scenario::from_json(r#"{"name": "d", "seed": 18446744073709551615}"#)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "<dict>: seed = 18446744073709551615 is too large: scenario integers are at most \
+         9223372036854775807 (2^63 - 1)"
+    );
+}
+
+#[test]
+fn a_flow_total_over_the_bound_is_refused_at_the_count_that_passes_it() {
+    names_key_and_line(
+        DUMBBELL,
+        "count",
+        "count = 4000000000",
+        "flows[0] (tcp): count = 4000000000 brings the flows in all to 4000000000; at most",
+    );
+}
+
+#[test]
+fn a_flow_without_a_route_is_refused_when_read() {
+    let text = GRAPH
+        .replace(
+            "nodes = [\"a\", \"b\", \"c\", \"d\"]",
+            "nodes = [\"a\", \"b\", \"c\", \"d\", \"e\"]",
+        )
+        .replace("from = \"a\"\nto = \"d\"\n\"#", "");
+    let text = format!(
+        "{}from = \"a\"\nto = \"e\"\n",
+        text.trim_end_matches("from = \"a\"\nto = \"d\"\n")
+    );
+    let e = err(&text);
+    let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+    assert_eq!(text.lines().nth(line - 1), Some("to = \"e\""), "{e}");
+    assert!(
+        e.contains("flows[0] (x): no route from \"a\" to \"e\""),
+        "{e}"
+    );
 }

@@ -1,10 +1,9 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{FlowKind, KeyPath, Scenario, ScenarioError, Topology, OWN_AGGREGATE};
+use super::{KeyPath, Scenario, ScenarioError, Topology, Traffic, OWN_AGGREGATE};
 use crate::tcp::Variant;
 use crate::udp::Distribution;
-use aqm::Dur;
 use std::collections::{HashMap, HashSet};
 
 /// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
@@ -51,6 +50,7 @@ impl Scenario {
             self.validate_flow(i, nodes.as_ref(), &mut names)?;
         }
         self.validate_monitor()?;
+        self.validate_network()?;
         self.refuse_no_ops()
     }
 
@@ -161,16 +161,12 @@ impl Scenario {
                 format!("the group name \"{}\" is used twice", spec.name),
             ));
         }
-        let Some(kind) = spec.kind else {
-            return Err(at(
-                "kind",
-                "needs kind = \"tcp\", \"web\", \"cbr\", \"poisson\" or \"onoff\"".into(),
-            ));
-        };
-        if spec.count == Some(0) {
+        let kind = spec.kind();
+        if spec.count == 0 {
             return Err(at("count", "count = 0 must be at least 1".into()));
         }
-        if let Some(ps) = spec.packet_size {
+        {
+            let ps = spec.packet_size;
             // A TCP segment of 40 bytes is all headers (IPv4 20 + TCP 20): it would
             // carry no data, and its sequence numbers (in bytes) would not advance.
             let (least, why) = if kind.is_tcp() {
@@ -188,7 +184,7 @@ impl Scenario {
                 ));
             }
         }
-        self.validate_flow_keys(i, kind)?;
+        self.validate_flow_keys(i)?;
         self.validate_flow_ends(i, nodes)
     }
 
@@ -244,7 +240,12 @@ impl Scenario {
     /// the simulator has no model of it), naming the key and its line.
     pub fn check_simulable(&self) -> Result<(), ScenarioError> {
         for (i, g) in self.file.flows.iter().enumerate() {
-            if g.get_ref().variant == Some(Variant::Bbr) {
+            let variant = match &g.get_ref().traffic {
+                Traffic::Tcp(k) => Some(k.variant),
+                Traffic::Web(k) => Some(k.variant),
+                _ => None,
+            };
+            if variant == Some(Variant::Bbr) {
                 return Err(self.error_at(
                     &KeyPath::top("flows").index(i).key("variant"),
                     format!(
@@ -258,157 +259,74 @@ impl Scenario {
         Ok(())
     }
 
-    /// Keys set on flow group `i` that belong to other kinds: mistakes, not
-    /// silently ignored.
-    fn validate_keys_apply(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
+    /// The keys of flow group `i`: its kind's own, then those every kind takes.
+    fn validate_flow_keys(&self, i: usize) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
-        let tcp_keys = [
-            ("variant", spec.variant.is_some()),
-            ("max_window", spec.max_window.is_some()),
-            ("initial_window", spec.initial_window.is_some()),
-            ("min_rto", spec.min_rto.is_some()),
-            ("delayed_ack", spec.delayed_ack.is_some()),
-            ("delack_timeout", spec.delack_timeout.is_some()),
-            ("limited_transmit", spec.limited_transmit.is_some()),
-            ("newreno_timer", spec.newreno_timer.is_some()),
-            ("reno_bugfix", spec.reno_bugfix.is_some()),
-            ("counting", spec.counting.is_some()),
-            ("hystart", spec.hystart.is_some()),
-        ];
-        let web_keys = [
-            ("object_size", spec.object_size.is_some()),
-            ("think", spec.think.is_some()),
-        ];
-        let udp_keys = [
-            ("rate", spec.rate.is_some()),
-            ("schedule", spec.schedule.is_some()),
-        ];
-        let onoff_keys = [
-            ("on", spec.on.is_some()),
-            ("off", spec.off.is_some()),
-            ("distribution", spec.distribution.is_some()),
-            ("shape", spec.shape.is_some()),
-        ];
-        let allowed = |group: &[(&str, bool)], ok: bool| -> Result<(), ScenarioError> {
-            match group.iter().find(|(_, set)| *set) {
-                Some((key, _)) if !ok => Err(at(
-                    key,
-                    format!("{key} does not apply to kind = \"{}\"", kind.name()),
-                )),
-                _ => Ok(()),
+        let kind = spec.kind();
+        match &spec.traffic {
+            Traffic::Tcp(k) => k.rules().map_err(|(key, msg)| at(key, msg))?,
+            Traffic::Web(k) => {
+                k.rules().map_err(|(key, msg)| at(key, msg))?;
+                match k.object_size {
+                    None => {
+                        return Err(at(
+                            "object_size",
+                            "kind = \"web\" needs object_size (packets per object)".into(),
+                        ))
+                    }
+                    Some(0) => {
+                        return Err(at(
+                            "object_size",
+                            "object_size = 0 must be at least 1".into(),
+                        ))
+                    }
+                    _ => {}
+                }
             }
-        };
-        allowed(&tcp_keys, kind.is_tcp())?;
-        allowed(&web_keys, kind == FlowKind::Web)?;
-        allowed(&udp_keys, !kind.is_tcp())?;
-        allowed(&onoff_keys, kind == FlowKind::Onoff)?;
-        Ok(())
-    }
-
-    /// The keys of flow group `i` against its `kind`.
-    fn validate_flow_keys(&self, i: usize, kind: FlowKind) -> Result<(), ScenarioError> {
-        self.validate_keys_apply(i, kind)?;
-        let spec = self.file.flows[i].get_ref();
-        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
+            Traffic::Cbr(_) | Traffic::Poisson(_) => {}
+            Traffic::Onoff(k) => {
+                for (key, d) in [("on", k.on), ("off", k.off)] {
+                    if d.is_none_or(|d| d.is_zero()) {
+                        return Err(at(
+                            key,
+                            "kind = \"onoff\" needs positive on and off mean durations".into(),
+                        ));
+                    }
+                }
+                if k.distribution != Distribution::Pareto && k.shape.is_some() {
+                    return Err(at(
+                        "shape",
+                        "shape applies to distribution = \"pareto\" only".into(),
+                    ));
+                }
+                if k.distribution == Distribution::Pareto
+                    && k.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
+                {
+                    return Err(at(
+                        "shape",
+                        "a Pareto on/off source needs 1 < shape <= 1000".into(),
+                    ));
+                }
+            }
+        }
         if !kind.is_tcp() {
-            match spec.rate {
+            match spec.rate() {
                 None => {
                     return Err(at(
                         "rate",
                         format!("kind = \"{}\" needs a rate", kind.name()),
                     ))
                 }
-                Some(r) if r.bps() == 0 && spec.schedule.is_none() => {
+                Some(r) if r.bps() == 0 && spec.schedule().is_none() => {
                     return Err(at("rate", "rate must be positive".into()));
                 }
                 _ => {}
             }
         }
-        if let Some(steps) = &spec.schedule {
+        if let Some(steps) = spec.schedule() {
             if steps.windows(2).any(|w| w[0].at >= w[1].at) {
                 return Err(at("schedule", "schedule times must increase".into()));
-            }
-        }
-        if kind == FlowKind::Web && spec.object_size.is_none() {
-            return Err(at(
-                "object_size",
-                "kind = \"web\" needs object_size (packets per object)".into(),
-            ));
-        }
-        if spec.hystart.is_some() && spec.variant != Some(Variant::Cubic) {
-            return Err(at(
-                "hystart",
-                "hystart applies to variant = \"cubic\" only".into(),
-            ));
-        }
-        let variant = spec.variant.unwrap_or_default();
-        if spec.newreno_timer.is_some() && variant != Variant::NewReno {
-            return Err(at(
-                "newreno_timer",
-                "newreno_timer applies to variant = \"newreno\" only".into(),
-            ));
-        }
-        if spec.reno_bugfix.is_some() && variant != Variant::Reno {
-            return Err(at(
-                "reno_bugfix",
-                "reno_bugfix applies to variant = \"reno\" only".into(),
-            ));
-        }
-        if let Some(d) = spec.delack_timeout {
-            if spec.delayed_ack != Some(true) {
-                return Err(at(
-                    "delack_timeout",
-                    "delack_timeout needs delayed_ack = true".into(),
-                ));
-            }
-            // RFC 1122 (4.2.3.2) and RFC 5681 (4.2): under half a second.
-            if d.is_zero() || d >= Dur::from_millis(500) {
-                return Err(at(
-                    "delack_timeout",
-                    format!("delack_timeout = {d} must be above 0 and below 500ms"),
-                ));
-            }
-        }
-        if spec.object_size == Some(0) {
-            return Err(at(
-                "object_size",
-                "object_size = 0 must be at least 1".into(),
-            ));
-        }
-        for (key, w) in [
-            ("max_window", spec.max_window),
-            ("initial_window", spec.initial_window),
-        ] {
-            if let Some(w) = w.filter(|&w| w == 0 || w > MAX_WINDOW) {
-                return Err(at(
-                    key,
-                    format!("{key} = {w} must be from 1 to {MAX_WINDOW} packets"),
-                ));
-            }
-        }
-        if kind == FlowKind::Onoff {
-            for (key, d) in [("on", spec.on), ("off", spec.off)] {
-                if d.is_none_or(|d| d.is_zero()) {
-                    return Err(at(
-                        key,
-                        "kind = \"onoff\" needs positive on and off mean durations".into(),
-                    ));
-                }
-            }
-            if spec.distribution != Some(Distribution::Pareto) && spec.shape.is_some() {
-                return Err(at(
-                    "shape",
-                    "shape applies to distribution = \"pareto\" only".into(),
-                ));
-            }
-            if spec.distribution == Some(Distribution::Pareto)
-                && spec.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
-            {
-                return Err(at(
-                    "shape",
-                    "a Pareto on/off source needs 1 < shape <= 1000".into(),
-                ));
             }
         }
         if let Some(a) = spec.aggregate {
@@ -419,15 +337,15 @@ impl Scenario {
                 ));
             }
         }
-        if let Some(w) = spec.weight {
-            if !(w > 0.0 && w <= 1e9) {
-                return Err(at(
-                    "weight",
-                    format!("weight = {w} must be positive and at most 1e9"),
-                ));
-            }
+        let w = spec.weight;
+        if !(w > 0.0 && w <= 1e9) {
+            return Err(at(
+                "weight",
+                format!("weight = {w} must be positive and at most 1e9"),
+            ));
         }
-        if let (Some(start), Some(stop)) = (spec.start, spec.stop) {
+        if let Some(stop) = spec.stop {
+            let start = spec.start;
             if stop <= start {
                 return Err(at(
                     "stop",

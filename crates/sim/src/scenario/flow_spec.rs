@@ -1,0 +1,322 @@
+//! A flow group (`[[flows]]`): the keys every kind shares, and the kind's own
+//! keys as a tagged enum ([`Traffic`]), so a key of another kind is an unknown
+//! field of this one. Defaults are filled when the group is read; a key whose
+//! meaning depends on another (`hystart` on `variant = "cubic"`) stays optional
+//! so that validation can tell it was written.
+
+use super::validate::MAX_WINDOW;
+use super::{FlowKind, RateStep};
+use crate::tcp::{Counting, NewRenoTimer, TcpConfig, Variant};
+use crate::udp::{Distribution, Pattern, UdpConfig};
+use aqm::{Dur, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+fn one() -> u32 {
+    1
+}
+fn packet_size() -> u32 {
+    TcpConfig::default().packet_size
+}
+fn start_spread() -> Dur {
+    Dur::from_secs(1)
+}
+fn unit_weight() -> f64 {
+    1.0
+}
+
+/// A group of identical flows: the keys every kind takes, then `kind` and its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    pub name: String,
+    /// Flows in the group. Default 1.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// A graph's end nodes.
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Bytes per packet, headers included. Default 1000.
+    #[serde(default = "packet_size")]
+    pub packet_size: u32,
+    #[serde(default)]
+    pub start: Dur,
+    /// Each flow starts at `start` plus a uniform draw below this. Default 1 s.
+    #[serde(default = "start_spread")]
+    pub start_spread: Dur,
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// The aggregate the group's flows belong to (aggregate scheduling); each
+    /// flow is an aggregate of its own when absent. Below 2^31.
+    #[serde(default)]
+    pub aggregate: Option<u32>,
+    /// Each flow's scheduling weight (fair queueing). Default 1.
+    #[serde(default = "unit_weight")]
+    pub weight: f64,
+    /// A dumbbell's access links of this group; the topology's when absent.
+    #[serde(default)]
+    pub access_delay: Option<Dur>,
+    #[serde(default)]
+    pub access_rate: Option<Rate>,
+    /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
+    /// ignores marks (an unresponsive flow a marking queue cannot slow down).
+    #[serde(default)]
+    pub ecn: bool,
+    /// `kind` and the kind's own keys.
+    #[serde(flatten)]
+    pub traffic: Traffic,
+}
+
+/// What a group's flows send, by `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Traffic {
+    /// Bulk TCP (FTP).
+    Tcp(TcpKeys),
+    /// TCP sending objects of `object_size` packets, back to slow start each time.
+    Web(WebKeys),
+    /// Constant bit rate UDP.
+    Cbr(UdpKeys),
+    /// Poisson UDP.
+    Poisson(UdpKeys),
+    /// On/off UDP.
+    Onoff(OnoffKeys),
+}
+
+/// The keys of a TCP kind, with TcpConfig's defaults, and `extra` keys of its own.
+macro_rules! tcp_keys {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty = $default:expr,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            pub variant: Variant,
+            pub max_window: u32,
+            pub initial_window: u32,
+            pub min_rto: Dur,
+            pub delayed_ack: bool,
+            /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
+            pub delack_timeout: Option<Dur>,
+            /// RFC 3042 limited transmit.
+            pub limited_transmit: bool,
+            /// NewReno: restart the retransmission timer on the first partial ACK of
+            /// a recovery only (`"impatient"`, the default) or on every one.
+            pub newreno_timer: Option<NewRenoTimer>,
+            /// Reno: no second fast retransmit within a window (ns-2's `bugFix_`;
+            /// default on).
+            pub reno_bugfix: Option<bool>,
+            pub counting: Counting,
+            /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
+            pub hystart: Option<bool>,
+            $( $(#[$fdoc])* pub $field: $ty, )*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                let d = TcpConfig::default();
+                $name {
+                    variant: d.variant,
+                    max_window: d.max_window,
+                    initial_window: d.initial_window,
+                    min_rto: d.min_rto,
+                    delayed_ack: d.delayed_ack,
+                    delack_timeout: None,
+                    limited_transmit: d.limited_transmit,
+                    newreno_timer: None,
+                    reno_bugfix: None,
+                    counting: d.counting,
+                    hystart: None,
+                    $( $field: $default, )*
+                }
+            }
+        }
+
+        impl $name {
+            /// The rules across these keys, as the key to blame and the message:
+            /// keys of one variant, the delayed ACK's timeout, the windows.
+            pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
+                tcp_rules(
+                    self.variant,
+                    [
+                        ("hystart", self.hystart.is_some(), Variant::Cubic, "cubic"),
+                        ("newreno_timer", self.newreno_timer.is_some(), Variant::NewReno, "newreno"),
+                        ("reno_bugfix", self.reno_bugfix.is_some(), Variant::Reno, "reno"),
+                    ],
+                    self.delayed_ack,
+                    self.delack_timeout,
+                    [("max_window", self.max_window), ("initial_window", self.initial_window)],
+                )
+            }
+
+            /// The sender's configuration: these keys over TcpConfig's defaults.
+            fn tcp_config(&self, packet_size: u32, ecn: bool) -> TcpConfig {
+                let d = TcpConfig::default();
+                TcpConfig {
+                    variant: self.variant,
+                    packet_size,
+                    max_window: self.max_window,
+                    initial_window: self.initial_window,
+                    min_rto: self.min_rto,
+                    delayed_ack: self.delayed_ack,
+                    delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
+                    limited_transmit: self.limited_transmit,
+                    newreno_timer: self.newreno_timer.unwrap_or(d.newreno_timer),
+                    reno_bugfix: self.reno_bugfix.unwrap_or(d.reno_bugfix),
+                    ecn,
+                    counting: self.counting,
+                    hystart: self.hystart.unwrap_or(false),
+                    ..d
+                }
+            }
+        }
+    };
+}
+
+/// The rules of a TCP group's keys ([`TcpKeys::rules`]): `of_variant` are keys
+/// written (or not) that apply to one variant only.
+fn tcp_rules(
+    variant: Variant,
+    of_variant: [(&'static str, bool, Variant, &str); 3],
+    delayed_ack: bool,
+    delack_timeout: Option<Dur>,
+    windows: [(&'static str, u32); 2],
+) -> Result<(), (&'static str, String)> {
+    for (key, written, only, name) in of_variant {
+        if written && variant != only {
+            return Err((key, format!("{key} applies to variant = \"{name}\" only")));
+        }
+    }
+    if let Some(d) = delack_timeout {
+        if !delayed_ack {
+            let key = "delack_timeout";
+            return Err((key, "delack_timeout needs delayed_ack = true".into()));
+        }
+        // RFC 1122 (4.2.3.2) and RFC 5681 (4.2): under half a second.
+        if d.is_zero() || d >= Dur::from_millis(500) {
+            let rule = format!("delack_timeout = {d} must be above 0 and below 500ms");
+            return Err(("delack_timeout", rule));
+        }
+    }
+    for (key, w) in windows {
+        if w == 0 || w > MAX_WINDOW {
+            return Err((
+                key,
+                format!("{key} = {w} must be from 1 to {MAX_WINDOW} packets"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+tcp_keys! {
+    /// Bulk TCP's keys.
+    TcpKeys {}
+}
+
+tcp_keys! {
+    /// Web TCP's keys: TCP's, the object size and the think time.
+    WebKeys {
+        /// Packets per object; required.
+        object_size: Option<u32> = None,
+        /// Time between an object's last ACK and the next object.
+        think: Dur = Dur::ZERO,
+    }
+}
+
+/// A CBR or Poisson source's keys.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpKeys {
+    /// Required.
+    pub rate: Option<Rate>,
+    pub schedule: Option<Vec<RateStep>>,
+}
+
+/// An on/off source's keys.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnoffKeys {
+    /// Required.
+    pub rate: Option<Rate>,
+    pub schedule: Option<Vec<RateStep>>,
+    /// Mean on and off durations; required.
+    pub on: Option<Dur>,
+    pub off: Option<Dur>,
+    pub distribution: Distribution,
+    /// Pareto's shape; `distribution = "pareto"` only (default 1.5 there).
+    pub shape: Option<f64>,
+}
+
+impl FlowSpec {
+    pub fn kind(&self) -> FlowKind {
+        match self.traffic {
+            Traffic::Tcp(_) => FlowKind::Tcp,
+            Traffic::Web(_) => FlowKind::Web,
+            Traffic::Cbr(_) => FlowKind::Cbr,
+            Traffic::Poisson(_) => FlowKind::Poisson,
+            Traffic::Onoff(_) => FlowKind::Onoff,
+        }
+    }
+
+    /// The TCP sender's configuration (a UDP group's packet size and ECN live
+    /// there too: the defaults otherwise).
+    pub fn tcp_config(&self) -> TcpConfig {
+        match &self.traffic {
+            Traffic::Tcp(k) => k.tcp_config(self.packet_size, self.ecn),
+            Traffic::Web(k) => TcpConfig {
+                object_size: k.object_size,
+                think: k.think,
+                ..k.tcp_config(self.packet_size, self.ecn)
+            },
+            _ => TcpConfig {
+                packet_size: self.packet_size,
+                ecn: self.ecn,
+                ..TcpConfig::default()
+            },
+        }
+    }
+
+    /// A UDP source's rate (`None` for TCP, or when not written).
+    pub fn rate(&self) -> Option<Rate> {
+        match &self.traffic {
+            Traffic::Cbr(k) | Traffic::Poisson(k) => k.rate,
+            Traffic::Onoff(k) => k.rate,
+            _ => None,
+        }
+    }
+
+    /// A UDP source's rate changes (none for TCP).
+    pub fn schedule(&self) -> Option<&[RateStep]> {
+        match &self.traffic {
+            Traffic::Cbr(k) | Traffic::Poisson(k) => k.schedule.as_deref(),
+            Traffic::Onoff(k) => k.schedule.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The UDP source's configuration; `None` for TCP.
+    pub fn udp_config(&self) -> Option<UdpConfig> {
+        let pattern = match &self.traffic {
+            Traffic::Tcp(_) | Traffic::Web(_) => return None,
+            Traffic::Cbr(_) => Pattern::Cbr,
+            Traffic::Poisson(_) => Pattern::Poisson,
+            Traffic::Onoff(k) => Pattern::OnOff {
+                on: k.on.expect("validated"),
+                off: k.off.expect("validated"),
+                dist: k.distribution,
+                shape: k.shape.unwrap_or(1.5),
+            },
+        };
+        Some(UdpConfig {
+            pattern,
+            packet_size: self.packet_size,
+            rate: self.rate().unwrap_or_default(),
+            schedule: self
+                .schedule()
+                .unwrap_or_default()
+                .iter()
+                .map(|st| (Time::ZERO + st.at, st.rate))
+                .collect(),
+        })
+    }
+}

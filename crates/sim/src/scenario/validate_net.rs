@@ -1,0 +1,196 @@
+//! The checks of what the network will be, made before it is built, so that a
+//! scenario that validates always builds: every qdisc's parameters on the link
+//! that carries it, the number of flows and link directions the event queue can
+//! name, a route for every flow, and the `[monitor] links` names.
+
+use super::{KeyPath, Scenario, ScenarioError, Topology};
+use crate::event::{MAX_FLOWS, MAX_LINKS};
+use aqm::{LinkInfo, QdiscSpec, Rate};
+
+/// Link directions a dumbbell has besides its flows' four each: the bottleneck's two.
+const DUMBBELL_SHARED_LINKS: u64 = 2;
+
+impl Scenario {
+    /// The flows of every group, in all (bounded when the scenario validates).
+    pub fn total_flows(&self) -> usize {
+        self.file
+            .flows
+            .iter()
+            .map(|g| g.get_ref().count as usize)
+            .sum()
+    }
+
+    /// The network's checks: qdiscs, totals, routes, monitored link names.
+    pub(super) fn validate_network(&self) -> Result<(), ScenarioError> {
+        self.validate_qdiscs()?;
+        self.validate_totals()?;
+        self.validate_routes()?;
+        self.validate_monitor_links()
+    }
+
+    /// Every qdisc table the scenario writes, checked as the registry would build
+    /// it on its link (a rule such as BREATHe's K = link rate / `rate_limit` needs
+    /// the rate). A `[qdisc]` no link uses (every graph link sets its own) is
+    /// still checked, on the slowest link, since the user wrote it.
+    fn validate_qdiscs(&self) -> Result<(), ScenarioError> {
+        let f = &self.file;
+        let check = |spec: &QdiscSpec, rate: Rate, path: &KeyPath| {
+            spec.validate(&LinkInfo::new(rate))
+                .map_err(|e| self.qdisc_error(path, &e))
+        };
+        let top = KeyPath::top("qdisc");
+        let topology = KeyPath::top("topology");
+        match f.topology.get_ref() {
+            Topology::Dumbbell {
+                bottleneck,
+                reverse_qdisc,
+                ..
+            } => {
+                if let Some(q) = &f.qdisc {
+                    check(q.get_ref(), bottleneck.rate, &top)?;
+                }
+                if let Some(q) = reverse_qdisc {
+                    check(q, bottleneck.rate, &topology.key("reverse_qdisc"))?;
+                }
+            }
+            Topology::Graph { links, .. } => {
+                for (k, l) in links.iter().enumerate() {
+                    let link = topology.key("links").index(k);
+                    match (&l.qdisc, &f.qdisc) {
+                        (Some(q), _) => check(q, l.rate, &link.key("qdisc"))?,
+                        (None, Some(q)) => check(q.get_ref(), l.rate, &top)?,
+                        (None, None) => {}
+                    }
+                    if let Some(q) = &l.reverse_qdisc {
+                        check(q, l.rate, &link.key("reverse_qdisc"))?;
+                    }
+                }
+                if let Some(q) = &f.qdisc {
+                    if let Some(slowest) = links.iter().map(|l| l.rate).min_by_key(|r| r.bps()) {
+                        check(q.get_ref(), slowest, &top)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The flows and link directions in all, within what the event queue can
+    /// name; an error at the `count` that goes over.
+    fn validate_totals(&self) -> Result<(), ScenarioError> {
+        let f = &self.file;
+        let (max_flows, why) = match f.topology.get_ref() {
+            // Four access link directions per flow, all named by the event queue.
+            Topology::Dumbbell { .. } => (
+                (MAX_FLOWS as u64).min((MAX_LINKS as u64 - DUMBBELL_SHARED_LINKS) / 4),
+                "fit the event queue (a dumbbell gives each flow four link directions)",
+            ),
+            Topology::Graph { links, .. } => {
+                if 2 * links.len() as u64 > MAX_LINKS as u64 {
+                    return Err(self.error_at(
+                        &KeyPath::top("topology").key("links"),
+                        format!(
+                            "topology.links has {} links, {} directions; at most {MAX_LINKS} \
+                             fit the event queue",
+                            links.len(),
+                            2 * links.len()
+                        ),
+                    ));
+                }
+                (MAX_FLOWS as u64, "fit the event queue")
+            }
+        };
+        let mut total = 0u64;
+        for (i, g) in f.flows.iter().enumerate() {
+            let count = g.get_ref().count;
+            total += count as u64;
+            if total > max_flows {
+                return Err(self.flow_error(
+                    i,
+                    "count",
+                    format!(
+                        "count = {count} brings the flows in all to {total}; at most {max_flows} {why}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// In a graph, a route between the ends of every flow (links carry both
+    /// directions, so a route exists when the ends are connected).
+    fn validate_routes(&self) -> Result<(), ScenarioError> {
+        let Topology::Graph { nodes, links } = self.file.topology.get_ref() else {
+            return Ok(());
+        };
+        let index = |n: &str| nodes.iter().position(|m| m == n).expect("validated");
+        // Union-find over the nodes: the component of each.
+        let mut parent: Vec<usize> = (0..nodes.len()).collect();
+        fn root(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for l in links {
+            let (a, b) = (index(&l.from), index(&l.to));
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            parent[ra] = rb;
+        }
+        for (i, g) in self.file.flows.iter().enumerate() {
+            let (Some(from), Some(to)) = (g.get_ref().from.as_deref(), g.get_ref().to.as_deref())
+            else {
+                continue;
+            };
+            let (a, b) = (index(from), index(to));
+            if root(&mut parent, a) != root(&mut parent, b) {
+                return Err(self.flow_error(
+                    i,
+                    "to",
+                    format!("no route from \"{from}\" to \"{to}\""),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `[monitor] links` names monitored link directions only.
+    fn validate_monitor_links(&self) -> Result<(), ScenarioError> {
+        let Some(names) = &self.monitor().links else {
+            return Ok(());
+        };
+        let monitored: Vec<String> = match self.file.topology.get_ref() {
+            Topology::Dumbbell { .. } => vec!["left->right".into(), "right->left".into()],
+            Topology::Graph { links, .. } => links
+                .iter()
+                .filter(|l| l.monitor)
+                .flat_map(|l| {
+                    [
+                        format!("{}->{}", l.from, l.to),
+                        format!("{}->{}", l.to, l.from),
+                    ]
+                })
+                .collect(),
+        };
+        for (j, name) in names.iter().enumerate() {
+            let wanted = if name == "bottleneck" {
+                "left->right"
+            } else {
+                name
+            };
+            if !monitored.iter().any(|m| m == wanted) {
+                return Err(self.monitor_error(
+                    "links",
+                    Some(j),
+                    format!(
+                        "links names \"{name}\", which is not a monitored link direction \
+                         (monitored: {})",
+                        monitored.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
