@@ -38,7 +38,6 @@
 //! assert_eq!(result.groups["bulk"].count, 4);
 //! ```
 
-pub mod build;
 pub mod builtin;
 pub mod engine;
 pub mod event;
@@ -46,12 +45,14 @@ pub mod fair_share;
 pub mod flow;
 pub mod header;
 pub mod link;
+pub mod net;
 pub mod observe;
 pub mod overrides;
 pub mod qdisc_help;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod setup;
 pub mod source;
 pub mod tables;
 pub mod tc;
@@ -59,6 +60,10 @@ pub mod tcp;
 pub mod text;
 pub mod udp;
 pub mod wire;
+
+/// The old name of [`setup`], kept while `crates/emu` still names it.
+#[doc(hidden)]
+pub use setup as build;
 
 pub use engine::Simulation;
 pub use overrides::{OverrideError, Overrides};

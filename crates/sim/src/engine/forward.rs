@@ -32,9 +32,9 @@
 //! this changes: ties of an RTO timer with an ACK's arrival.
 
 use super::Simulation;
-use crate::build::routes::ROUTE_END;
 use crate::event::{Deferred, Event};
 use crate::header::FLAG_AWAITED;
+use crate::net::routes::ROUTE_END;
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
 use aqm::{Packet, Time};

@@ -1,5 +1,6 @@
-//! Running: the event loop and its handlers, nothing else. [`crate::build`] makes a
-//! [`Simulation`]; [`crate::observe`] watches it; [`crate::report`] reads it out.
+//! Running: the event loop and its handlers, nothing else. [`crate::setup`] makes a
+//! [`Simulation`] over a [`crate::net::Network`]; [`crate::observe`] watches it;
+//! [`crate::report`] reads it out.
 //!
 //! - this file: the state, the loop, the periodic ticks and the warm-up;
 //! - [`forward`]: links: enqueue, transmit, propagate, forward, deliver;
@@ -13,11 +14,11 @@ mod forward;
 #[cfg(test)]
 mod tests;
 
-use crate::build::{Group, Network};
 use crate::event::{Event, EventQueue, Tick};
 use crate::flow::{Endpoints, Flow};
 use crate::header::HeaderSlab;
 use crate::link::QueuePool;
+use crate::net::{Group, Network};
 use crate::observe::{pcap::PcapTap, Observers};
 use crate::scenario::Scenario;
 use crate::tcp::{Actions, Reduction, TcpSender};

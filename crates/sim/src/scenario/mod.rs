@@ -12,6 +12,7 @@ use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod file;
 mod monitor;
 mod no_ops;
 mod place;
@@ -53,6 +54,7 @@ const ALIASES: [(&str, &str); 2] = [("drop_batch_size", "drop_batch"), ("tupdate
 mod qdisc_table;
 mod validate;
 
+pub use file::{read_file, MAX_FILE_BYTES};
 pub use monitor::Monitor;
 
 use place::{blame_qdisc_key, is_qdisc, line_at, value_at, Spans};
@@ -331,10 +333,10 @@ impl Scenario {
     }
 
     /// Reads and parses a scenario file (a regular file of at most
-    /// [`crate::source::MAX_FILE_BYTES`]).
+    /// [`MAX_FILE_BYTES`]).
     pub fn from_path(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = crate::source::read_file(path).map_err(|message| ScenarioError {
+        let text = read_file(path).map_err(|message| ScenarioError {
             origin: origin.clone(),
             line: None,
             message,

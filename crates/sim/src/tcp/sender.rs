@@ -2,11 +2,10 @@
 
 use super::congestion::{AckInfo, Congestion, Signal};
 use super::{
-    Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd,
-    Variant,
+    Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
+    TcpStats, TimerCmd, Variant,
 };
 use crate::event::TimerKind;
-use crate::observe::tcp_trace::TcpSample;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
 
