@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 mod congestion;
 mod receiver;
+mod rto;
 mod sender;
 #[cfg(test)]
 mod tests;

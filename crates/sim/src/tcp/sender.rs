@@ -1,6 +1,7 @@
 //! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
 
 use super::congestion::{AckInfo, Congestion, Signal};
+use super::rto::Rto;
 use super::{
     Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
     TcpStats, TimerCmd, Variant,
@@ -28,16 +29,8 @@ pub struct TcpSender {
     /// before any loss (RFC 6582 starts it at the initial sequence number, below
     /// the first packet).
     recover: u32,
-    srtt: f64,
-    rttvar: f64,
-    has_rtt: bool,
-    rto_base: Dur,
-    backoff: u32,
-    /// Karn: the packet being timed and when it was sent (`Time::MAX`: none).
-    /// Two fields, not an `Option` of a pair: that was 24 bytes, this 12, and
-    /// every flow has one (issue #17: memory per flow).
-    timed_seq: u32,
-    timed_at: Time,
+    /// The retransmission timer: RTT estimate, timeout, Karn's timed packet.
+    rto: Rto,
     /// Per outstanding packet (index seq - snd_una): SACKED and RETX flags.
     scoreboard: VecDeque<u8>,
     sacked: u32,
@@ -50,11 +43,6 @@ pub struct TcpSender {
     /// RFC 3168 (6.1.2): an ECE arrived with a one-packet window; no new packet
     /// leaves until the retransmission timer, reset then, expires.
     ecn_hold: bool,
-    /// Whether the retransmission timer runs. RFC 6298 (5.1): sending starts it only
-    /// when it is not running; only new ACKs restart it. Restarting it on every
-    /// send would postpone it for ever while a lost retransmission blocks snd_una
-    /// and SACKed new data keeps flowing.
-    rto_running: bool,
     /// One past the last packet of the current object (`u32::MAX`: bulk).
     object_end: u32,
     /// When the current object could start (web flows).
@@ -92,13 +80,7 @@ impl TcpSender {
             in_recovery: false,
             partial_acked: false,
             recover: 0,
-            srtt: 0.0,
-            rttvar: 0.0,
-            has_rtt: false,
-            rto_base: cfg.initial_rto,
-            backoff: 1,
-            timed_seq: 0,
-            timed_at: Time::MAX,
+            rto: Rto::new(cfg),
             scoreboard: VecDeque::new(),
             sacked: 0,
             retx_out: 0,
@@ -107,7 +89,6 @@ impl TcpSender {
             ecn_recover: 0,
             cwr_pending: false,
             ecn_hold: false,
-            rto_running: false,
             object_end: cfg.object_size.unwrap_or(u32::MAX),
             object_start: Time::ZERO,
             thinking: false,
@@ -117,17 +98,6 @@ impl TcpSender {
             stats: TcpStats::default(),
             trace: None,
         }
-    }
-
-    /// The packet being timed and when it was sent, if one is.
-    #[inline]
-    fn timed(&self) -> Option<(u32, Time)> {
-        (self.timed_at != Time::MAX).then_some((self.timed_seq, self.timed_at))
-    }
-
-    #[inline]
-    fn set_timed(&mut self, t: Option<(u32, Time)>) {
-        (self.timed_seq, self.timed_at) = t.unwrap_or((0, Time::MAX));
     }
 
     pub fn cwnd(&self) -> f64 {
@@ -144,7 +114,7 @@ impl TcpSender {
     }
     /// The smoothed RTT, seconds (0 before the first sample).
     pub fn srtt(&self) -> f64 {
-        self.srtt
+        self.rto.srtt
     }
     /// Packets sent and not yet cumulatively acknowledged.
     pub fn outstanding(&self) -> u32 {
@@ -157,7 +127,7 @@ impl TcpSender {
             flow,
             cwnd: self.cwnd,
             ssthresh: self.ssthresh,
-            srtt_s: self.srtt,
+            srtt_s: self.rto.srtt,
             rto_s: self.rto(cfg).as_secs_f64(),
             in_flight: self.outstanding(),
         }
@@ -165,9 +135,7 @@ impl TcpSender {
 
     /// The current retransmission timeout, back-off included.
     pub fn rto(&self, cfg: &TcpConfig) -> Dur {
-        self.rto_base
-            .saturating_mul(self.backoff as u64)
-            .min(cfg.max_rto)
+        self.rto.timeout(cfg)
     }
 
     /// Starts sending.
@@ -200,31 +168,21 @@ impl TcpSender {
             }
             // Karn: time one packet per window, never during recovery, where a
             // cumulative ACK waits for the holes below it and would inflate the sample.
-            if self.timed().is_none() && !self.in_recovery {
-                self.set_timed(Some((seq, now)));
+            if self.rto.timed().is_none() && !self.in_recovery {
+                self.rto.set_timed(Some((seq, now)));
             }
         } else {
             self.stats.retransmits += 1;
-            if matches!(self.timed(), Some((s, _)) if s == seq) {
-                self.set_timed(None); // Karn: never time a retransmitted packet.
+            if matches!(self.rto.timed(), Some((s, _)) if s == seq) {
+                self.rto.set_timed(None); // Karn: never time a retransmitted packet.
             }
         }
         self.stats.sent += 1;
         let cwr = std::mem::take(&mut self.cwr_pending);
         act.segs.push(Seg::Data { seq, cwr });
-        if !self.rto_running {
-            self.restart_rto(now, cfg, act);
+        if !self.rto.running {
+            self.rto.restart(now, cfg, act);
         }
-    }
-
-    fn restart_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.rto_running = true;
-        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
-    }
-
-    fn stop_rto(&mut self, act: &mut Actions) {
-        self.rto_running = false;
-        act.timer(TimerKind::Rto, TimerCmd::Cancel);
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -316,17 +274,7 @@ impl TcpSender {
     }
 
     fn rtt_sample(&mut self, r: f64, cfg: &TcpConfig) {
-        if self.has_rtt {
-            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
-            self.srtt = 0.875 * self.srtt + 0.125 * r;
-        } else {
-            self.srtt = r;
-            self.rttvar = r / 2.0;
-            self.has_rtt = true;
-        }
-        let rto = self.srtt + (4.0 * self.rttvar).max(cfg.granularity.as_secs_f64());
-        self.rto_base = Dur::from_secs_f64(rto).max(cfg.min_rto).min(cfg.max_rto);
-        self.backoff = 1;
+        self.rto.sample(r, cfg);
         self.stats.rtt_sum_s += r;
         self.stats.rtt_samples += 1;
     }
@@ -365,7 +313,7 @@ impl TcpSender {
         self.ecn_hold = false;
         self.in_recovery = true;
         self.partial_acked = false;
-        self.set_timed(None);
+        self.rto.set_timed(None);
         self.stats.fast_recoveries += 1;
         let cwnd = match cfg.variant.recovery() {
             Recovery::Sack => self.ssthresh,
@@ -374,7 +322,7 @@ impl TcpSender {
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
         let una = self.snd_una;
         self.retransmit(una, now, cfg, act);
-        self.restart_rto(now, cfg, act);
+        self.rto.restart(now, cfg, act);
     }
 
     /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
@@ -398,10 +346,10 @@ impl TcpSender {
             // partial ACKs after the first do not (RFC 6582, step 5).
             let mut restart = true;
             let newly = ack - self.snd_una;
-            if let Some((s, t)) = self.timed() {
+            if let Some((s, t)) = self.rto.timed() {
                 if ack > s {
                     self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
-                    self.set_timed(None);
+                    self.rto.set_timed(None);
                 }
             }
             let rtt = self.ack_rtt(ack, now);
@@ -463,7 +411,7 @@ impl TcpSender {
                     acked: newly,
                     ack,
                     snd_max: self.snd_max,
-                    srtt: self.srtt,
+                    srtt: self.rto.srtt,
                     rtt,
                 };
                 self.cc
@@ -471,10 +419,10 @@ impl TcpSender {
             }
             if self.snd_una < self.snd_max {
                 if restart {
-                    self.restart_rto(now, cfg, act);
+                    self.rto.restart(now, cfg, act);
                 }
             } else if !self.ecn_hold {
-                self.stop_rto(act);
+                self.rto.stop(act);
             }
             if self.snd_una >= self.object_end {
                 object_ended = true;
@@ -553,7 +501,7 @@ impl TcpSender {
                 // flow, so the retransmission timer paces its next new packet.
                 self.reduce(now, 1.0, ReductionCause::Ecn);
                 self.ecn_hold = true;
-                self.restart_rto(now, cfg, act);
+                self.rto.restart(now, cfg, act);
             } else {
                 self.reduce(now, target.max(1.0), ReductionCause::Ecn);
             }
@@ -590,7 +538,7 @@ impl TcpSender {
 
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.rto_running = false;
+        self.rto.running = false;
         let held = std::mem::take(&mut self.ecn_hold);
         if self.snd_una >= self.snd_max {
             if held {
@@ -606,12 +554,8 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        // RFC 6298 (5.5): double until the timeout reaches max_rto (ns-2 since 2002,
-        // `rfc2988_`; before, ns-2 stopped at 64 times).
-        if self.rto(cfg) < cfg.max_rto {
-            self.backoff = self.backoff.saturating_mul(2);
-        }
-        self.set_timed(None);
+        self.rto.back_off(cfg);
+        self.rto.set_timed(None);
         for f in self.scoreboard.iter_mut() {
             *f = 0;
         }
@@ -620,7 +564,7 @@ impl TcpSender {
         self.high_sack = self.snd_una;
         self.hole_hint = self.snd_una;
         self.snd_nxt = self.snd_una;
-        self.restart_rto(now, cfg, act);
+        self.rto.restart(now, cfg, act);
         self.send_allowed(now, cfg, act);
     }
 }
