@@ -5,13 +5,14 @@
 //! scenario files; results as Arrow tables. `docs/architecture.md` is the guide.
 //!
 //! ## Map
-//! Three parts, with arrows one way: [`build`] makes a [`Simulation`], [`engine`]
-//! runs it (the loop, forwarding, endpoints), [`observe`] watches it from outside
+//! Three parts over one network, with arrows one way: [`setup`] fills the
+//! [`net`]work and makes a [`Simulation`], [`engine`] runs it (the loop,
+//! forwarding, the speed shortcuts, endpoints), [`observe`] watches it from outside
 //! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
 //! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
 //! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`] and [`overrides`] (what the
 //! command line resolves); [`event`], [`link`], [`wire`], [`flow`], [`header`]
-//! (the engine's data); [`tcp`], [`udp`] (I/O-free transports); [`results`],
+//! (the engine's data, below the three parts with [`net`]); [`tcp`], [`udp`] (I/O-free transports); [`results`],
 //! [`report`], [`fair_share`], [`tables`] (the
 //! one schema of every output), [`text`] (the summary `aqmlab run` prints).
 //!

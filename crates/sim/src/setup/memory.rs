@@ -52,8 +52,8 @@ fn per_link() -> u64 {
 /// sender (boxed) with its scoreboard and the receiver's out-of-order runs; its
 /// counters frozen at the warm-up (packed) and its row of results with two strings; its
 /// routes (its own two in a dumbbell) and where they start (freed once the flows
-/// are built; end nodes are read off the routes). BENCHMARKS.md ("Cost per flow",
-/// "Session 4") measures each. The rows and the running flows are not alive at
+/// are built; end nodes are read off the routes). BENCHMARKS.md ("Memory per flow")
+/// measures each. The rows and the running flows are not alive at
 /// once (`Simulation::into_report`), so this is more than a run's peak.
 fn per_flow(dumbbell: bool) -> u64 {
     let tcp = size_of::<TcpSender>() as u64 + 16 + 64;

@@ -301,7 +301,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// The hash seed a link's qdisc gets is a function of the run's seed and the
-    /// link (issue #16: every run hashed alike): another run seed moves every
+    /// link (not every run hashed alike): another run seed moves every
     /// link's, links of one run differ, and the same run gives the same.
     #[test]
     fn every_link_hashes_by_the_runs_seed() {
