@@ -54,8 +54,8 @@ fn prefetch<T>(x: &T) {
 const PREFETCH_FROM_LINKS: usize = 16_384;
 
 pub struct Simulation {
-    pub(crate) name: String,
-    pub(crate) seed: u64,
+    name: String,
+    seed: u64,
     now: Time,
     end: Time,
     warmup_end: Time,
@@ -70,7 +70,7 @@ pub struct Simulation {
     sink: VecSink,
     actions: Actions,
     next_uid: u64,
-    pub(crate) event_count: u64,
+    event_count: u64,
     /// Whether to prefetch the next event's link or flow: only when the per-flow
     /// state outgrows the caches (`PREFETCH_FROM_LINKS`).
     prefetch_next: bool,
@@ -146,6 +146,14 @@ impl Simulation {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.event_count
+    }
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The run's seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// The name of link direction `l`: `from->to`. Built on demand rather than
