@@ -44,7 +44,6 @@ use serde::{Deserialize, Serialize};
 
 mod congestion;
 mod receiver;
-mod rto;
 mod sender;
 #[cfg(test)]
 mod tests;

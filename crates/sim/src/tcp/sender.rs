@@ -1,7 +1,6 @@
 //! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
 
 use super::congestion::{AckInfo, Congestion, Signal};
-use super::rto::Rto;
 use super::{
     Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
     TcpStats, TimerCmd, Variant,
@@ -9,6 +8,8 @@ use super::{
 use crate::event::TimerKind;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
+
+mod rto;
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -29,8 +30,16 @@ pub struct TcpSender {
     /// before any loss (RFC 6582 starts it at the initial sequence number, below
     /// the first packet).
     recover: u32,
-    /// The retransmission timer: RTT estimate, timeout, Karn's timed packet.
-    rto: Rto,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    rto_base: Dur,
+    backoff: u32,
+    /// Karn: the packet being timed and when it was sent (`Time::MAX`: none).
+    /// Two fields, not an `Option` of a pair: that was 24 bytes, this 12, and
+    /// every flow has one (BENCHMARKS.md, "Memory per flow").
+    timed_seq: u32,
+    timed_at: Time,
     /// Per outstanding packet (index seq - snd_una): SACKED and RETX flags.
     scoreboard: VecDeque<u8>,
     sacked: u32,
@@ -43,6 +52,11 @@ pub struct TcpSender {
     /// RFC 3168 (6.1.2): an ECE arrived with a one-packet window; no new packet
     /// leaves until the retransmission timer, reset then, expires.
     ecn_hold: bool,
+    /// Whether the retransmission timer runs. RFC 6298 (5.1): sending starts it only
+    /// when it is not running; only new ACKs restart it. Restarting it on every
+    /// send would postpone it for ever while a lost retransmission blocks snd_una
+    /// and SACKed new data keeps flowing.
+    rto_running: bool,
     /// One past the last packet of the current object (`u32::MAX`: bulk).
     object_end: u32,
     /// When the current object could start (web flows).
@@ -80,7 +94,13 @@ impl TcpSender {
             in_recovery: false,
             partial_acked: false,
             recover: 0,
-            rto: Rto::new(cfg),
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto_base: cfg.initial_rto,
+            backoff: 1,
+            timed_seq: 0,
+            timed_at: Time::MAX,
             scoreboard: VecDeque::new(),
             sacked: 0,
             retx_out: 0,
@@ -89,6 +109,7 @@ impl TcpSender {
             ecn_recover: 0,
             cwr_pending: false,
             ecn_hold: false,
+            rto_running: false,
             object_end: cfg.object_size.unwrap_or(u32::MAX),
             object_start: Time::ZERO,
             thinking: false,
@@ -114,7 +135,7 @@ impl TcpSender {
     }
     /// The smoothed RTT, seconds (0 before the first sample).
     pub fn srtt(&self) -> f64 {
-        self.rto.srtt
+        self.srtt
     }
     /// Packets sent and not yet cumulatively acknowledged.
     pub fn outstanding(&self) -> u32 {
@@ -127,15 +148,10 @@ impl TcpSender {
             flow,
             cwnd: self.cwnd,
             ssthresh: self.ssthresh,
-            srtt_s: self.rto.srtt,
+            srtt_s: self.srtt,
             rto_s: self.rto(cfg).as_secs_f64(),
             in_flight: self.outstanding(),
         }
-    }
-
-    /// The current retransmission timeout, back-off included.
-    pub fn rto(&self, cfg: &TcpConfig) -> Dur {
-        self.rto.timeout(cfg)
     }
 
     /// Starts sending.
@@ -168,20 +184,20 @@ impl TcpSender {
             }
             // Karn: time one packet per window, never during recovery, where a
             // cumulative ACK waits for the holes below it and would inflate the sample.
-            if self.rto.timed().is_none() && !self.in_recovery {
-                self.rto.set_timed(Some((seq, now)));
+            if self.timed().is_none() && !self.in_recovery {
+                self.set_timed(Some((seq, now)));
             }
         } else {
             self.stats.retransmits += 1;
-            if matches!(self.rto.timed(), Some((s, _)) if s == seq) {
-                self.rto.set_timed(None); // Karn: never time a retransmitted packet.
+            if matches!(self.timed(), Some((s, _)) if s == seq) {
+                self.set_timed(None); // Karn: never time a retransmitted packet.
             }
         }
         self.stats.sent += 1;
         let cwr = std::mem::take(&mut self.cwr_pending);
         act.segs.push(Seg::Data { seq, cwr });
-        if !self.rto.running {
-            self.rto.restart(now, cfg, act);
+        if !self.rto_running {
+            self.restart_rto(now, cfg, act);
         }
     }
 
@@ -273,12 +289,6 @@ impl TcpSender {
         sample
     }
 
-    fn rtt_sample(&mut self, r: f64, cfg: &TcpConfig) {
-        self.rto.sample(r, cfg);
-        self.stats.rtt_sum_s += r;
-        self.stats.rtt_samples += 1;
-    }
-
     fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
         for &(start, end) in blocks {
             let start = start.max(self.snd_una);
@@ -313,7 +323,7 @@ impl TcpSender {
         self.ecn_hold = false;
         self.in_recovery = true;
         self.partial_acked = false;
-        self.rto.set_timed(None);
+        self.set_timed(None);
         self.stats.fast_recoveries += 1;
         let cwnd = match cfg.variant.recovery() {
             Recovery::Sack => self.ssthresh,
@@ -322,7 +332,7 @@ impl TcpSender {
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
         let una = self.snd_una;
         self.retransmit(una, now, cfg, act);
-        self.rto.restart(now, cfg, act);
+        self.restart_rto(now, cfg, act);
     }
 
     /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
@@ -346,10 +356,10 @@ impl TcpSender {
             // partial ACKs after the first do not (RFC 6582, step 5).
             let mut restart = true;
             let newly = ack - self.snd_una;
-            if let Some((s, t)) = self.rto.timed() {
+            if let Some((s, t)) = self.timed() {
                 if ack > s {
                     self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
-                    self.rto.set_timed(None);
+                    self.set_timed(None);
                 }
             }
             let rtt = self.ack_rtt(ack, now);
@@ -411,7 +421,7 @@ impl TcpSender {
                     acked: newly,
                     ack,
                     snd_max: self.snd_max,
-                    srtt: self.rto.srtt,
+                    srtt: self.srtt,
                     rtt,
                 };
                 self.cc
@@ -419,10 +429,10 @@ impl TcpSender {
             }
             if self.snd_una < self.snd_max {
                 if restart {
-                    self.rto.restart(now, cfg, act);
+                    self.restart_rto(now, cfg, act);
                 }
             } else if !self.ecn_hold {
-                self.rto.stop(act);
+                self.stop_rto(act);
             }
             if self.snd_una >= self.object_end {
                 object_ended = true;
@@ -501,7 +511,7 @@ impl TcpSender {
                 // flow, so the retransmission timer paces its next new packet.
                 self.reduce(now, 1.0, ReductionCause::Ecn);
                 self.ecn_hold = true;
-                self.rto.restart(now, cfg, act);
+                self.restart_rto(now, cfg, act);
             } else {
                 self.reduce(now, target.max(1.0), ReductionCause::Ecn);
             }
@@ -538,7 +548,7 @@ impl TcpSender {
 
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.rto.running = false;
+        self.rto_running = false;
         let held = std::mem::take(&mut self.ecn_hold);
         if self.snd_una >= self.snd_max {
             if held {
@@ -554,8 +564,8 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.rto.back_off(cfg);
-        self.rto.set_timed(None);
+        self.back_off(cfg);
+        self.set_timed(None);
         for f in self.scoreboard.iter_mut() {
             *f = 0;
         }
@@ -564,7 +574,7 @@ impl TcpSender {
         self.high_sack = self.snd_una;
         self.hole_hint = self.snd_una;
         self.snd_nxt = self.snd_una;
-        self.rto.restart(now, cfg, act);
+        self.restart_rto(now, cfg, act);
         self.send_allowed(now, cfg, act);
     }
 }
