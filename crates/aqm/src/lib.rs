@@ -11,7 +11,9 @@
 //! - [`packet`]: [`Packet`], the small `Copy` struct queues hold by value.
 //! - [`time`], [`units`]: integer-nanosecond [`Time`]/[`Dur`], [`Rate`], unit parsing.
 //! - [`rng`]: the pinned generator and per-component streams.
-//! - [`monitored`]: [`Monitored`], the wrapper that counts and checks invariants.
+//! - [`queue_counts`]: [`QueueCounts`], a queue's counters, the arithmetic of each
+//!   call and ns-3's identities that check them (one type for every wrapper).
+//! - [`monitored`]: [`Monitored`], the wrapper that counts and checks, for tests.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`testing`]: a scripted driver for unit tests.
 //! - [`parts`]: what several qdiscs share and none owns (as Linux's
@@ -57,6 +59,7 @@ pub mod packet;
 pub mod parts;
 pub mod pie;
 pub mod qdisc;
+pub mod queue_counts;
 pub mod red;
 pub mod rem;
 pub mod rng;
@@ -70,13 +73,14 @@ pub mod wfq;
 
 pub use any::{field_names, AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
-pub use monitored::{Monitored, QueueCounts};
+pub use monitored::Monitored;
 pub use packet::{Ecn, FlowId, Packet};
 pub use parts::fifo::PacketFifo;
 pub use parts::heavy_hitters::HeavyHitters;
 pub use qdisc::{
     Ctx, DropSink, FlowClass, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, VecSink, Verdict,
 };
+pub use queue_counts::QueueCounts;
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::{parse_dur, parse_rate, Rate, UnitError};

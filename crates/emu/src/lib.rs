@@ -34,10 +34,11 @@ pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
-use sim::build::{flows as build_flows, Network};
 use sim::event::EventQueue;
 use sim::flow::Endpoints;
 use sim::link::Queue;
+use sim::net::Network;
+use sim::setup::flows as build_flows;
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,9 +4,9 @@
 
 use crate::plane::{Outcome, FWD, REV};
 use crate::traffic::{InfoSample, Shared, Snapshot};
-use sim::build::{Group, Network};
 use sim::fair_share::{max_min_fair, Demand};
 use sim::flow::Flow;
+use sim::net::{Group, Network};
 use sim::results::{
     fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, GroupResult,
     LinkFlowResult, LinkResult, QueueSeries, RunResult, TcpTraceResult,

@@ -492,7 +492,7 @@ fn qdisc_kinds() -> Vec<&'static str> {
 /// The memory check `Simulation::new` makes first; what else it could refuse
 /// was refused when the scenario validated.
 fn fits_in_memory(s: &Scenario) -> Result<(), sim::ScenarioError> {
-    sim::build::memory::check(s, s.total_flows())
+    sim::setup::memory::check(s, s.total_flows())
 }
 
 /// The keys a `[qdisc]` of `kind` takes besides `kind` (its parameters' names,

@@ -5,13 +5,15 @@
 //! scenario files; results as Arrow tables. `docs/architecture.md` is the guide.
 //!
 //! ## Map
-//! Three parts, with arrows one way: [`build`] makes a [`Simulation`], [`engine`]
-//! runs it (the loop, forwarding, endpoints), [`observe`] watches it from outside
+//! Three parts over one network, with arrows one way: [`setup`] fills the
+//! [`net`]work and makes a [`Simulation`], [`engine`] runs it (the loop,
+//! forwarding, the speed shortcuts, endpoints), [`observe`] watches it from outside
 //! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
 //! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
 //! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`], [`overrides`] and [`assign`]
-//! (what the command line resolves: `--seed`, `--set qdisc.kind=red`); [`event`], [`link`], [`wire`], [`flow`], [`header`]
-//! (the engine's data); [`tcp`], [`udp`] (I/O-free transports); [`results`],
+//! (what the command line resolves: `--seed`, `--set qdisc.kind=red`); [`event`],
+//! [`link`], [`link_model`], [`wire`], [`flow`], [`header`] (the engine's data,
+//! below the three parts with [`net`]); [`tcp`], [`udp`] (I/O-free transports); [`results`],
 //! [`report`], [`fair_share`], [`tables`] (the
 //! one schema of every output), [`labels`] (a single run's tables labelled with
 //! its scenario, `--set` keys and seed), [`text`] (the summary `aqmlab run` prints).
@@ -40,7 +42,6 @@
 //! ```
 
 pub mod assign;
-pub mod build;
 pub mod builtin;
 pub mod engine;
 pub mod event;
@@ -50,12 +51,14 @@ pub mod header;
 pub mod labels;
 pub mod link;
 pub mod link_model;
+pub mod net;
 pub mod observe;
 pub mod overrides;
 pub mod qdisc_help;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod setup;
 pub mod source;
 pub mod tables;
 pub mod tc;

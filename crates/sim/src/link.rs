@@ -21,7 +21,7 @@ use aqm::{AnyQdisc, Ctx, Dur, Limit, Packet, Qdisc, Rate, Rng, Time, VecSink, Ve
 use std::collections::HashMap;
 
 /// A link direction: 64 bytes, one cache line, for every one of the four access
-/// link directions a dumbbell has per flow (issue #17: memory per flow). What
+/// link directions a dumbbell has per flow (BENCHMARKS.md, "Memory per flow"). What
 /// many links share (rate, delay, sending ahead) is a `Pipe` in a table; what only
 /// some links use (a qdisc that holds packets, an observer) is behind one pointer
 /// (`Queue`); the packet being serialized waits in the wire slab.
@@ -130,6 +130,40 @@ struct QueueState {
     /// Index of the link's observer (`NO_MONITOR`: not monitored). Here, not in
     /// the link: a monitored link keeps its queue.
     monitor: u32,
+    /// Debug builds count every queue, observed or not, and check ns-3's
+    /// identities after each call (the observer counts in release builds too).
+    #[cfg(debug_assertions)]
+    counts: aqm::QueueCounts,
+    /// On a monitored link that sent its packet ahead, a copy of it until its
+    /// transmission's end is told to the observer (the packet itself is on a
+    /// wire, perhaps delivered already): the packet being serialized, as
+    /// [`Link::in_progress`] reads it.
+    held: Option<Packet>,
+}
+
+impl QueueState {
+    fn new(qdisc: AnyQdisc, rng: Rng, lazy: bool) -> Box<Self> {
+        Box::new(QueueState {
+            qdisc,
+            rng,
+            lazy,
+            monitor: NO_MONITOR,
+            #[cfg(debug_assertions)]
+            counts: aqm::QueueCounts::default(),
+            held: None,
+        })
+    }
+
+    /// Checks the counts after a call (debug builds).
+    #[inline]
+    #[track_caller]
+    fn check(&self) {
+        #[cfg(debug_assertions)]
+        {
+            let q = &self.qdisc;
+            self.counts.check_within(q.len(), q.bytes(), q.limit());
+        }
+    }
 }
 
 const NO_MONITOR: u32 = u32::MAX;
@@ -141,12 +175,7 @@ const DROPTAIL_STREAM: u64 = 0;
 impl Queue {
     /// `qdisc`, drawing from `rng`.
     pub fn new(qdisc: AnyQdisc, rng: Rng) -> Self {
-        Queue(Some(Box::new(QueueState {
-            qdisc,
-            rng,
-            lazy: false,
-            monitor: NO_MONITOR,
-        })))
+        Queue(Some(QueueState::new(qdisc, rng, false)))
     }
 
     /// A DropTail of the default parameters, built while packets wait in it.
@@ -172,12 +201,11 @@ impl Queue {
     pub fn set_monitor(&mut self, k: u32) {
         assert!(k != NO_MONITOR, "fewer than 2^32 - 1 monitored links");
         let q = self.0.get_or_insert_with(|| {
-            Box::new(QueueState {
-                qdisc: Self::droptail(),
-                rng: aqm::rng::stream(0, DROPTAIL_STREAM),
-                lazy: false,
-                monitor: NO_MONITOR,
-            })
+            QueueState::new(
+                Self::droptail(),
+                aqm::rng::stream(0, DROPTAIL_STREAM),
+                false,
+            )
         });
         q.lazy = false;
         q.monitor = k;
@@ -210,15 +238,30 @@ impl Queue {
     ) -> Verdict {
         let q = self.0.get_or_insert_with(|| {
             pool.0.pop().unwrap_or_else(|| {
-                Box::new(QueueState {
-                    qdisc: Self::droptail(),
-                    rng: aqm::rng::stream(0, DROPTAIL_STREAM),
-                    lazy: true,
-                    monitor: NO_MONITOR,
-                })
+                QueueState::new(Self::droptail(), aqm::rng::stream(0, DROPTAIL_STREAM), true)
             })
         });
-        q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink))
+        #[cfg(debug_assertions)]
+        let before = sink.drops.len();
+        let verdict = q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink));
+        #[cfg(debug_assertions)]
+        q.counts
+            .count_enqueue(verdict, (sink.drops.len() - before) as u64);
+        q.check();
+        verdict
+    }
+
+    /// An arrival the engine sent straight to the idle transmitter
+    /// (`passes_through_when_empty`), counted as the qdisc would have (debug
+    /// builds; a lazy DropTail not taken keeps no counts).
+    #[inline]
+    pub fn passed_through(&mut self, pkt: &Packet) {
+        #[cfg(debug_assertions)]
+        if let Some(q) = &mut self.0 {
+            q.counts.count_pass_through(pkt.size);
+            q.check();
+        }
+        let _ = pkt;
     }
 
     /// Dequeues at `now`; a lazy DropTail left empty goes back to `pool`.
@@ -230,7 +273,15 @@ impl Queue {
         pool: &mut QueuePool,
     ) -> Option<Packet> {
         let q = self.0.as_deref_mut()?;
+        #[cfg(debug_assertions)]
+        let before = sink.drops.len();
         let pkt = q.qdisc.dequeue(&mut Ctx::new(now, &mut q.rng, sink));
+        #[cfg(debug_assertions)]
+        q.counts.count_dequeue(
+            pkt.as_ref().map(|p| p.size),
+            (sink.drops.len() - before) as u64,
+        );
+        q.check();
         if q.lazy && q.qdisc.is_empty() {
             pool.0.extend(self.0.take());
         }
@@ -263,6 +314,25 @@ impl Queue {
         self.0
             .as_ref()
             .is_none_or(|q| q.qdisc.passes_through_when_empty())
+    }
+
+    /// Keeps a copy of `pkt`, sent ahead on a monitored link (which always has
+    /// its queue), until [`Queue::take_held`].
+    #[inline]
+    pub fn hold(&mut self, pkt: Packet) {
+        let q = self.0.as_mut().expect("a monitored link keeps its queue");
+        debug_assert!(q.held.is_none(), "one packet sent ahead at a time");
+        q.held = Some(pkt);
+    }
+
+    /// The copy [`Queue::hold`] kept: its transmission has ended.
+    #[inline]
+    pub fn take_held(&mut self) -> Option<Packet> {
+        self.0.as_mut().and_then(|q| q.held.take())
+    }
+
+    fn held(&self) -> Option<&Packet> {
+        self.0.as_ref().and_then(|q| q.held.as_ref())
     }
 
     pub fn diagnostic(&self) -> Option<String> {
@@ -332,18 +402,21 @@ impl Link {
         (self.busy_bits > 0).then_some(self.busy_since)
     }
 
-    /// The packet being serialized at `now` (kept in `wires`) on this link of
-    /// `rate`, and how many of its bits have left the transmitter by then.
-    pub fn in_progress<'w>(
-        &self,
+    /// The packet being serialized at `now` on this link of `rate` (kept in
+    /// `wires`, or sent ahead and held for the observer), and how many of its
+    /// bits have left the transmitter by then. A packet sent ahead on an
+    /// unmonitored link is on a wire, unread: `None`.
+    pub fn in_progress<'a>(
+        &'a self,
         now: Time,
         rate: Rate,
-        wires: &'w WireSlab,
-    ) -> Option<(&'w Packet, u64)> {
-        if self.current == IDLE || self.current == SENT_AHEAD {
-            return None;
-        }
-        let pkt = wires.parked(self.current);
+        wires: &'a WireSlab,
+    ) -> Option<(&'a Packet, u64)> {
+        let pkt = match self.current {
+            IDLE => return None,
+            SENT_AHEAD => self.qdisc.held()?,
+            node => wires.parked(node),
+        };
         Some((pkt, self.bits_sent(now, rate, pkt.size)))
     }
 

@@ -198,11 +198,11 @@ impl Simulation {
         }
         drop(read.counts);
         RunResult {
-            scenario: self.name.clone(),
-            seed: self.seed,
+            scenario: self.name().to_string(),
+            seed: self.seed(),
             duration_s: self.end().as_secs_f64(),
             warmup_s: self.warmup().as_secs_f64(),
-            events: self.event_count,
+            events: self.events(),
             wall_seconds,
             sim_seconds: self.now().as_secs_f64(),
             flows,

@@ -8,8 +8,9 @@
 //! seed, independent across levels, and fresh at every re-key (a moving hash, a
 //! perturbation). Linux keys its hash with a random number instead; a seed makes
 //! runs repeatable, and [`hash_seed`] takes it from the scenario's `hash_seed`
-//! when pinned, else from the link, whose seed the engine derives from the run's. `python/aqmlab/repro/sfb/` replicates both functions
-//! and tests on both sides pin their values.
+//! when pinned, else from the link, whose seed the simulator derives from the
+//! run's (`sim::setup::network`). `python/aqmlab/repro/sfb/` replicates both
+//! functions and tests on both sides pin their values.
 
 use crate::packet::FlowId;
 use crate::qdisc::{check, LinkInfo, ParamError};

@@ -220,7 +220,7 @@ fn perturbation_changes_the_flow_to_bin_map_deterministically_under_a_seed() {
     assert_eq!(map(&w), after);
 }
 
-/// The CHOKe paper's setting in miniature (issue #16): 32 flows that keep two
+/// The CHOKe paper's setting in miniature: 32 flows that keep two
 /// packets queued each and one that sends twice the link rate, 1000-byte
 /// packets on a 1 Mbps link (8 ms each), the key changed every
 /// `perturb_period`. Returns each flow's departures (the fast one's last).
@@ -275,9 +275,9 @@ fn departures_under_perturbation(perturb_period: Dur, dequeues: u32) -> Vec<u64>
 
 #[test]
 fn frequent_perturbation_keeps_backlogged_flows_equal() {
-    // Issue #16: with each re-key dealing fresh quanta in the old round order,
-    // whichever bin headed the round kept the link (here flow 0 took all 6600
-    // departures; in the engine's CHOKe setting the UDP flow took 92-98%).
+    // A re-key that dealt fresh quanta in the old round order would let
+    // whichever bin headed the round keep the link (here flow 0 would take all
+    // 6600 departures; in the engine's CHOKe setting the UDP flow took 92-98%).
     // Every flow is backlogged, so each should get 1/33, less a little while a
     // re-key makes it share a bin (measured: 184-222 of 200 at 1 ms).
     for period in [Dur::from_millis(1), Dur::from_micros(8_000)] {

@@ -1,23 +1,27 @@
-//! Running: the event loop and its handlers, nothing else. [`crate::build`] makes a
-//! [`Simulation`]; [`crate::observe`] watches it; [`crate::report`] reads it out.
+//! Running: the event loop and its handlers, nothing else. [`crate::setup`] makes a
+//! [`Simulation`] over a [`crate::net::Network`]; [`crate::observe`] watches it;
+//! [`crate::report`] reads it out.
 //!
 //! - this file: the state, the loop, the periodic ticks and the warm-up;
 //! - [`forward`]: links: enqueue, transmit, propagate, forward, deliver;
+//! - [`ahead`]: the speed shortcuts (send-ahead, the deferred `TxDone`,
+//!   cut-through), their state and invariants;
 //! - [`endpoints`]: transports: sending, receiving, timers.
 //!
 //! Events at one instant run in the order they were scheduled (see `event.rs`),
 //! which is what makes a run deterministic.
 
+mod ahead;
 mod endpoints;
 mod forward;
 #[cfg(test)]
 mod tests;
 
-use crate::build::{Group, Network};
 use crate::event::{Event, EventQueue, Tick};
 use crate::flow::{Endpoints, Flow};
 use crate::header::HeaderSlab;
 use crate::link::QueuePool;
+use crate::net::{Group, Network};
 use crate::observe::{pcap::PcapTap, Observers};
 use crate::scenario::Scenario;
 use crate::tcp::{Actions, Reduction, TcpSender};
@@ -46,12 +50,12 @@ fn prefetch<T>(x: &T) {
 /// 4,096 flows, about 5 MB of per-flow state). Below it the state stays in cache
 /// and the prefetch only costs the queue's look-ahead: 32 to 2,000 flows ran 3-8%
 /// faster without it, 5,000 flows the same, 10,000 and 20,000 flows 2-5% slower
-/// (BENCHMARKS.md, issue #17).
+/// (BENCHMARKS.md, "The event queue").
 const PREFETCH_FROM_LINKS: usize = 16_384;
 
 pub struct Simulation {
-    pub(crate) name: String,
-    pub(crate) seed: u64,
+    name: String,
+    seed: u64,
     now: Time,
     end: Time,
     warmup_end: Time,
@@ -66,15 +70,15 @@ pub struct Simulation {
     sink: VecSink,
     actions: Actions,
     next_uid: u64,
-    pub(crate) event_count: u64,
+    event_count: u64,
     /// Whether to prefetch the next event's link or flow: only when the per-flow
     /// state outgrows the caches (`PREFETCH_FROM_LINKS`).
     prefetch_next: bool,
     pub(crate) obs: Observers,
     /// (flow, seq) of data packets to lose on first transmission (tests).
     faults: Vec<(u32, u32)>,
-    /// Per link direction: `forward::NO_CUT`, or, for a link that cuts through,
-    /// how many packets are on their way to it by the normal path (`forward`).
+    /// Per link direction: `ahead::NO_CUT`, or, for a link that cuts through,
+    /// how many packets are on their way to it by the normal path (`ahead`).
     cut: Vec<u32>,
     /// What tests count (`engine::tests`).
     #[cfg(test)]
@@ -94,20 +98,7 @@ impl Simulation {
         for (k, m) in obs.links.iter().enumerate() {
             net.links[m.link as usize].set_monitor(k as u32);
         }
-        for l in 0..net.links.len() {
-            let on = net.links[l].qdisc.passes_through_when_empty();
-            net.set_send_ahead(l, on);
-        }
-        let sole_inputs = net.routes.sole_inputs(net.links.len());
-        let mut cut = vec![forward::NO_CUT; net.links.len()];
-        for (l, input) in sole_inputs.into_iter().enumerate() {
-            // An observed link hears each arrival as it happens: it never cuts through.
-            let eligible = net.pipe(l).send_ahead && net.links[l].monitor().is_none();
-            if let Some(input) = input.filter(|_| eligible) {
-                cut[l] = 0;
-                net.set_feeds_cut(input as usize, true);
-            }
-        }
+        let cut = ahead::plan(&mut net);
 
         let f = &s.file;
         let prefetch_next = net.links.len() >= PREFETCH_FROM_LINKS;
@@ -156,6 +147,14 @@ impl Simulation {
     pub fn events(&self) -> u64 {
         self.event_count
     }
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The run's seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
 
     /// The name of link direction `l`: `from->to`. Built on demand rather than
     /// stored: a million-flow dumbbell has four million link directions.
@@ -192,27 +191,8 @@ impl Simulation {
     /// link stops sending ahead).
     pub fn capture(&mut self, link: usize, path: &Path) -> std::io::Result<()> {
         self.obs.pcap = Some(PcapTap::create(path, link)?);
-        self.net.set_send_ahead(link, false);
-        self.cut[link] = forward::NO_CUT;
+        self.no_shortcuts_on(link);
         Ok(())
-    }
-
-    /// Turns cut-through off (tests: it must change nothing but the event count
-    /// and the order of events at one instant).
-    #[cfg(test)]
-    pub(crate) fn no_cut_through(&mut self) {
-        self.cut.fill(forward::NO_CUT);
-    }
-
-    /// Stops observed links from sending ahead (tests: it must change nothing but
-    /// the event count and the order of events at one instant).
-    #[cfg(test)]
-    pub(crate) fn no_observed_send_ahead(&mut self) {
-        for l in 0..self.net.links.len() {
-            if self.net.links[l].monitor().is_some() {
-                self.net.set_send_ahead(l, false);
-            }
-        }
     }
 
     /// Finishes the pcap, if any.
@@ -261,8 +241,7 @@ impl Simulation {
                 break;
             }
             if self.events.renumber_due() {
-                let deferred = self.net.links.iter_mut().map(|l| &mut l.deferred);
-                self.events.renumber(deferred);
+                self.renumber_deferred();
             }
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
@@ -293,23 +272,6 @@ impl Simulation {
         // Every event up to `until` has run: so have the deferred ends up to it.
         self.settle_observed(true);
         progress(self.now);
-    }
-
-    /// Tells the observers of links that sent ahead the ends of transmissions
-    /// that have passed, before they are read: those before the event now
-    /// running, or (`through_now`) all up to `now`.
-    fn settle_observed(&mut self, through_now: bool) {
-        for k in 0..self.obs.links.len() {
-            let l = self.obs.links[k].link as usize;
-            let link = &self.net.links[l];
-            if link.sent_ahead()
-                && link.deferred.is_some()
-                && (self.events.passed(link.deferred)
-                    || through_now && link.deferred.time() <= self.now)
-            {
-                self.idle_from_deferred_end(l);
-            }
-        }
     }
 
     /// Runs to the end.

@@ -11,7 +11,7 @@
 //! after the event it is running, so the keys only grow, which is what a radix heap
 //! ([`radix`]) needs: a push is constant time and a pop costs a few moves of keys
 //! between buckets read in order, where the 4-ary heap before it compared its way
-//! down a tree. (A timing wheel of 65,536 slots of 4 us was tried for issue #17: as
+//! down a tree. (A timing wheel of 65,536 slots of 4 us was tried: as
 //! many instructions, and 15-70% more CPU time on the 400-flow benchmark: its slot
 //! vectors spread over megabytes where a heap of a few thousand keys stays in cache.)
 //!

@@ -8,7 +8,7 @@
 //! lower buckets. A key only ever moves down a digit at least, so it moves at most
 //! 32 times, in a run a few. It reads its buckets in order instead of hopping down
 //! a tree; with only a handful of pending keys a comparison heap is cheaper
-//! (BENCHMARKS.md, issue #17).
+//! (BENCHMARKS.md, "The event queue").
 //!
 //! Why not the `radix-heap` crate: the engine needs to look at the next key without
 //! popping it (to stop at the end of a run, and to prefetch what the next event

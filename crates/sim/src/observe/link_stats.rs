@@ -5,8 +5,8 @@
 //!
 //! The engine calls these hooks only for links whose `monitor` is set, after each
 //! qdisc call, with what the call put in the drop sink; an unmonitored link pays
-//! nothing. In debug builds every call checks ns-3's identities (received =
-//! arrivals dropped + queued; backlog = queued - dequeued - victims).
+//! nothing. The queue's counters are an [`aqm::QueueCounts`], whose arithmetic
+//! and identities (checked after every call in debug builds) are `aqm`'s.
 
 use super::delays::Delays;
 use super::flow_series::SeriesAcc;
@@ -64,9 +64,6 @@ pub struct LinkStats {
     pub series: Option<SeriesAcc>,
     /// Sojourn-time distributions, when `[monitor] delays` is on.
     pub delays: Option<Delays>,
-    /// A copy of the packet the link is serializing when it sent it ahead: it is
-    /// on a wire already, and its end is told later (`engine::forward`).
-    sent_ahead: Option<Packet>,
 }
 
 impl LinkStats {
@@ -84,7 +81,6 @@ impl LinkStats {
             samples: Vec::new(),
             series: None,
             delays: None,
-            sent_ahead: None,
         }
     }
 
@@ -111,8 +107,8 @@ impl LinkStats {
     /// Takes the queued packets a qdisc call dropped (all its drops but `arrival`)
     /// out of the per-flow occupancy, and counts drops and marks by reason.
     fn settle(&mut self, now: Time, sink: &VecSink, arrival: Option<&Packet>) {
-        for (pkt, reason) in &sink.drops {
-            self.counters.queue.drops[reason.index()] += 1;
+        for &(ref pkt, reason) in &sink.drops {
+            self.counters.queue.count_drop(reason);
             if arrival.is_none_or(|a| a.tag != pkt.tag) {
                 self.occupancy_change(pkt.flow.index(), now, -1);
             }
@@ -120,8 +116,8 @@ impl LinkStats {
                 s.drop(pkt.flow.index());
             }
         }
-        for (pkt, reason) in &sink.marks {
-            self.counters.queue.marks[reason.index()] += 1;
+        for &(ref pkt, reason) in &sink.marks {
+            self.counters.queue.count_mark(reason);
             if let Some(s) = &mut self.series {
                 s.mark(pkt.flow.index());
             }
@@ -132,11 +128,7 @@ impl LinkStats {
     /// `Qdisc::passes_through_when_empty`): queued and dequeued at once.
     #[inline]
     pub fn on_pass_through(&mut self, pkt: &Packet) {
-        let q = &mut self.counters.queue;
-        q.received += 1;
-        q.queued += 1;
-        q.dequeued += 1;
-        q.dequeued_bytes += pkt.size as u64;
+        self.counters.queue.count_pass_through(pkt.size);
         self.max_queue = self.max_queue.max(1);
         if let Some(d) = &mut self.delays {
             d.record(pkt.flow.index(), 0);
@@ -153,35 +145,25 @@ impl LinkStats {
         len: usize,
     ) {
         self.advance(now);
-        let q = &mut self.counters.queue;
-        q.received += 1;
-        let drops = sink.drops.len() as u64;
-        match verdict {
-            Verdict::Queued => {
-                q.queued += 1;
-                q.victims += drops;
-                self.occupancy_change(pkt.flow.index(), now, 1);
-            }
-            Verdict::Dropped => {
-                debug_assert!(drops >= 1, "a dropped arrival must reach the sink");
-                q.arrivals_dropped += 1;
-                q.victims += drops - 1;
-            }
+        self.counters
+            .queue
+            .count_enqueue(verdict, sink.drops.len() as u64);
+        if verdict == Verdict::Queued {
+            self.occupancy_change(pkt.flow.index(), now, 1);
         }
         self.settle(now, sink, Some(pkt));
         self.queue_len = len as u32;
         self.max_queue = self.max_queue.max(self.queue_len);
-        self.check(len);
+        self.counters.queue.check(len);
     }
 
     /// After `dequeue` returned `pkt`, leaving `len` packets queued.
     pub fn on_dequeue(&mut self, now: Time, pkt: Option<&Packet>, sink: &VecSink, len: usize) {
         self.advance(now);
-        let q = &mut self.counters.queue;
-        q.victims += sink.drops.len() as u64;
+        self.counters
+            .queue
+            .count_dequeue(pkt.map(|p| p.size), sink.drops.len() as u64);
         if let Some(p) = pkt {
-            q.dequeued += 1;
-            q.dequeued_bytes += p.size as u64;
             self.occupancy_change(p.flow.index(), now, -1);
             if let Some(d) = &mut self.delays {
                 d.record(
@@ -193,7 +175,7 @@ impl LinkStats {
         self.settle(now, sink, None);
         self.queue_len = len as u32;
         self.max_queue = self.max_queue.max(self.queue_len);
-        self.check(len);
+        self.counters.queue.check(len);
     }
 
     /// The link finished sending `pkt`.
@@ -210,45 +192,10 @@ impl LinkStats {
         }
     }
 
-    /// The link sent `pkt` ahead: it went on the wire as its transmission began.
-    #[inline]
-    pub fn hold_sent_ahead(&mut self, pkt: Packet) {
-        debug_assert!(self.sent_ahead.is_none());
-        self.sent_ahead = Some(pkt);
-    }
-
-    /// The transmission sent ahead has ended (its deferred `TxDone`).
-    #[inline]
-    pub fn on_sent_ahead_done(&mut self) {
-        let pkt = self.sent_ahead.take().expect("a packet sent ahead");
-        self.on_tx_done(&pkt);
-    }
-
-    /// The transmission sent ahead ended, and with it a busy period of `busy_ns`.
-    #[inline(never)]
-    pub fn on_sent_ahead_idle(&mut self, busy_ns: u64) {
-        self.on_sent_ahead_done();
-        self.on_idle(busy_ns);
-    }
-
     /// The packet the link is serializing at `now`, and how many of its bits have
     /// left the transmitter by then.
-    pub fn in_progress<'a>(&'a self, links: Links<'a>, now: Time) -> Option<(&'a Packet, u64)> {
-        let l = self.link as usize;
-        match &self.sent_ahead {
-            Some(pkt) => {
-                let link = &links.links[l];
-                debug_assert!(
-                    link.sent_ahead(),
-                    "the end of a transmission sent ahead was told"
-                );
-                Some((
-                    pkt,
-                    link.bits_sent(now, links.pipes.get(link.pipe).rate, pkt.size),
-                ))
-            }
-            None => links.in_progress(l, now),
-        }
+    pub fn in_progress<'a>(&self, links: Links<'a>, now: Time) -> Option<(&'a Packet, u64)> {
+        links.in_progress(self.link as usize, now)
     }
 
     /// A busy period of `busy_ns` ended.
@@ -287,20 +234,5 @@ impl LinkStats {
             f.queue_area += u128::from(count) * u128::from(now.saturating_since(since).as_nanos());
         }
         c
-    }
-
-    #[inline]
-    fn check(&self, len: usize) {
-        let q = &self.counters.queue;
-        debug_assert_eq!(
-            q.received,
-            q.arrivals_dropped + q.queued,
-            "received = dropped + queued"
-        );
-        debug_assert_eq!(
-            len as u64,
-            q.queued - q.dequeued - q.victims,
-            "backlog = queued - dequeued - victims"
-        );
     }
 }

@@ -26,10 +26,10 @@ pub mod packed;
 pub mod pcap;
 pub mod tcp_trace;
 
-use crate::build::{Group, Network};
 use crate::event::Tick;
 use crate::flow::{Flow, FlowCounters};
 use crate::link::{Link, Links};
+use crate::net::{Group, Network};
 use crate::scenario::{Scenario, ScenarioError};
 use aqm::{Dur, Time};
 use delays::Delays;

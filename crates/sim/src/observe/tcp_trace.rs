@@ -2,23 +2,7 @@
 //! smoothed RTT, retransmission timeout and packets in flight, sampled at the end
 //! of each interval for every TCP (and web) flow.
 
-use aqm::Time;
-
-/// One sample of one TCP sender.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct TcpSample {
-    pub at: Time,
-    pub flow: u32,
-    /// Packets.
-    pub cwnd: f64,
-    /// Packets; infinite until the first loss.
-    pub ssthresh: f64,
-    /// Seconds; 0 before the first RTT sample.
-    pub srtt_s: f64,
-    pub rto_s: f64,
-    /// Packets sent and not yet acknowledged.
-    pub in_flight: u32,
-}
+use crate::tcp::TcpSample;
 
 /// The samples so far.
 #[derive(Default)]

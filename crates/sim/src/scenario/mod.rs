@@ -10,6 +10,7 @@ use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod file;
 mod flow_spec;
 mod monitor;
 mod no_ops;
@@ -54,6 +55,7 @@ mod qdisc_table;
 mod validate;
 mod validate_net;
 
+pub use file::{read_file, MAX_FILE_BYTES};
 pub use flow_spec::{FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
 pub use monitor::Monitor;
 
@@ -292,10 +294,10 @@ impl Scenario {
     }
 
     /// Reads and parses a scenario file (a regular file of at most
-    /// [`crate::source::MAX_FILE_BYTES`]).
+    /// [`MAX_FILE_BYTES`]).
     pub fn from_path(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = crate::source::read_file(path).map_err(|message| ScenarioError {
+        let text = read_file(path).map_err(|message| ScenarioError {
             origin: origin.clone(),
             line: None,
             message,

@@ -3,7 +3,7 @@
 //! short that its rows would not fit in memory is an error naming the key.
 
 use super::{KeyPath, Scenario, ScenarioError};
-use crate::build::Network;
+use crate::net::Network;
 use aqm::Dur;
 use serde::{Deserialize, Serialize};
 

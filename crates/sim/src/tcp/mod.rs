@@ -246,3 +246,19 @@ pub enum ReductionCause {
     Timeout,
     Ecn,
 }
+
+/// One sample of one TCP sender (what `[monitor] tcp_trace` records per interval).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct TcpSample {
+    pub at: Time,
+    pub flow: u32,
+    /// Packets.
+    pub cwnd: f64,
+    /// Packets; infinite until the first loss.
+    pub ssthresh: f64,
+    /// Seconds; 0 before the first RTT sample.
+    pub srtt_s: f64,
+    pub rto_s: f64,
+    /// Packets sent and not yet acknowledged.
+    pub in_flight: u32,
+}

@@ -2,13 +2,14 @@
 
 use super::congestion::{AckInfo, Congestion, Signal};
 use super::{
-    Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpStats, TimerCmd,
-    Variant,
+    Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
+    TcpStats, TimerCmd, Variant,
 };
 use crate::event::TimerKind;
-use crate::observe::tcp_trace::TcpSample;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
+
+mod rto;
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -36,7 +37,7 @@ pub struct TcpSender {
     backoff: u32,
     /// Karn: the packet being timed and when it was sent (`Time::MAX`: none).
     /// Two fields, not an `Option` of a pair: that was 24 bytes, this 12, and
-    /// every flow has one (issue #17: memory per flow).
+    /// every flow has one (BENCHMARKS.md, "Memory per flow").
     timed_seq: u32,
     timed_at: Time,
     /// Per outstanding packet (index seq - snd_una): SACKED and RETX flags.
@@ -120,17 +121,6 @@ impl TcpSender {
         }
     }
 
-    /// The packet being timed and when it was sent, if one is.
-    #[inline]
-    fn timed(&self) -> Option<(u32, Time)> {
-        (self.timed_at != Time::MAX).then_some((self.timed_seq, self.timed_at))
-    }
-
-    #[inline]
-    fn set_timed(&mut self, t: Option<(u32, Time)>) {
-        (self.timed_seq, self.timed_at) = t.unwrap_or((0, Time::MAX));
-    }
-
     pub fn cwnd(&self) -> f64 {
         self.cwnd
     }
@@ -162,13 +152,6 @@ impl TcpSender {
             rto_s: self.rto(cfg).as_secs_f64(),
             in_flight: self.outstanding(),
         }
-    }
-
-    /// The current retransmission timeout, back-off included.
-    pub fn rto(&self, cfg: &TcpConfig) -> Dur {
-        self.rto_base
-            .saturating_mul(self.backoff as u64)
-            .min(cfg.max_rto)
     }
 
     /// Starts sending.
@@ -216,16 +199,6 @@ impl TcpSender {
         if !self.rto_running {
             self.restart_rto(now, cfg, act);
         }
-    }
-
-    fn restart_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.rto_running = true;
-        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
-    }
-
-    fn stop_rto(&mut self, act: &mut Actions) {
-        self.rto_running = false;
-        act.timer(TimerKind::Rto, TimerCmd::Cancel);
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -314,22 +287,6 @@ impl TcpSender {
         s.times.drain(..covered);
         s.base += covered as u32;
         sample
-    }
-
-    fn rtt_sample(&mut self, r: f64, cfg: &TcpConfig) {
-        if self.has_rtt {
-            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
-            self.srtt = 0.875 * self.srtt + 0.125 * r;
-        } else {
-            self.srtt = r;
-            self.rttvar = r / 2.0;
-            self.has_rtt = true;
-        }
-        let rto = self.srtt + (4.0 * self.rttvar).max(cfg.granularity.as_secs_f64());
-        self.rto_base = Dur::from_secs_f64(rto).max(cfg.min_rto).min(cfg.max_rto);
-        self.backoff = 1;
-        self.stats.rtt_sum_s += r;
-        self.stats.rtt_samples += 1;
     }
 
     fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
@@ -607,11 +564,7 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        // RFC 6298 (5.5): double until the timeout reaches max_rto (ns-2 since 2002,
-        // `rfc2988_`; before, ns-2 stopped at 64 times).
-        if self.rto(cfg) < cfg.max_rto {
-            self.backoff = self.backoff.saturating_mul(2);
-        }
+        self.back_off(cfg);
         self.set_timed(None);
         for f in self.scoreboard.iter_mut() {
             *f = 0;

@@ -3,6 +3,7 @@
 
 use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
 use crate::flow::{Endpoints, Flow, FlowDrops, TimerSlot, UdpEnd};
+use crate::net::Group;
 use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::udp::{Pattern, UdpConfig, UdpSource};
@@ -11,23 +12,6 @@ use rand::Rng as _;
 
 /// Stream numbers for `rng::stream`: each flow draws from its own.
 pub(crate) const STREAM_FLOW: u64 = 2 << 32;
-
-/// A group of flows and the configuration they share.
-pub struct Group {
-    pub name: String,
-    pub kind: FlowKind,
-    pub tcp: TcpConfig,
-    pub udp: Option<UdpConfig>,
-    /// Scheduling weight of each flow (fair queueing).
-    pub weight: f64,
-    /// When its flows stop sending, if they do.
-    pub stop: Option<Time>,
-    /// Mean offered rate over the measured interval (infinite for TCP).
-    pub demand_bps: f64,
-    /// The group's flows: `first..first + count`.
-    pub first: u32,
-    pub count: u32,
-}
 
 /// How many flows the scenario has in all; an error if the engine cannot name them.
 pub fn count(s: &Scenario) -> Result<usize, ScenarioError> {

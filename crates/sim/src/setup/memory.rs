@@ -17,6 +17,7 @@ use crate::flow::Flow;
 use crate::header::Header;
 use crate::link::Link;
 use crate::observe::monitor_rows;
+use crate::observe::packed::PACKED_FLOW_COUNTERS;
 use crate::results::FlowResult;
 use crate::scenario::{Scenario, ScenarioError, Topology};
 use crate::tcp::TcpSender;
@@ -47,17 +48,12 @@ fn per_link() -> u64 {
     size_of::<Link>() as u64 + 8 + 4
 }
 
-/// A flow's counters frozen at the warm-up, packed (`observe::packed`): seven
-/// counters below 2^21 in 3 bytes each, two non-zero reasons in 3 and the other
-/// eight in 1, the float's 8 bytes (under 30 in bench/scale.py's 100,000-flow run).
-pub(crate) const PACKED_FLOW_COUNTERS: u64 = 7 * 3 + 2 * 3 + 8 + 8;
-
 /// Per flow beyond its `Flow` (its links are counted with the links): a TCP
 /// sender (boxed) with its scoreboard and the receiver's out-of-order runs; its
 /// counters frozen at the warm-up (packed) and its row of results with two strings; its
 /// routes (its own two in a dumbbell) and where they start (freed once the flows
-/// are built; end nodes are read off the routes). BENCHMARKS.md ("Cost per flow",
-/// "Session 4") measures each. The rows and the running flows are not alive at
+/// are built; end nodes are read off the routes). BENCHMARKS.md ("Memory per flow")
+/// measures each. The rows and the running flows are not alive at
 /// once (`Simulation::into_report`), so this is more than a run's peak.
 fn per_flow(dumbbell: bool) -> u64 {
     let tcp = size_of::<TcpSender>() as u64 + 16 + 64;

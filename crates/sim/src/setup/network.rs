@@ -1,15 +1,14 @@
-//! The network a scenario describes: nodes, link directions with their qdiscs, the
-//! monitored link directions, and every flow's routes and end nodes.
+//! Building the [`Network`] a scenario describes: nodes, link directions with their
+//! qdiscs, the monitored link directions, and every flow's routes.
 
-use super::flows::Group;
-use super::routes::{Graph, Routes};
+use super::routes::Graph;
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
-use crate::link::{Link, Links, Pipe, Pipes, Queue};
+use crate::link::{Link, Pipe, Pipes, Queue};
+use crate::net::routes::Routes;
+use crate::net::{Group, Network, Nodes, Rebuild};
 use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
-use crate::wire::WireSlab;
 use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Stream numbers for `rng::stream`: each link direction draws from its own.
@@ -24,56 +23,12 @@ fn link_info(run_seed: u64, link: usize, rate: Rate) -> LinkInfo<'static> {
     LinkInfo::with_seed(rate, rng::mix64(run_seed ^ salt))
 }
 
-/// The nodes' names. A dumbbell's hosts, two per flow, are named on demand
-/// (`s{i}` and `r{i}` for flow `i`): as strings they were 112 bytes a flow.
-pub struct Nodes {
-    named: Vec<String>,
-}
-
-impl Nodes {
-    /// Node `i`'s name.
-    pub fn name(&self, i: u32) -> Cow<'_, str> {
-        match self.named.get(i as usize) {
-            Some(n) => Cow::Borrowed(n),
-            None => {
-                let host = i as usize - self.named.len();
-                let side = if host.is_multiple_of(2) { 's' } else { 'r' };
-                Cow::Owned(format!("{side}{}", host / 2))
-            }
-        }
-    }
-}
-
-pub struct Network {
-    pub nodes: Nodes,
-    pub links: Vec<Link>,
-    /// The links' rates, delays and whether they send ahead, each kind once.
-    pub pipes: Pipes,
-    /// The monitored link directions, in the order results report them.
-    pub monitored: Vec<u32>,
-    pub routes: Routes,
-    /// Per flow: where the routes of its data and of its ACKs start in `routes`
-    /// (taken by the flows as they are built; each keeps its own).
-    pub flow_routes: Vec<(u32, u32)>,
-    /// Link directions whose qdisc reads the flows routed over it (fair queueing):
-    /// built without them first, rebuilt once the flows are known.
-    deferred: Vec<Deferred>,
-}
-
-/// A qdisc to build again with its link's flow table.
-struct Deferred {
-    link: u32,
-    spec: QdiscSpec,
-    /// Where the scenario gives the qdisc, for errors.
-    path: KeyPath,
-}
-
 /// Builds link directions, each with its own random stream.
 struct LinkFactory<'a> {
     s: &'a Scenario,
     links: Vec<Link>,
     pipes: Pipes,
-    deferred: Vec<Deferred>,
+    deferred: Vec<Rebuild>,
 }
 
 impl LinkFactory<'_> {
@@ -114,7 +69,7 @@ impl LinkFactory<'_> {
             .build(&link_info(seed, i, rate))
             .map_err(|e| self.s.qdisc_error(path, &e))?;
         if spec.uses_flow_table() {
-            self.deferred.push(Deferred {
+            self.deferred.push(Rebuild {
                 link: i as u32,
                 spec: spec.clone(),
                 path: path.clone(),
@@ -129,64 +84,6 @@ impl LinkFactory<'_> {
 }
 
 impl Network {
-    /// The sending and receiving nodes of the flow whose data route starts at
-    /// `fwd` (a route that crosses at least one link): where its first link
-    /// starts and its last ends. Not stored: 8 bytes a flow.
-    pub fn flow_ends(&self, fwd: u32) -> (u32, u32) {
-        let route = self.routes.route(fwd);
-        let (first, last) = (route[0], route[route.len() - 1]);
-        (
-            self.links[first as usize].from,
-            self.links[last as usize].to,
-        )
-    }
-
-    /// Link direction `l`'s rate, delay and sending ahead.
-    #[inline]
-    pub fn pipe(&self, l: usize) -> &Pipe {
-        self.pipes.get(self.links[l].pipe)
-    }
-
-    /// A flow's base RTT: the propagation delay of its data route (from link
-    /// `fwd`) and of its ACK route (from link `rev`), no queueing, no serialization.
-    pub fn base_rtt(&self, flow: &Flow) -> Dur {
-        let delay = |start: u32| {
-            self.routes
-                .route(start)
-                .iter()
-                .fold(Dur::ZERO, |d, &l| d + self.pipe(l as usize).delay)
-        };
-        delay(flow.fwd) + delay(flow.rev)
-    }
-
-    /// Lets link direction `l` send ahead or not (`Pipe::send_ahead`).
-    pub fn set_send_ahead(&mut self, l: usize, on: bool) {
-        self.repipe(l, |p| p.send_ahead = on);
-    }
-
-    /// Marks link direction `l` as the only input of a link that cuts through
-    /// (`Pipe::feeds_cut`).
-    pub fn set_feeds_cut(&mut self, l: usize, on: bool) {
-        self.repipe(l, |p| p.feeds_cut = on);
-    }
-
-    fn repipe(&mut self, l: usize, change: impl FnOnce(&mut Pipe)) {
-        let link = &mut self.links[l];
-        let mut pipe = *self.pipes.get(link.pipe);
-        change(&mut pipe);
-        link.pipe = self.pipes.intern(pipe);
-    }
-
-    /// The link directions as observers read them, with `wires`, the slab
-    /// holding the packets being serialized.
-    pub fn view<'a>(&'a self, wires: &'a WireSlab) -> Links<'a> {
-        Links {
-            links: &self.links,
-            pipes: &self.pipes,
-            wires,
-        }
-    }
-
     /// The network of `s`, which has `total_flows` flows.
     pub fn build(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
         let net = match s.file.topology.get_ref() {
@@ -212,16 +109,16 @@ impl Network {
         groups: &[Group],
         flows: &[Flow],
     ) -> Result<(), ScenarioError> {
-        if self.deferred.is_empty() {
+        if self.rebuild.is_empty() {
             return Ok(());
         }
         let slot: HashMap<u32, usize> = self
-            .deferred
+            .rebuild
             .iter()
             .enumerate()
             .map(|(i, d)| (d.link, i))
             .collect();
-        let mut tables: Vec<Vec<FlowClass>> = vec![Vec::new(); self.deferred.len()];
+        let mut tables: Vec<Vec<FlowClass>> = vec![Vec::new(); self.rebuild.len()];
         for (id, f) in flows.iter().enumerate() {
             let class = FlowClass {
                 flow: FlowId(id as u32),
@@ -238,7 +135,7 @@ impl Network {
                 }
             }
         }
-        for (d, table) in self.deferred.drain(..).zip(&tables) {
+        for (d, table) in self.rebuild.drain(..).zip(&tables) {
             let link = &mut self.links[d.link as usize];
             let rate = self.pipes.get(link.pipe).rate;
             let info = link_info(s.file.seed, d.link as usize, rate).with_flows(table);
@@ -276,9 +173,7 @@ impl Network {
         let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
         let rev_path = KeyPath::top("topology").key("reverse_qdisc");
         let rl = make.add((1, 0), rate, delay, rev_spec, &rev_path)?;
-        let nodes = Nodes {
-            named: vec!["left".into(), "right".into()],
-        };
+        let nodes = Nodes::new(vec!["left".into(), "right".into()]);
         // Four access link directions per flow, reserved up front: growing by
         // doubling would hold twice the memory at the end.
         make.links.reserve_exact(4 * total_flows);
@@ -309,7 +204,7 @@ impl Network {
             monitored: vec![lr, rl],
             routes,
             flow_routes,
-            deferred: make.deferred,
+            rebuild: make.deferred,
         })
     }
 
@@ -388,15 +283,13 @@ impl Network {
             }
         }
         Ok(Network {
-            nodes: Nodes {
-                named: nodes.clone(),
-            },
+            nodes: Nodes::new(nodes.clone()),
             links: make.links,
             pipes: make.pipes,
             monitored,
             routes,
             flow_routes,
-            deferred: make.deferred,
+            rebuild: make.deferred,
         })
     }
 }
@@ -408,7 +301,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// The hash seed a link's qdisc gets is a function of the run's seed and the
-    /// link (issue #16: every run hashed alike): another run seed moves every
+    /// link (not every run hashed alike): another run seed moves every
     /// link's, links of one run differ, and the same run gives the same.
     #[test]
     fn every_link_hashes_by_the_runs_seed() {

@@ -10,8 +10,7 @@ pub mod routes;
 #[cfg(test)]
 mod crn_tests;
 
-pub use flows::Group;
-pub use network::Network;
+pub use crate::net::{Group, Network};
 
 use crate::engine::Simulation;
 use crate::event::{Event, EventQueue};
