@@ -4,9 +4,9 @@
 use crate::event::{Event, EventQueue, TimerKind, MAX_FLOWS, TIMER_KINDS};
 use crate::flow::{Endpoints, Flow, FlowDrops, TimerSlot, UdpEnd};
 use crate::net::Group;
-use crate::scenario::{FlowKind, FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::udp::{Pattern, UdpConfig, UdpSource};
+use crate::scenario::{FlowSpec, Scenario, ScenarioError, OWN_AGGREGATE};
+use crate::tcp::{TcpReceiver, TcpSender};
+use crate::udp::{Pattern, UdpSource};
 use aqm::{rng, Dur, Rate, Time};
 use rand::Rng as _;
 
