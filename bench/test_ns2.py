@@ -69,6 +69,7 @@ def test_a_check_gets_an_ns2_value_only_when_it_needs_no_point_ns2_cannot_run():
     # value, however the CHOKe numbers would have come out.
     import pandas as pd
     import repro_peer
+
     from aqmlab.repro._core import trend, within
 
     def checks(runs: pd.DataFrame):
