@@ -21,7 +21,7 @@ _MAX_GOODPUTS = 6
 def parse_baseline(texts: Sequence[str], grid: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
     """``["qdisc.kind=red"]`` -> ``{"qdisc.kind": "red"}``, each value parsed as
     ``--set`` parses its values and given as the grid spells it."""
-    from aqmlab._sweep import _parse_value
+    from aqmlab._sweep import parse_value
 
     out: dict[str, Any] = {}
     for text in texts:
@@ -31,7 +31,7 @@ def parse_baseline(texts: Sequence[str], grid: Mapping[str, Sequence[Any]]) -> d
             raise ValueError(f"--baseline {text!r}: expected KEY=VALUE, e.g. qdisc.kind=red")
         if key in out:
             raise ValueError(f"--baseline {key}: given twice")
-        out[key] = _parse_value(value)
+        out[key] = parse_value(value)
     return out
 
 

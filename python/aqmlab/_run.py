@@ -290,9 +290,3 @@ def _plain(value: object, path: str = "", depth: int = 0) -> object:
 def to_json(table: Mapping[str, Any]) -> str:
     """A scenario dict as the JSON the extension reads (plain values only)."""
     return json.dumps(_plain(table))
-
-
-# The names _sweep.py imports until it takes the public ones above.
-_check_duration = check_duration
-_check_path_or_name = check_path_or_name
-_to_json = to_json

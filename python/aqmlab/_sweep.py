@@ -68,7 +68,7 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     """A TOML value (``300``, ``0.02``, ``true``, ``"red"``, ``{...}``), or the text
     itself when it is not one, so ``red`` and ``2Mbps`` need no quotes."""
     from aqmlab._run import tomllib
@@ -90,7 +90,7 @@ def parse_assignment(text: str) -> tuple[str, list[Any]]:
     if any(p == "" for p in parts):
         raise ValueError(f"--set {text!r}: empty value (values are separated by commas)")
     _check_key(key)
-    return key, [_parse_value(p) for p in parts]
+    return key, [parse_value(p) for p in parts]
 
 
 def _check_key(key: str) -> list[str]:
@@ -215,11 +215,11 @@ def _seed_list(seeds: int | Sequence[int]) -> list[int]:
 
 
 def _scenario_table(scenario: Any) -> dict[str, Any]:
-    from aqmlab._run import _check_path_or_name, scenario_table
+    from aqmlab._run import check_path_or_name, scenario_table
 
     if isinstance(scenario, Mapping):
         return copy.deepcopy(dict(scenario))
-    return scenario_table(_check_path_or_name(scenario))
+    return scenario_table(check_path_or_name(scenario))
 
 
 def _describe(label: Mapping[str, Any]) -> str:
@@ -279,29 +279,29 @@ def sweep(
     (:mod:`aqmlab._precision`); :attr:`Sweep.stopped` says where each stopped.
     """
     from aqmlab import _aqmlab, _runner
-    from aqmlab._run import _check_duration, _to_json
+    from aqmlab._run import check_duration, to_json
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
     if jobs is not None and client is not None:
         raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
-    duration = _check_duration(duration, "duration")
-    warmup = _check_duration(warmup, "warmup")
+    duration = check_duration(duration, "duration")
+    warmup = check_duration(warmup, "warmup")
     seed_list = _seed_list(seeds)
     if cache_dir is not None:
         from aqmlab._io import check_folder
 
         check_folder(cache_dir, "cache_dir", warn=lambda _: None)
     if not isinstance(scenario, Mapping):
-        from aqmlab._run import _check_path_or_name
+        from aqmlab._run import check_path_or_name
 
         # The file itself first: its errors name the file and the line, which
         # a point (a dict made from it) cannot.
-        _aqmlab.check_source(_check_path_or_name(scenario), duration, warmup)
+        _aqmlab.check_source(check_path_or_name(scenario), duration, warmup)
     base = _scenario_table(scenario)
     if duration is not None or warmup is not None:
         # Checked as `aqmlab run` checks its flags, then written into the scenario.
-        _aqmlab.check_json(_to_json(base), None, duration, warmup)
+        _aqmlab.check_json(to_json(base), None, duration, warmup)
         if duration is not None:
             base["duration"] = duration
         if warmup is not None:
@@ -322,7 +322,7 @@ def sweep(
         if "qdisc.kind" in label:
             point = _keep_what_the_kind_takes(point, base, label)
         try:
-            simulated.append(_aqmlab.check_json(_to_json(point)))
+            simulated.append(_aqmlab.check_json(to_json(point)))
         except ValueError as e:
             where = f"sweep point {_describe(label)}: " if label else ""
             raise ValueError(f"{where}{e}") from None
