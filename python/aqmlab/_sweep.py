@@ -151,6 +151,17 @@ def _keep_what_the_kind_takes(
     return point
 
 
+def _point_error(message: str, label: Mapping[str, Any], scenario: object) -> str:
+    """A sweep point's error, naming the point and the file it came from: the
+    point is a dict the sweep made, whose errors would otherwise say ``<dict>``."""
+    if not label:
+        return message
+    if not isinstance(scenario, Mapping) and message.startswith("<dict>: "):
+        name = "the default scenario" if scenario is None else os.fsdecode(os.fspath(scenario))
+        message = f"{name} with it: {message.removeprefix('<dict>: ')}"
+    return f"sweep point {_describe(label)}: {message}"
+
+
 def _list_index(items: list[Any], step: str, key: str, where: str) -> int:
     names = [item.get("name") for item in items if isinstance(item, dict)]
     for i, item in enumerate(items):
@@ -324,8 +335,7 @@ def sweep(
         try:
             simulated.append(_aqmlab.check_json(to_json(point)))
         except ValueError as e:
-            where = f"sweep point {_describe(label)}: " if label else ""
-            raise ValueError(f"{where}{e}") from None
+            raise ValueError(_point_error(str(e), label, scenario)) from None
         planned.extend((label, point, seed) for seed in seed_list)
     _check_every_key_changes_something(grid or {}, labels, simulated, base)
 

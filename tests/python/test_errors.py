@@ -200,3 +200,14 @@ def test_a_sweep_over_kinds_drops_the_keys_the_new_kind_does_not_take():
     base = _dumbbell(qdisc={"kind": "sfq", "limit": 50, "divisor": 16}, flows=flows)
     sweep = aqmlab.sweep(base, {"qdisc.kind": ["sfq", "red"]}, jobs=1, duration="1s")
     assert sorted(sweep.runs["qdisc.kind"]) == ["red", "sfq"]
+
+
+def test_a_sweep_points_error_names_the_file_not_a_dict(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(aqmlab.scenario_text("choke-fig3"))
+    with pytest.raises(ValueError) as e:
+        aqmlab.sweep(str(path), {"qdisc.limit": [0]}, duration="0.3s", warmup="0.1s")
+    message = str(e.value)
+    assert "<dict>" not in message, message
+    assert message.startswith(f"sweep point qdisc.limit=0: {path} with it: "), message
+    assert "limit" in message
