@@ -8,18 +8,16 @@
 //! Three parts over one network, with arrows one way: [`setup`] fills the
 //! [`net`]work and makes a [`Simulation`], [`engine`] runs it (the loop,
 //! forwarding, the speed shortcuts, endpoints), [`observe`] watches it from outside
-//! the forwarding path. Around them: [`scenario`] (validated scenarios whose errors
-//! name key and line), [`tc`] (Linux tc lines as qdisc tables), [`builtin`],
-//! [`qdisc_help`] (`aqmlab qdiscs KIND`), [`source`], [`overrides`] and [`assign`]
-//! (what the command line resolves: `--seed`, `--set qdisc.kind=red`); [`event`],
-//! [`link`], [`link_model`], [`wire`], [`flow`], [`header`] (the engine's data,
-//! below the three parts with [`net`]); [`tcp`], [`udp`] (I/O-free transports); [`results`],
-//! [`report`], [`fair_share`], [`tables`] (the
-//! one schema of every output), [`labels`] (a single run's tables labelled with
-//! its scenario, `--set` keys and seed), [`text`] (the summary `aqmlab run` prints).
+//! the forwarding path. Around them: [`scenario`] (validated, errors by key and
+//! line), [`tc`] (tc lines as qdisc tables), [`builtin`], [`qdisc_help`], [`source`],
+//! [`overrides`] and [`assign`] (what the command line resolves); [`event`], [`link`],
+//! [`link_model`], [`wire`], [`flow`], [`header`] (the engine's data, below the
+//! three parts with [`net`]); [`tcp`], [`udp`] (I/O-free transports); [`results`],
+//! [`report`], [`fair_share`], [`tables`] (the one schema of every output),
+//! [`labels`] (a run's tables labelled with scenario, `--set` keys and seed),
+//! [`text`] (the summary `aqmlab run` prints).
 //!
-//! ## Tutorial
-//! Build a dumbbell, put RED on the bottleneck, run, read the results:
+//! ## Tutorial: a dumbbell with RED on the bottleneck, run, its results read
 //! ```
 //! use sim::{run_scenario, Scenario};
 //! let text = r#"

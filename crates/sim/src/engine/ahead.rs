@@ -5,14 +5,12 @@
 //! Send-ahead: on an idle link that passes packets through when empty (a
 //! DropTail), a packet goes on the wire as its transmission starts and the
 //! `TxDone` is deferred (`send_ahead`); an observer hears of the end when the next
-//! arrival finds it passed, or before it is read (`Simulation::settle_observed`),
-//! the link keeping a copy of the packet meanwhile. Cut-through: a packet whose next link
-//! `out` is fed by this link alone skips the `Arrive` at the far end when `out`
-//! will be idle then; it is sent on `out` at once, its transmission starting at
-//! the arrival time (`cut_through`). So a dumbbell's data packet costs an `Arrive`
-//! at the left router, the bottleneck's `TxDone` and an `Arrive` at the receiver,
-//! and its ACK an `Arrive` at the right router and at the sender: 5 events for the
-//! two, 7 with send-ahead alone, 12 with neither.
+//! arrival finds it passed, or before it is read (`Simulation::settle_observed`).
+//! Cut-through: a packet whose next link `out` is fed by this link alone skips the
+//! `Arrive` at the far end when `out` will be idle then; it is sent on `out` at
+//! once, its transmission starting at the arrival time (`cut_through`). A
+//! dumbbell's data packet and its ACK cost 5 events, 7 with send-ahead alone, 12
+//! with neither.
 //!
 //! Why cut-through is exact: `out` has one input, `in`, whose wire is a FIFO of
 //! fixed delay, so every packet `out` will receive before time `t1` is on `in`'s
@@ -22,13 +20,10 @@
 //! transmitter's end is known (`deferred`) and nothing can enter its queue before
 //! `t1`. When `out` would be busy at `t1` the packet takes the normal path and is
 //! counted (`FLAG_AWAITED`) until it enters `out`; meanwhile later packets follow
-//! it by the same path, so `out` sees every packet in arrival order. Unobserved and
-//! send-ahead, `out` is watched by nothing between `t0` and `t1`. What changes is
-//! only the order among events of one nanosecond: the final `Arrive` and the
-//! deferred `TxDone` take their sequence numbers at `t0` instead of `t1` (and the
-//! `Arrive` of a packet behind it on `in`'s wire may be scheduled sooner, the wire
-//! being empty without it). BENCHMARKS.md ("Against htsim", "Events per packet")
-//! shows the results this changes: ties of an RTO timer with an ACK's arrival.
+//! it by the same path, so `out` sees every packet in arrival order; unobserved,
+//! nothing watches it between `t0` and `t1`. Only the order among events of one
+//! nanosecond changes: the final `Arrive` and the deferred `TxDone` take their
+//! sequence numbers at `t0` instead of `t1` (BENCHMARKS.md, "Events per packet").
 //!
 //! Invariants, each checked where it is relied on:
 //! - a link sends ahead only if its qdisc passes packets through when empty and
@@ -36,10 +31,9 @@
 //! - a link cuts through only if it sends ahead, is unobserved and has one input
 //!   over all routes (`plan`); `cut[l]` counts the packets awaited by the normal
 //!   path, `NO_CUT` for the others;
-//! - a deferred `TxDone` is either reserved (`Link::deferred`) or queued, never
-//!   both; it is queued as soon as a packet waits behind it (`queue_deferred_end`)
-//!   and its end is told to the link's observer before anything reads the
-//!   observers (`settle_observed`);
+//! - a deferred `TxDone` is reserved (`Link::deferred`) or queued, never both;
+//!   queued once a packet waits behind it (`queue_deferred_end`), its end told to
+//!   the link's observer before the observers are read (`settle_observed`);
 //! - the copy of a packet sent ahead on an observed link lives in the link's
 //!   queue (`link::Queue::hold`) until that end is told, so the observer reads the
 //!   packet in transmission as on any other link.

@@ -19,11 +19,13 @@
 //! second are converted with `avpkt` when the line has one, otherwise with
 //! [`PACKET_SIZE`].
 
+mod dualpi2;
 pub mod netem;
 mod qdiscs;
 
 use aqm::{Dur, LinkInfo, QdiscSpec, Rate};
-use qdiscs::{bfifo, choke, codel, dualpi2, fq_codel, pfifo, pie, red, sfb, sfq};
+use dualpi2::dualpi2;
+use qdiscs::{bfifo, choke, codel, fq_codel, pfifo, pie, red, sfb, sfq};
 use serde::Deserialize;
 use std::fmt;
 use toml::Value;
