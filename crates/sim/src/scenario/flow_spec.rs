@@ -6,7 +6,7 @@
 
 use super::validate::MAX_WINDOW;
 use super::{FlowKind, RateStep};
-use crate::tcp::{Counting, NewRenoTimer, TcpConfig, Variant};
+use crate::tcp::{Counting, NewRenoTimer, Recovery, TcpConfig, Variant};
 use crate::udp::{Distribution, Pattern, UdpConfig};
 use aqm::{Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -108,6 +108,9 @@ macro_rules! tcp_keys {
             pub counting: Counting,
             /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
             pub hystart: Option<bool>,
+            /// SACK recovery (`sack`, `cubic`): proportional rate reduction
+            /// (RFC 6937), as Linux does; off by default, as in ns-2 and ns-3.
+            pub prr: bool,
             $( $(#[$fdoc])* pub $field: $ty, )*
         }
 
@@ -126,6 +129,7 @@ macro_rules! tcp_keys {
                     reno_bugfix: None,
                     counting: d.counting,
                     hystart: None,
+                    prr: false,
                     $( $field: $default, )*
                 }
             }
@@ -135,6 +139,10 @@ macro_rules! tcp_keys {
             /// The rules across these keys, as the key to blame and the message:
             /// keys of one variant, the delayed ACK's timeout, the windows.
             pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
+                if self.prr && self.variant.recovery() != Recovery::Sack {
+                    let rule = "prr applies to SACK recovery (variant = \"sack\" or \"cubic\") only";
+                    return Err(("prr", rule.into()));
+                }
                 tcp_rules(
                     self.variant,
                     [
@@ -165,6 +173,7 @@ macro_rules! tcp_keys {
                     ecn,
                     counting: self.counting,
                     hystart: self.hystart.unwrap_or(false),
+                    prr: self.prr,
                     ..d
                 }
             }

@@ -143,6 +143,9 @@ pub struct TcpConfig {
     /// `bugFix_`, on by default there and here); false lets Reno fast-retransmit
     /// again within one window, as BSD Reno did.
     pub reno_bugfix: bool,
+    /// SACK recovery: proportional rate reduction (RFC 6937) as Linux runs it,
+    /// instead of RFC 6675's silence until pipe falls below ssthresh.
+    pub prr: bool,
     /// Web-like flows: packets per object; `None` for bulk transfer.
     pub object_size: Option<u32>,
     /// Web-like flows: pause between objects.
@@ -171,6 +174,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             newreno_timer: NewRenoTimer::Impatient,
             reno_bugfix: true,
+            prr: false,
             object_size: None,
             think: Dur::ZERO,
         }

@@ -9,7 +9,10 @@ use crate::event::TimerKind;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
 
+mod prr;
 mod rto;
+
+use prr::Prr;
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -64,22 +67,25 @@ pub struct TcpSender {
     thinking: bool,
     stopped: bool,
     cc: Congestion,
-    /// Send times of packets from the first not yet acknowledged, kept only while
-    /// the congestion control wants an RTT sample per ACK (HyStart++ in the first
-    /// slow start); boxed, as a sender spends most of its life without them.
-    /// `None` is the same as none kept.
-    sent_at: Option<Box<SentTimes>>,
+    /// What a sender keeps only for a while, boxed, as it spends most of its life
+    /// without: send times and PRR's state (a sender must fit 232 bytes).
+    /// `None` is the same as an empty one.
+    aside: Option<Box<Aside>>,
     pub stats: TcpStats,
     /// Window reductions, when `trace` is on (boxed: the sender is a run's largest
     /// per-flow structure, and tracing is rare).
     pub trace: Option<Box<Vec<Reduction>>>,
 }
 
-/// Send times of packets `base..base + times.len()`.
 #[derive(Debug, Clone, Default)]
-struct SentTimes {
+struct Aside {
+    /// Send times of packets `base..base + times.len()` from the first not yet
+    /// acknowledged, kept only while the congestion control wants an RTT sample
+    /// per ACK (HyStart++ in the first slow start).
     times: VecDeque<Time>,
     base: u32,
+    /// Proportional rate reduction's state during a SACK recovery, when `prr` is on.
+    prr: Option<Prr>,
 }
 
 impl TcpSender {
@@ -115,7 +121,7 @@ impl TcpSender {
             thinking: false,
             stopped: false,
             cc: Congestion::new(cfg),
-            sent_at: None,
+            aside: None,
             stats: TcpStats::default(),
             trace: None,
         }
@@ -171,12 +177,15 @@ impl TcpSender {
     }
 
     fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+            prr.sent(1);
+        }
         if seq >= self.snd_max {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
             if self.cc.wants_rtt_samples() {
-                let s = self.sent_at.get_or_insert_with(Box::default);
+                let s = self.aside.get_or_insert_with(Box::default);
                 if s.times.is_empty() {
                     s.base = seq;
                 }
@@ -269,14 +278,39 @@ impl TcpSender {
         self.cwnd = cwnd;
     }
 
+    fn forget_send_times(&mut self) {
+        match &mut self.aside {
+            Some(a) if a.prr.is_some() => a.times.clear(),
+            _ => self.aside = None,
+        }
+    }
+
+    fn set_prr(&mut self, prr: Option<Prr>) {
+        match (&mut self.aside, prr) {
+            (Some(a), prr) => {
+                a.prr = prr;
+                if a.prr.is_none() && a.times.is_empty() {
+                    self.aside = None;
+                }
+            }
+            (None, Some(prr)) => {
+                self.aside = Some(Box::new(Aside {
+                    prr: Some(prr),
+                    ..Default::default()
+                }))
+            }
+            (None, None) => {}
+        }
+    }
+
     /// The RTT sample of a new cumulative ACK `ack` (of the packet just below it,
     /// if it was sent once), and forgets the send times it covers.
     fn ack_rtt(&mut self, ack: u32, now: Time) -> Option<f64> {
         if !self.cc.wants_rtt_samples() {
-            self.sent_at = None;
+            self.forget_send_times();
             return None;
         }
-        let s = self.sent_at.as_deref_mut()?;
+        let s = self.aside.as_deref_mut()?;
         let last = ack - 1;
         let sample = (last >= s.base)
             .then(|| s.times.get((last - s.base) as usize))
@@ -325,6 +359,9 @@ impl TcpSender {
         self.partial_acked = false;
         self.set_timed(None);
         self.stats.fast_recoveries += 1;
+        if cfg.prr && cfg.variant.recovery() == Recovery::Sack {
+            self.set_prr(Some(Prr::new(self.cwnd)));
+        }
         let cwnd = match cfg.variant.recovery() {
             Recovery::Sack => self.ssthresh,
             Recovery::Reno | Recovery::NewReno => self.ssthresh + cfg.dupthresh as f64,
@@ -347,6 +384,7 @@ impl TcpSender {
     ) {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
+        let (una_before, sacked_before) = (self.snd_una, self.sacked);
         if recovery == Recovery::Sack {
             self.mark_sacked(blocks);
         }
@@ -387,6 +425,7 @@ impl TcpSender {
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
+                    self.set_prr(None);
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh;
                     grow = exit_grows;
@@ -452,6 +491,14 @@ impl TcpSender {
         }
         if cfg.ecn && ece {
             self.ecn_echo(now, ack, object_ended, cfg, act);
+        }
+        if self.in_recovery {
+            let delivered = (self.snd_una - una_before + self.sacked).saturating_sub(sacked_before);
+            let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
+            let advanced = self.snd_una > una_before;
+            if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+                self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
+            }
         }
         self.send_allowed(now, cfg, act);
     }
@@ -525,7 +572,7 @@ impl TcpSender {
         self.object_start = now;
         // The next object starts over in slow start, as a new connection would.
         self.cc.reset(cfg);
-        self.sent_at = None;
+        self.forget_send_times();
         self.cwnd = cfg.initial_window as f64;
         self.ssthresh = cfg.initial_ssthresh;
         if cfg.think.is_zero() {
@@ -563,6 +610,7 @@ impl TcpSender {
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;
+        self.set_prr(None);
         self.dupacks = 0;
         self.back_off(cfg);
         self.set_timed(None);
