@@ -2,6 +2,7 @@
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
+use crate::net::Group;
 use crate::observe::delays::Histogram;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
@@ -12,7 +13,7 @@ use crate::results::{
 };
 use std::collections::BTreeMap;
 
-type GroupFairness = BTreeMap<String, crate::results::Fairness>;
+pub type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
 /// What the report reads of the flows, so that the rest of it can be made after
 /// they are freed (`Simulation::into_report`).
@@ -172,7 +173,7 @@ impl Simulation {
             tcp,
             objects,
         } = read_flows;
-        let (groups, group_fairness) = self.group_results(&flows);
+        let (groups, group_fairness) = group_results(&self.groups, &flows);
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
@@ -301,40 +302,6 @@ impl Simulation {
             .collect()
     }
 
-    /// Per group: totals, and fairness within the group.
-    fn group_results(
-        &self,
-        flows: &[FlowResult],
-    ) -> (BTreeMap<String, GroupResult>, GroupFairness) {
-        let mut groups = BTreeMap::new();
-        let mut group_fairness = BTreeMap::new();
-        for g in &self.groups {
-            let members = &flows[g.first as usize..(g.first + g.count) as usize];
-            let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
-            let fair = fairness(&xs);
-            let sum: f64 = xs.iter().sum();
-            groups.insert(
-                g.name.clone(),
-                GroupResult {
-                    kind: g.kind.name().to_string(),
-                    count: xs.len() as u32,
-                    goodput_bps: sum,
-                    goodput_mean_bps: if xs.is_empty() {
-                        0.0
-                    } else {
-                        sum / xs.len() as f64
-                    },
-                    drops_total: members.iter().map(|r| r.drops_total).sum(),
-                    marks: members.iter().map(|r| r.marks).sum(),
-                    jain: fair.jain,
-                    cov: fair.cov,
-                },
-            );
-            group_fairness.insert(g.name.clone(), fair);
-        }
-        (groups, group_fairness)
-    }
-
     fn link_result(
         &self,
         stats: &LinkStats,
@@ -437,4 +404,39 @@ fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult
         p99_s: h.quantile_ns(0.99) * 1e-9,
         max_s: h.max_ns as f64 * 1e-9,
     }
+}
+
+/// Per group: totals, and fairness within the group. `flows` are the run's rows in
+/// flow order, each group's members contiguous (the emulator's report uses it too).
+pub fn group_results(
+    groups: &[Group],
+    flows: &[FlowResult],
+) -> (BTreeMap<String, GroupResult>, GroupFairness) {
+    let mut results = BTreeMap::new();
+    let mut group_fairness = BTreeMap::new();
+    for g in groups {
+        let members = &flows[g.first as usize..(g.first + g.count) as usize];
+        let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
+        let fair = fairness(&xs);
+        let sum: f64 = xs.iter().sum();
+        results.insert(
+            g.name.clone(),
+            GroupResult {
+                kind: g.kind.name().to_string(),
+                count: xs.len() as u32,
+                goodput_bps: sum,
+                goodput_mean_bps: if xs.is_empty() {
+                    0.0
+                } else {
+                    sum / xs.len() as f64
+                },
+                drops_total: members.iter().map(|r| r.drops_total).sum(),
+                marks: members.iter().map(|r| r.marks).sum(),
+                jain: fair.jain,
+                cov: fair.cov,
+            },
+        );
+        group_fairness.insert(g.name.clone(), fair);
+    }
+    (results, group_fairness)
 }
