@@ -46,7 +46,7 @@ def run_builtin_or_path(
     seed: int | None = None,
     duration: str | None = None,
     warmup: str | None = None,
-    pcap: tuple[str, str] | None = None,
+    pcap: tuple[str, _Path] | None = None,
     progress: Callable[[float, float], object] | None = None,
     sets: str | None = None,
 ) -> Finished: ...

@@ -45,7 +45,7 @@ def test_run_takes_a_path_that_is_not_utf8_as_bytes_str_or_path(odd_folder: byte
 def test_the_command_runs_a_scenario_in_a_folder_named_with_0xff(odd_folder: bytes) -> None:
     path = odd_folder + b"/s.toml"
     out = odd_folder + b"/out"
-    args = ["run", path, "--duration", "2s", "--warmup", "1s", "--json", "--out", out]
+    args = ["run", path, "--duration", "2s", "--warmup", "1s", "--json", "--out", out, "--pcap", "bottleneck"]
     proc = subprocess.run(
         [sys.executable, "-m", "aqmlab", *args],
         capture_output=True,
@@ -54,3 +54,4 @@ def test_the_command_runs_a_scenario_in_a_folder_named_with_0xff(odd_folder: byt
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["scenario"] == "choke-fig3"
     assert os.path.isfile(out + b"/summary.json")
+    assert [n for n in os.listdir(out) if n.endswith(b".pcap")], os.listdir(out)

@@ -115,7 +115,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100
 fn simulate(
     py: Python<'_>,
     s: Scenario,
-    pcap: Option<(&str, &str)>,
+    pcap: Option<(&str, &std::path::Path)>,
     progress: Option<&Bound<'_, PyAny>>,
     labels: Option<Vec<Assignment>>,
 ) -> PyResult<Finished> {
@@ -127,9 +127,11 @@ fn simulate(
         .collect();
     let mut simulation = py.detach(|| Simulation::new(&s)).map_err(Error::from)?;
     if let Some((link, dir)) = pcap {
-        sim::overrides::capture(&mut simulation, link, std::path::Path::new(dir))
+        sim::overrides::capture(&mut simulation, link, dir)
             .map_err(Error::Usage)?
-            .map_err(|e| Error::Internal(format!("creating a pcap file in {dir}: {e}")))?;
+            .map_err(|e| {
+                Error::Internal(format!("creating a pcap file in {}: {e}", dir.display()))
+            })?;
     }
     let end = simulation.end();
     let step = (end.as_nanos() / SLICES).max(1_000_000);
@@ -347,7 +349,7 @@ fn run_builtin_or_path(
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
-    pcap: Option<(String, String)>,
+    pcap: Option<(String, OsArg)>,
     progress: Option<Bound<'_, PyAny>>,
     sets: Option<&str>,
 ) -> PyResult<Finished> {
@@ -360,7 +362,9 @@ fn run_builtin_or_path(
     let arg = arg.as_ref().map(|a| a.0.as_os_str());
     let s = sim::assign::load(arg, labels.as_deref().unwrap_or(&[]), &overrides)
         .map_err(Error::Usage)?;
-    let pcap = pcap.as_ref().map(|(l, d)| (l.as_str(), d.as_str()));
+    let pcap = pcap
+        .as_ref()
+        .map(|(l, d)| (l.as_str(), std::path::Path::new(&d.0)));
     simulate(py, s, pcap, progress.as_ref(), labels)
 }
 
