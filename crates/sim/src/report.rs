@@ -4,6 +4,7 @@ use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
 use crate::net::Group;
 use crate::observe::delays::Histogram;
+use crate::observe::flow_slots::FlowSlots;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::results::{
@@ -30,6 +31,8 @@ struct LinksRead {
     /// The monitored link directions' names and measured counters, in report order.
     names: Vec<String>,
     counts: Vec<LinkCounters>,
+    /// Which flow each row of their per-flow tables is.
+    slots: Vec<FlowSlots>,
     links: Vec<LinkResult>,
     flow_series: Vec<FlowSeriesResult>,
     delays: Vec<DelayResult>,
@@ -94,6 +97,7 @@ impl Simulation {
             diagnostics: self.diagnostics(),
             queue_events: self.queue_event_results(),
             counts: Vec::new(),
+            slots: Vec::new(),
         };
         for (stats, c) in self.obs.links.iter().zip(&counts) {
             let name = self.link_name(stats.link as usize);
@@ -107,7 +111,7 @@ impl Simulation {
                             link: name.clone(),
                             t_s: r.start.as_secs_f64(),
                             dt_s: dt,
-                            flow: r.flow,
+                            flow: stats.slots.flow(r.flow as usize),
                             packets: r.packets,
                             bytes: r.bits as f64 / 8.0,
                             throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
@@ -136,6 +140,7 @@ impl Simulation {
                 }
             }
             read.names.push(name);
+            read.slots.push(stats.slots.clone());
         }
         read.counts = counts;
         read
@@ -184,12 +189,12 @@ impl Simulation {
             .filter(|c| c.packets > 0 || c.queue_area > 0)
             .count();
         let mut link_flows = Vec::with_capacity(rows);
-        for (name, c) in read.names.iter().zip(&read.counts) {
-            for (flow, c) in c.per_flow.iter().enumerate() {
+        for ((name, c), slots) in read.names.iter().zip(&read.counts).zip(&read.slots) {
+            for (flow, c) in slots.flows().zip(&c.per_flow) {
                 if c.packets > 0 || c.queue_area > 0 {
                     link_flows.push(LinkFlowResult {
                         link: name.clone(),
-                        flow: flow as u32,
+                        flow,
                         throughput_bps: c.bits as f64 / secs,
                         packets: c.packets,
                         mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,

@@ -13,7 +13,7 @@
 //! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
 //!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2); Reno's window
 //!   arithmetic, or CUBIC's (RFC 9438, with HyStart++ as an option) in
-//!   [`congestion`].
+//!   `congestion`.
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off, doubling until the timeout reaches
 //!   `max_rto` (RFC 6298 5.5, ns-2 since 2002); `min_rto` defaults to ns-2's 0.2 s.
