@@ -57,13 +57,16 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     };
     // The benchmark that measures the limit must go past it.
     let any_rate = std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1");
-    if bottleneck.rate.bps() > MAX_RATE_BPS && !any_rate {
+    let _ = bottleneck;
+    let (_, fwd, _) = s.links()?.swap_remove(0);
+    let rate = fwd.nominal_rate();
+    if rate.bps() > MAX_RATE_BPS && !any_rate {
         return Err(s.error_at(
             &KeyPath::top("topology").key("bottleneck").key("rate"),
             format!(
                 "topology.bottleneck.rate = {} bit/s is above the {} Mbit/s the emulator \
                  is measured to keep (BENCHMARKS.md)",
-                bottleneck.rate.bps(),
+                rate.bps(),
                 MAX_RATE_BPS / 1_000_000
             ),
         ));

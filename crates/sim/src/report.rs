@@ -356,8 +356,8 @@ impl Simulation {
             throughput_bps: c.tx_bits as f64 / secs,
             tx_packets: c.tx_packets,
             arrivals: q.received,
-            drops: reason_map(&q.drops),
-            drops_total: q.drops.iter().sum(),
+            drops: reason_map(&with_link_losses(q.drops, c.link_losses)),
+            drops_total: q.drops.iter().sum::<u64>() + c.link_losses,
             marks: reason_map(&q.marks),
             marks_total: q.marks.iter().sum(),
             mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
@@ -437,4 +437,10 @@ fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult
         p99_s: h.quantile_ns(0.99) * 1e-9,
         max_s: h.max_ns as f64 * 1e-9,
     }
+}
+
+/// A link's drops by reason: its queue's, and its random loss's as `link_loss`.
+fn with_link_losses(mut drops: aqm::ReasonCounts, losses: u64) -> aqm::ReasonCounts {
+    drops[aqm::DropReason::LinkLoss.index()] += losses;
+    drops
 }
