@@ -108,10 +108,13 @@ pub struct Links<'a> {
 
 impl<'a> Links<'a> {
     /// The packet link `l` is serializing at `now`, and how many of its bits have
-    /// left the transmitter by then.
+    /// left the transmitter by then. On a modelled link (a rate that varies) none
+    /// until it has left: a trace's packet leaves whole at its opportunity.
     pub fn in_progress(&self, l: usize, now: Time) -> Option<(&'a Packet, u64)> {
         let link = &self.links[l];
-        link.in_progress(now, self.pipes.get(link.pipe).rate, self.wires)
+        let pipe = self.pipes.get(link.pipe);
+        let (pkt, bits) = link.in_progress(now, pipe.rate, self.wires)?;
+        Some((pkt, if pipe.model == NO_MODEL { bits } else { 0 }))
     }
 }
 
