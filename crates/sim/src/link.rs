@@ -348,6 +348,13 @@ impl Queue {
     pub fn diagnostic(&self) -> Option<String> {
         self.0.as_ref().and_then(|q| q.qdisc.diagnostic())
     }
+
+    /// Tells the qdisc its link's rate changed (a lazy DropTail reads none).
+    pub fn set_link_rate(&mut self, rate: Rate) {
+        if let Some(q) = &mut self.0 {
+            q.qdisc.set_link_rate(rate);
+        }
+    }
 }
 
 /// Nanoseconds to send `bits` at `bps`, rounded up (saturating). In u64 when the

@@ -5,15 +5,25 @@
 
 use super::Simulation;
 use crate::event::Event;
+use crate::link_model::LinkRate;
 use aqm::{DropReason, Packet, Time};
 
 impl Simulation {
-    /// Whether link `l`'s model (index `m`) loses `pkt` as it arrives, before
-    /// the queue; a lost packet is counted as `link_loss` for its flow and the
-    /// link's observer, never as the qdisc's.
+    /// `pkt` arrives at link `l` of model `m`: the qdisc is told the link's rate
+    /// if it changed since it was last told (`Qdisc::set_link_rate`); returns
+    /// whether the link's loss takes the packet, before the queue. A lost packet
+    /// is counted as `link_loss` for its flow and the link's observer, never as
+    /// the qdisc's.
     #[inline(never)]
     pub(super) fn lost_on_link(&mut self, l: usize, m: u32, pkt: Packet) -> bool {
         let model = &mut self.net.models[m as usize];
+        if !matches!(model.tx.rate(), LinkRate::Constant(_)) {
+            let rate = model.tx.rate_at(self.now);
+            if rate != model.told {
+                model.told = rate;
+                self.net.links[l].qdisc.set_link_rate(rate);
+            }
+        }
         let Some(loss) = &mut model.loss else {
             return false;
         };

@@ -25,4 +25,6 @@ pub struct LinkModel {
     pub jitter: Option<Jitter>,
     pub loss_rng: Rng,
     pub jitter_rng: Rng,
+    /// The rate the link's qdisc was last told (`Qdisc::set_link_rate`).
+    pub told: aqm::Rate,
 }

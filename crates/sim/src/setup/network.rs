@@ -62,6 +62,7 @@ impl LinkFactory<'_> {
                 jitter: d.jitter.map(Jitter::new),
                 loss_rng: rng::stream(seed, STREAM_LINK_LOSS + i as u64),
                 jitter_rng: rng::stream(seed, STREAM_LINK_JITTER + i as u64),
+                told: d.nominal_rate(),
             });
             u32::try_from(self.models.len() - 1).expect("fewer than 2^32 link models")
         };
