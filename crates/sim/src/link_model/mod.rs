@@ -19,6 +19,7 @@ use aqm::Rng;
 /// What a link direction does besides a constant rate and delay, with its state
 /// and its own random streams (loss and jitter apart, so turning one on moves no
 /// draw of the other, nor any flow's or qdisc's).
+#[derive(Clone)]
 pub struct LinkModel {
     pub tx: Transmitter,
     pub loss: Option<Loss>,
