@@ -19,9 +19,12 @@ impl Simulation {
         let now = self.now;
         pkt.enqueued_at = now;
         self.settle_passed_end(l);
-        let m = self.net.pipe(l).model;
-        if m != NO_MODEL && self.lost_on_link(l, m, pkt) {
-            return;
+        // A run without modelled links never looks up the pipe here.
+        if !self.net.models.is_empty() {
+            let m = self.net.pipe(l).model;
+            if m != NO_MODEL && self.lost_on_link(l, m, pkt) {
+                return;
+            }
         }
         let link = &mut self.net.links[l];
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
