@@ -338,7 +338,7 @@ impl Scenario {
         spec.check()
             .map_err(|e| self.error_at(path, format!("{path}: {e}")))?;
         Ok(match spec {
-            LossSpec::Bernoulli { p } if p == 0.0 => None,
+            LossSpec::Bernoulli { p: 0.0 } => None,
             s => Some(s),
         })
     }

@@ -105,6 +105,9 @@ pub struct ScenarioFile {
     pub flows: Vec<Spanned<FlowSpec>>,
 }
 
+// One per scenario: the dumbbell's two link tables (every link key, each an
+// Option) being larger than the graph's vectors costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
