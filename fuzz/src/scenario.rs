@@ -14,6 +14,7 @@
 //!   parsed and validated, only not built.
 
 use aqm::{Dur, QdiscSpec, Rate, Time};
+use sim::link_model::LinkRate;
 use sim::scenario::{Topology, Traffic};
 use sim::{Scenario, Simulation};
 
@@ -98,15 +99,23 @@ fn small(s: &Scenario) -> bool {
             return false;
         }
     }
+    // Every link direction's rate, at every step of a schedule.
+    let fast = |r: &LinkRate| match r {
+        LinkRate::Constant(r) => *r > MAX_RATE,
+        LinkRate::Schedule(s) => s.max_rate() > MAX_RATE,
+        LinkRate::Trace(_) => false,
+    };
+    let links = s.links().unwrap_or_default();
+    if links.iter().any(|(_, a, b)| fast(&a.rate) || fast(&b.rate)) {
+        return false;
+    }
     match f.topology.get_ref() {
         Topology::Dumbbell {
             access,
             bottleneck,
             reverse_qdisc,
         } => {
-            if access.rate > MAX_RATE || bottleneck.rate > MAX_RATE {
-                return false;
-            }
+            let _ = (access, bottleneck);
             if reverse_qdisc.as_ref().is_some_and(|q| !qdisc_small(q)) {
                 return false;
             }
@@ -116,9 +125,6 @@ fn small(s: &Scenario) -> bool {
                 return false;
             }
             for l in links {
-                if l.rate > MAX_RATE {
-                    return false;
-                }
                 for q in [&l.qdisc, &l.reverse_qdisc].into_iter().flatten() {
                     if !qdisc_small(q) {
                         return false;

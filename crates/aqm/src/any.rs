@@ -160,6 +160,9 @@ macro_rules! registry {
             fn diagnostic(&self) -> Option<String> {
                 match self { $( AnyQdisc::$variant(q) => q.diagnostic(), )* }
             }
+            fn set_link_rate(&mut self, rate: crate::units::Rate) {
+                match self { $( AnyQdisc::$variant(q) => q.set_link_rate(rate), )* }
+            }
         }
     };
 }

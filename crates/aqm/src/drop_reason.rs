@@ -32,11 +32,14 @@ pub enum DropReason {
     PushOut,
     /// The packet waited too long in the queue (CoDel, FQ-CoDel).
     Sojourn,
+    /// Lost on the link before its queue (the link's random loss, as netem's);
+    /// never a qdisc's verdict.
+    LinkLoss,
 }
 
 impl DropReason {
     /// How many reasons there are: the length of a counter array.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
     /// Every reason, in `repr` order.
     pub const ALL: [DropReason; Self::COUNT] = [
         DropReason::Overflow,
@@ -49,6 +52,7 @@ impl DropReason {
         DropReason::Unresponsive,
         DropReason::PushOut,
         DropReason::Sojourn,
+        DropReason::LinkLoss,
     ];
 
     pub const fn index(self) -> usize {
@@ -68,6 +72,7 @@ impl DropReason {
             DropReason::Unresponsive => "unresponsive",
             DropReason::PushOut => "push_out",
             DropReason::Sojourn => "sojourn",
+            DropReason::LinkLoss => "link_loss",
         }
     }
 }

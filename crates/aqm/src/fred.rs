@@ -260,6 +260,11 @@ impl Fred {
 }
 
 impl Qdisc for Fred {
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        let mean_pkt_bits = 8.0 * self.params.mean_pkt_size as f64;
+        self.average.packets_per_sec = rate.as_f64() / mean_pkt_bits;
+    }
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let p = &self.params;
         if self.queue.is_empty() {

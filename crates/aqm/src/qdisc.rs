@@ -203,6 +203,13 @@ pub trait Qdisc {
     fn diagnostic(&self) -> Option<String> {
         None
     }
+    /// The link's rate is now `rate` (a link whose rate varies; `LinkInfo::rate`
+    /// was its rate when the qdisc was built). A qdisc that derived a constant
+    /// from the rate may follow it (RED's idle-time decay); ignored unless
+    /// overridden.
+    fn set_link_rate(&mut self, rate: Rate) {
+        let _ = rate;
+    }
 }
 
 /// What the registry needs of a qdisc's parameters besides serde and `Default`.

@@ -118,7 +118,8 @@ pub enum Command {
     /// options, units (kbit, mbit, kbps = kilobytes per second, ms, us) and
     /// defaults. Comments above the table say where aqmlab's model of the qdisc
     /// differs from Linux. Paste the table into a scenario, or write `[qdisc] tc =
-    /// "..."` there.
+    /// "..."` there. A netem line prints the link keys it becomes (delay, jitter,
+    /// loss, rate), for a link's table or its `netem = "..."` key.
     Tc {
         /// The command line, quoted: "tc qdisc add dev eth0 root fq_codel".
         line: String,
@@ -268,9 +269,7 @@ impl Command {
             Command::Qdiscs { kind: None } => Ok(face::qdiscs()),
             Command::Qdiscs { kind: Some(k) } => sim::qdisc_help::describe(k)
                 .ok_or_else(|| Failure::Usage(format!("no qdisc kind \"{k}\""))),
-            Command::Tc { line } => sim::tc::parse(line)
-                .map(|q| q.to_toml())
-                .map_err(|e| usage(e.to_string())),
+            Command::Tc { line } => sim::tc::describe(line).map_err(|e| usage(e.to_string())),
             Command::Model { model } => model::text(model),
             Command::QueueLab(a) => queue_lab::text(a),
             Command::Completions { shell } => Ok(face::completion(shell)),

@@ -57,13 +57,27 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     };
     // The benchmark that measures the limit must go past it.
     let any_rate = std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1");
-    if bottleneck.rate.bps() > MAX_RATE_BPS && !any_rate {
+    let _ = bottleneck;
+    let mut links = s.links()?;
+    let (access, acc_fwd, acc_rev) = links.swap_remove(1);
+    if !(acc_fwd.is_plain() && acc_rev.is_plain()) {
+        return Err(s.error_at(
+            &access,
+            format!(
+                "{access}: aqmlab emulate models the bottleneck's trace, schedule, loss \
+                 and jitter, not an access link's; simulate it with aqmlab run"
+            ),
+        ));
+    }
+    let (_, fwd, _) = links.swap_remove(0);
+    let rate = fwd.nominal_rate();
+    if rate.bps() > MAX_RATE_BPS && !any_rate {
         return Err(s.error_at(
             &KeyPath::top("topology").key("bottleneck").key("rate"),
             format!(
                 "topology.bottleneck.rate = {} bit/s is above the {} Mbit/s the emulator \
                  is measured to keep (BENCHMARKS.md)",
-                bottleneck.rate.bps(),
+                rate.bps(),
                 MAX_RATE_BPS / 1_000_000
             ),
         ));

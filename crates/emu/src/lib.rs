@@ -36,7 +36,7 @@ use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
 use sim::event::EventQueue;
 use sim::flow::Endpoints;
-use sim::link::Queue;
+use sim::link::{Queue, NO_MODEL};
 use sim::net::Network;
 use sim::setup::flows as build_flows;
 use sim::{RunResult, Scenario, ScenarioError};
@@ -202,10 +202,11 @@ pub fn emulate_with(
     let mut traffic = Traffic::start_receivers(&rcv, windows, maxseg)?;
 
     let link = |l: usize, net: &mut Network| {
-        let p = net.pipe(l);
+        let p = *net.pipe(l);
         let pipe = Pipe::new(p.rate.bps(), p.delay.as_nanos());
         let queue = std::mem::replace(&mut net.links[l].qdisc, Queue::lazy_droptail());
-        Bottleneck::new(queue, pipe)
+        let model = (p.model != NO_MODEL).then(|| net.models[p.model as usize].clone());
+        Bottleneck::new(queue, pipe, model)
     };
     let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
     let links = [link(fwd, &mut net), link(rev, &mut net)];

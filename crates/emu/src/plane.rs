@@ -22,8 +22,9 @@
 
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness, LinkCounters};
-use aqm::{Ecn, FlowId, Packet, Rng, Time, VecSink};
+use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
 use sim::link::{Queue, QueuePool};
+use sim::link_model::{LinkModel, LinkRate};
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -109,17 +110,63 @@ pub struct FlowPath {
 pub struct Bottleneck {
     pub queue: Queue,
     pub pipe: Pipe,
+    /// The link's model (a rate that varies, loss, jitter), as the simulator runs
+    /// it (`sim::link_model`), on the emulator's logical clock.
+    pub model: Option<LinkModel>,
     busy: bool,
     in_tx: Option<Packet>,
 }
 
 impl Bottleneck {
-    pub fn new(queue: Queue, pipe: Pipe) -> Self {
+    pub fn new(queue: Queue, pipe: Pipe, model: Option<LinkModel>) -> Self {
         Bottleneck {
             queue,
             pipe,
+            model,
             busy: false,
             in_tx: None,
+        }
+    }
+
+    /// Whether the link's model loses an arrival at `t` (before the queue); the
+    /// qdisc is told the link's rate first if it changed.
+    fn lost(&mut self, t: u64) -> bool {
+        let Some(m) = &mut self.model else {
+            return false;
+        };
+        if !matches!(m.tx.rate(), LinkRate::Constant(_)) {
+            let rate = m.tx.rate_at(Time::from_nanos(t));
+            if rate != m.told {
+                m.told = rate;
+                self.queue.set_link_rate(rate);
+            }
+        }
+        match &mut m.loss {
+            Some(loss) => loss.lose(&mut m.loss_rng),
+            None => false,
+        }
+    }
+
+    /// How long a packet of `bytes` that starts at `t` takes to leave.
+    fn tx_ns(&mut self, t: u64, bytes: u32) -> u64 {
+        match &mut self.model {
+            None => self.pipe.tx_ns(bytes),
+            Some(m) => {
+                let done = m.tx.finish(Time::from_nanos(t), u64::from(bytes));
+                done.as_nanos().saturating_sub(t)
+            }
+        }
+    }
+
+    /// When a packet that left at `t` reaches the far end.
+    fn arrival(&mut self, t: u64) -> u64 {
+        match &mut self.model {
+            Some(LinkModel {
+                jitter: Some(j),
+                jitter_rng,
+                ..
+            }) => j.arrival(Time::from_nanos(t), jitter_rng).as_nanos(),
+            _ => t + self.pipe.delay_ns,
         }
     }
 }
@@ -299,6 +346,13 @@ impl Plane {
 
     fn arrive(&mut self, dir: usize, tag: u32, t: u64) {
         let pkt = self.packet(tag);
+        if self.links[dir].lost(t) {
+            // Lost on the link, before the queue: never an arrival of the queue's.
+            self.enq_at[tag as usize] = u64::MAX;
+            self.sink.drops.push((pkt, DropReason::LinkLoss));
+            self.drain(dir, t);
+            return;
+        }
         if self.measuring {
             self.counts[dir].arrivals += 1;
         }
@@ -333,7 +387,7 @@ impl Plane {
             self.links[dir].busy = false;
             return;
         };
-        let tx = self.links[dir].pipe.tx_ns(pkt.size);
+        let tx = self.links[dir].tx_ns(t, pkt.size);
         if self.measuring {
             self.add_sojourn(dir, &pkt, t);
             let c = &mut self.counts[dir];
@@ -354,7 +408,7 @@ impl Plane {
             .in_tx
             .take()
             .expect("a packet was in transmission");
-        let at = t + self.links[dir].pipe.delay_ns;
+        let at = self.links[dir].arrival(t);
         let f = &mut self.flows[pkt.flow.index()];
         let pipe = if dir == FWD {
             &mut f.receiver_access

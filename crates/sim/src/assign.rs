@@ -243,7 +243,7 @@ pub fn with(
         .map(|a| format!("{}={}", a.key, a.value))
         .collect();
     let json = serde_json::to_string(table).map_err(|e| e.to_string())?;
-    let mut s = Scenario::from_json(&json).map_err(|mut e| {
+    let mut s = Scenario::from_json_beside(&json, origin).map_err(|mut e| {
         e.origin = format!("{origin} with --set {}", shown.join(" --set "));
         e.to_string()
     })?;

@@ -46,6 +46,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),
+    (
+        "rate-step",
+        include_str!("../../../scenarios/rate-step.toml"),
+    ),
 ];
 
 /// What `aqmlab run` runs when given no file.

@@ -66,7 +66,14 @@ pub struct Pipe {
     /// packet leaving it may be handed on (`engine::forward`). Set by the engine;
     /// the other links skip the look at the next hop.
     pub feeds_cut: bool,
+    /// The link direction's `link_model::LinkModel` in the network's table (a rate that
+    /// varies, loss, jitter), or `NO_MODEL`: a constant rate and delay, `rate` and
+    /// `delay` above. A modelled link has a pipe of its own.
+    pub model: u32,
 }
+
+/// `Pipe::model` of a link of constant rate and delay.
+pub const NO_MODEL: u32 = u32::MAX;
 
 /// The table of distinct pipes, each stored once.
 #[derive(Default)]
@@ -101,10 +108,13 @@ pub struct Links<'a> {
 
 impl<'a> Links<'a> {
     /// The packet link `l` is serializing at `now`, and how many of its bits have
-    /// left the transmitter by then.
+    /// left the transmitter by then. On a modelled link (a rate that varies) none
+    /// until it has left: a trace's packet leaves whole at its opportunity.
     pub fn in_progress(&self, l: usize, now: Time) -> Option<(&'a Packet, u64)> {
         let link = &self.links[l];
-        link.in_progress(now, self.pipes.get(link.pipe).rate, self.wires)
+        let pipe = self.pipes.get(link.pipe);
+        let (pkt, bits) = link.in_progress(now, pipe.rate, self.wires)?;
+        Some((pkt, if pipe.model == NO_MODEL { bits } else { 0 }))
     }
 }
 
@@ -338,6 +348,13 @@ impl Queue {
     pub fn diagnostic(&self) -> Option<String> {
         self.0.as_ref().and_then(|q| q.qdisc.diagnostic())
     }
+
+    /// Tells the qdisc its link's rate changed (a lazy DropTail reads none).
+    pub fn set_link_rate(&mut self, rate: Rate) {
+        if let Some(q) = &mut self.0 {
+            q.qdisc.set_link_rate(rate);
+        }
+    }
 }
 
 /// Nanoseconds to send `bits` at `bps`, rounded up (saturating). In u64 when the
@@ -445,6 +462,19 @@ impl Link {
         self.busy_bits += u64::from(pkt.size) * 8;
         self.current = wires.park(pkt);
         self.busy_since + Dur::from_nanos(ceil_ns(self.busy_bits, rate.bps()))
+    }
+
+    /// Starts serializing `pkt` at `now` on a link whose `link_model::LinkModel`'s
+    /// transmitter times it (a rate that varies); the packet waits in `wires`.
+    /// The busy period is kept as [`Link::begin_tx`] keeps it.
+    #[inline]
+    pub fn begin_tx_varying(&mut self, pkt: Packet, now: Time, wires: &mut WireSlab) {
+        debug_assert!(!self.is_busy());
+        if self.busy_bits == 0 {
+            self.busy_since = now;
+        }
+        self.busy_bits += u64::from(pkt.size) * 8;
+        self.current = wires.park(pkt);
     }
 
     /// Starts serializing at `at`, at `rate`, a packet of `size` bytes that goes

@@ -328,8 +328,8 @@ impl Simulation {
             throughput_bps: c.tx_bits as f64 / secs,
             tx_packets: c.tx_packets,
             arrivals: q.received,
-            drops: reason_map(&q.drops),
-            drops_total: q.drops.iter().sum(),
+            drops: reason_map(&with_link_losses(q.drops, c.link_losses)),
+            drops_total: q.drops.iter().sum::<u64>() + c.link_losses,
             marks: reason_map(&q.marks),
             marks_total: q.marks.iter().sum(),
             mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
@@ -444,4 +444,10 @@ pub fn group_results(
         group_fairness.insert(g.name.clone(), fair);
     }
     (results, group_fairness)
+}
+
+/// A link's drops by reason: its queue's, and its random loss's as `link_loss`.
+fn with_link_losses(mut drops: aqm::ReasonCounts, losses: u64) -> aqm::ReasonCounts {
+    drops[aqm::DropReason::LinkLoss.index()] += losses;
+    drops
 }

@@ -92,6 +92,14 @@ impl WireSlab {
         &mut self.nodes[i as usize].pkt
     }
 
+    /// Takes the packet parked in node `i` and frees the node (a packet that
+    /// may overtake others arrives by an event of its own, on no wire).
+    #[inline]
+    pub fn take_parked(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.nodes[i as usize].pkt
+    }
+
     /// Puts the packet parked in node `i` at the back of `wire`, arriving at
     /// `arrives`; returns whether the wire was empty.
     #[inline]

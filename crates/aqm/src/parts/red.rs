@@ -34,17 +34,27 @@ pub struct RedAverage {
     w_q: f64,
     /// Mean-sized packets the link sends per second: how fast an idle queue decays.
     packets_per_sec: f64,
+    mean_pkt_bits: f64,
     idle_since: Option<Time>,
 }
 
 impl RedAverage {
     pub fn new(w_q: f64, link: &LinkInfo, mean_pkt_size: u32) -> Self {
+        let mean_pkt_bits = 8.0 * mean_pkt_size.max(1) as f64;
         RedAverage {
             avg: 0.0,
             w_q,
-            packets_per_sec: link.rate.as_f64() / (8.0 * mean_pkt_size.max(1) as f64),
+            packets_per_sec: link.rate.as_f64() / mean_pkt_bits,
+            mean_pkt_bits,
             idle_since: Some(Time::ZERO),
         }
+    }
+
+    /// The link's rate changed (a varying link): an idle queue decays as fast as
+    /// the link would now send.
+    #[inline]
+    pub fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        self.packets_per_sec = rate.as_f64() / self.mean_pkt_bits;
     }
 
     /// Folds in the instantaneous queue `q` seen by an arrival at `now`.
@@ -407,6 +417,19 @@ mod tests {
         a.set_idle(Time::ZERO);
         // 1 ms idle = 2.5 -> 2 packet times, plus the arrival: (1/2)^3.
         a.update(0.0, Time::from_nanos(1_000_000));
+        assert_eq!(a.avg, 0.5);
+    }
+
+    /// On a link whose rate changed, the idle decay follows the new rate.
+    #[test]
+    fn the_idle_decay_follows_a_link_rate_change() {
+        let link = LinkInfo::new(Rate::from_mbps(10));
+        let mut a = RedAverage::new(0.5, &link, 500);
+        a.update(8.0, Time::ZERO);
+        // 2 Mbps: 500 packet times per second, so 4 ms idle is 2 of them.
+        a.set_link_rate(Rate::from_mbps(2));
+        a.set_idle(Time::ZERO);
+        a.update(0.0, Time::from_nanos(4_000_000));
         assert_eq!(a.avg, 0.5);
     }
 

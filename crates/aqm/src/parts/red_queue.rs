@@ -5,8 +5,8 @@
 //! when it finds the queue empty (the link goes idle, ns-2's `idle_` flag), and
 //! ns-2's `qlen > 1` rule on the queue's length ([`RedQueue::gate`]).
 //!
-//! `red_queue_methods!(field)` writes `Qdisc::dequeue`, `len`, `bytes` and
-//! `limit` for a qdisc whose queue is the `RedQueue` in `field`.
+//! `red_queue_methods!(field)` writes `Qdisc::dequeue`, `len`, `bytes`, `limit`
+//! and `set_link_rate` for a qdisc whose queue is the `RedQueue` in `field`.
 
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;
@@ -141,6 +141,9 @@ macro_rules! red_queue_methods {
             self.$field.dequeue(ctx.now)
         }
         $crate::parts::fifo::backlog_of!($field);
+        fn set_link_rate(&mut self, rate: $crate::units::Rate) {
+            self.$field.average.set_link_rate(rate);
+        }
     };
 }
 pub(crate) use red_queue_methods;

@@ -88,3 +88,31 @@ fn a_set_changes_the_run_as_the_same_scenario_written_out_would() {
     assert_eq!(q["limit"], 300);
     assert!(q.get("min_th").is_none(), "{q}");
 }
+
+/// The link keys are reached as any other: a table replaces a string, a key is added.
+#[test]
+fn set_reaches_the_link_keys() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/dumbbell-red.toml"
+    );
+    let mut t: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let sets = parse_all(&[
+        "topology.bottleneck.loss={ gemodel = [0.01, 0.3] }".into(),
+        "topology.bottleneck.rate={ trace = \"lte-driving\" }".into(),
+        "topology.access.delay={ mean = \"5ms\", jitter = \"1ms\" }".into(),
+    ])
+    .unwrap();
+    let s = with(&mut t, &sets, path).unwrap();
+    let links = s.links().unwrap();
+    let (_, bottleneck, _) = &links[0];
+    assert!(bottleneck.loss.is_some());
+    assert!(matches!(
+        bottleneck.rate,
+        crate::link_model::LinkRate::Trace(_)
+    ));
+    assert!(links[1].1.jitter.is_some());
+    let bad = parse_all(&["topology.bottleneck.loss=2".into()]).unwrap();
+    let e = with(&mut t, &bad, path).unwrap_err();
+    assert!(e.contains("topology.bottleneck.loss"), "{e}");
+}

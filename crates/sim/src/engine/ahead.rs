@@ -26,8 +26,10 @@
 //! sequence numbers at `t0` instead of `t1` (BENCHMARKS.md, "Events per packet").
 //!
 //! Invariants, each checked where it is relied on:
-//! - a link sends ahead only if its qdisc passes packets through when empty and
-//!   no pcap tap records it (`plan`, `Simulation::capture`);
+//! - a link sends ahead only if its qdisc passes packets through when empty, it
+//!   has no link model (a rate that varies, loss, jitter) and no pcap tap
+//!   records it (`plan`, `Simulation::capture`);
+//! - a link whose input has a link model never cuts through (`plan`);
 //! - a link cuts through only if it sends ahead, is unobserved and has one input
 //!   over all routes (`plan`); `cut[l]` counts the packets awaited by the normal
 //!   path, `NO_CUT` for the others;
@@ -41,7 +43,7 @@
 use super::Simulation;
 use crate::event::{Deferred, Event};
 use crate::header::FLAG_AWAITED;
-use crate::link::Pipe;
+use crate::link::{Pipe, NO_MODEL};
 use crate::net::routes::ROUTE_END;
 use crate::net::Network;
 use aqm::{Packet, Time};
@@ -53,8 +55,12 @@ pub(super) const NO_CUT: u32 = u32::MAX;
 /// Decides which links send ahead and which cut through, once the observers are
 /// attached; returns `Simulation::cut`.
 pub(super) fn plan(net: &mut Network) -> Vec<u32> {
+    // A modelled link (a rate that varies, loss, jitter) takes none of the
+    // shortcuts: its transmitter's timing is its model's, and its wire's delay
+    // is not fixed, which cut-through at the link after it relies on.
+    let plain = |net: &Network, l: usize| net.pipe(l).model == NO_MODEL;
     for l in 0..net.links.len() {
-        let on = net.links[l].qdisc.passes_through_when_empty();
+        let on = net.links[l].qdisc.passes_through_when_empty() && plain(net, l);
         net.set_send_ahead(l, on);
     }
     let sole_inputs = net.routes.sole_inputs(net.links.len());
@@ -62,6 +68,7 @@ pub(super) fn plan(net: &mut Network) -> Vec<u32> {
     for (l, input) in sole_inputs.into_iter().enumerate() {
         // An observed link hears each arrival as it happens: it never cuts through.
         let eligible = net.pipe(l).send_ahead && net.links[l].monitor().is_none();
+        let input = input.filter(|&i| plain(net, i as usize));
         if let Some(input) = input.filter(|_| eligible) {
             cut[l] = 0;
             net.set_feeds_cut(input as usize, true);

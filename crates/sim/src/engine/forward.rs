@@ -8,6 +8,7 @@
 use super::Simulation;
 use crate::event::Event;
 use crate::header::FLAG_AWAITED;
+use crate::link::NO_MODEL;
 use crate::net::routes::ROUTE_END;
 use crate::observe::event_log::QueueEvent;
 use crate::observe::pcap::Addresses;
@@ -18,6 +19,13 @@ impl Simulation {
         let now = self.now;
         pkt.enqueued_at = now;
         self.settle_passed_end(l);
+        // A run without modelled links never looks up the pipe here.
+        if !self.net.models.is_empty() {
+            let m = self.net.pipe(l).model;
+            if m != NO_MODEL && self.lost_on_link(l, m, pkt) {
+                return;
+            }
+        }
         let link = &mut self.net.links[l];
         if !link.is_busy() && link.qdisc.passes_through_when_empty() {
             // Straight to the idle transmitter: the same counts, occupancy and
@@ -52,6 +60,11 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.net.links[l];
         let pipe = *self.net.pipes.get(link.pipe);
+        if pipe.model != NO_MODEL {
+            let done = self.begin_varying(l, pipe.model, pkt);
+            self.events.push(done, Event::TxDone(l as u32));
+            return;
+        }
         let done = link.begin_tx(pkt, now, pipe.rate, &mut self.wires);
         if pipe.send_ahead && link.qdisc.is_empty() {
             self.send_ahead(l, pkt, done, pipe);
@@ -90,7 +103,7 @@ impl Simulation {
             return;
         }
         let pipe = *self.net.pipes.get(link.pipe);
-        let at = now + pipe.delay;
+        let mut at = now + pipe.delay;
         let node = link.end_tx();
         let pkt = *self.wires.parked(node);
         if let Some(m) = link.monitor() {
@@ -98,6 +111,15 @@ impl Simulation {
         }
         if self.obs.pcap.as_ref().is_some_and(|tap| tap.link == l) {
             self.record_capture(now, &pkt);
+        }
+        if pipe.model != NO_MODEL {
+            match self.propagate_varying(pipe.model, node, pipe.delay) {
+                Some(t) => at = t,
+                None => {
+                    self.start_next(l);
+                    return;
+                }
+            }
         }
         self.put_on_wire(l, at, node, pipe.feeds_cut);
         self.start_next(l);
@@ -157,7 +179,7 @@ impl Simulation {
 
     /// Accounts to their flows what the last qdisc call of link `l` dropped or
     /// marked, and frees the dropped packets' headers.
-    fn settle_sink(&mut self, l: usize) {
+    pub(super) fn settle_sink(&mut self, l: usize) {
         if let Some(log) = &mut self.obs.events {
             let at = self.now;
             let drops = self.sink.drops.iter().map(|(p, r)| (p, r, false));

@@ -16,6 +16,7 @@ mod endpoints;
 mod forward;
 #[cfg(test)]
 mod tests;
+mod varying;
 
 use crate::event::{Event, EventQueue, Tick};
 use crate::flow::{Endpoints, Flow};
@@ -256,6 +257,7 @@ impl Simulation {
             match ev {
                 Event::TxDone(l) => self.on_tx_done(l as usize),
                 Event::Arrive(l) => self.on_arrive(l as usize),
+                Event::Jittered(node) => self.on_jittered(node),
                 Event::Timer(f, k) => self.on_timer(f as usize, k),
                 Event::Tick(tick) => self.on_tick(tick),
                 Event::MeasureStart => {
@@ -287,7 +289,7 @@ impl Simulation {
         match ev {
             Event::TxDone(l) | Event::Arrive(l) => prefetch(&self.net.links[l as usize]),
             Event::Timer(f, _) => prefetch(&self.flows[f as usize]),
-            Event::Tick(_) | Event::MeasureStart => {}
+            Event::Tick(_) | Event::MeasureStart | Event::Jittered(_) => {}
         }
     }
 

@@ -78,6 +78,9 @@ pub enum Event {
     Tick(Tick),
     /// The warm-up is over: snapshot every counter.
     MeasureStart,
+    /// A packet that may overtake others (jitter with `reorder`) reaches the far
+    /// end of its link: the wire-slab node holding it, on no wire.
+    Jittered(u32),
 }
 
 /// Bits of a packed event that carry its link or flow index.
@@ -99,6 +102,7 @@ impl Event {
             Event::Timer(f, k) => (2, f << 2 | k as u32),
             Event::Tick(t) => (3, t as u32),
             Event::MeasureStart => (4, 0),
+            Event::Jittered(node) => (5, node),
         };
         debug_assert!(index <= INDEX_MASK, "{self:?} does not fit the event queue");
         tag << INDEX_BITS | index
@@ -112,7 +116,8 @@ impl Event {
             1 => Event::Arrive(index),
             2 => Event::Timer(index >> 2, TimerKind::ALL[(index & 3) as usize]),
             3 => Event::Tick(Tick::ALL[index as usize]),
-            _ => Event::MeasureStart,
+            4 => Event::MeasureStart,
+            _ => Event::Jittered(index),
         }
     }
 }

@@ -13,3 +13,19 @@ pub mod synthetic;
 pub use delay::{Distribution, Jitter, JitterSpec};
 pub use loss::{Loss, LossSpec};
 pub use rate::{DeliveryTrace, LinkRate, RateSchedule, Transmitter};
+
+use aqm::Rng;
+
+/// What a link direction does besides a constant rate and delay, with its state
+/// and its own random streams (loss and jitter apart, so turning one on moves no
+/// draw of the other, nor any flow's or qdisc's).
+#[derive(Clone)]
+pub struct LinkModel {
+    pub tx: Transmitter,
+    pub loss: Option<Loss>,
+    pub jitter: Option<Jitter>,
+    pub loss_rng: Rng,
+    pub jitter_rng: Rng,
+    /// The rate the link's qdisc was last told (`Qdisc::set_link_rate`).
+    pub told: aqm::Rate,
+}

@@ -155,6 +155,20 @@ impl RateSchedule {
         self.steps[self.index(t)].1
     }
 
+    /// The highest rate of any step.
+    pub fn max_rate(&self) -> Rate {
+        self.steps
+            .iter()
+            .map(|s| s.1)
+            .max_by_key(|r| r.bps())
+            .unwrap_or_default()
+    }
+
+    /// The steps, the first at 0.
+    pub fn steps(&self) -> &[(Time, Rate)] {
+        &self.steps
+    }
+
     /// When `bytes` started at `start` have been sent, the rate changing under
     /// them (exact: work is counted in bit-nanoseconds). `Time::MAX` if the rate
     /// stays 0 for ever before they are.

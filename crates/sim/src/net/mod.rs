@@ -6,6 +6,7 @@ pub mod routes;
 
 use crate::flow::Flow;
 use crate::link::{Link, Links, Pipe, Pipes};
+use crate::link_model::LinkModel;
 use crate::scenario::{FlowKind, KeyPath};
 use crate::tcp::TcpConfig;
 use crate::udp::UdpConfig;
@@ -44,6 +45,8 @@ pub struct Network {
     pub links: Vec<Link>,
     /// The links' rates, delays and whether they send ahead, each kind once.
     pub pipes: Pipes,
+    /// The modelled link directions' models (`Pipe::model`).
+    pub models: Vec<LinkModel>,
     /// The monitored link directions, in the order results report them.
     pub monitored: Vec<u32>,
     pub routes: Routes,

@@ -43,6 +43,9 @@ crate::counters! {
         /// Integral of the backlog (packets) over time, packet-nanoseconds.
         pub queue_area: u128,
         pub queue: QueueCounts,
+        /// Packets the link's random loss took before the queue (never the
+        /// queue's: its counts do not see them).
+        pub link_losses: u64,
         /// One per row of the link's [`FlowSlots`] (the flows its routes carry).
         pub per_flow: Vec<LinkFlowCounters>,
     }
@@ -190,6 +193,15 @@ impl LinkStats {
         self.queue_len = len as u32;
         self.max_queue = self.max_queue.max(self.queue_len);
         self.counters.queue.check(len);
+    }
+
+    /// The link's random loss took a packet of `flow` before the queue.
+    #[cold]
+    pub fn on_link_loss(&mut self, flow: usize) {
+        self.counters.link_losses += 1;
+        if let Some(s) = &mut self.series {
+            s.drop(flow);
+        }
     }
 
     /// The link finished sending `pkt`.

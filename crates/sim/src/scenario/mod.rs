@@ -12,6 +12,8 @@ use toml::Spanned;
 
 mod file;
 mod flow_spec;
+mod link_keys;
+mod links;
 mod monitor;
 mod no_ops;
 mod place;
@@ -57,6 +59,8 @@ mod validate_net;
 
 pub use file::{read_file, MAX_FILE_BYTES};
 pub use flow_spec::{FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
+pub use link_keys::{DelayKey, JitterKeys, LinkKeys, LinkSpec, LossKey, RateKey};
+pub use links::{Direction, Side};
 pub use monitor::Monitor;
 
 use place::{
@@ -101,14 +105,9 @@ pub struct ScenarioFile {
     pub flows: Vec<Spanned<FlowSpec>>,
 }
 
-/// A link's rate and one-way propagation delay.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    pub rate: Rate,
-    pub delay: Dur,
-}
-
+// One per scenario: the dumbbell's two link tables (every link key, each an
+// Option) being larger than the graph's vectors costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
@@ -204,8 +203,22 @@ impl TryFrom<RawTopology> for Topology {
 pub struct GraphLink {
     pub from: String,
     pub to: String,
-    pub rate: Rate,
-    pub delay: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<DelayKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_rate: Option<RateKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_delay: Option<DelayKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_loss: Option<LossKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_netem: Option<String>,
     /// Direction from -> to; defaults to the scenario's `[qdisc]`, else DropTail.
     #[serde(default, deserialize_with = "qdisc_table::plain")]
     pub qdisc: Option<QdiscSpec>,
@@ -262,17 +275,38 @@ pub struct Scenario {
     pub origin: String,
     source: String,
     lines_known: bool,
+    /// Where a relative path in the scenario (a link's trace) is read from: the
+    /// scenario file's directory; the current directory when it is not a file.
+    dir: Option<std::path::PathBuf>,
+}
+
+/// The directory of `origin` when it names a file.
+fn dir_of(origin: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(origin);
+    path.is_file()
+        .then(|| path.parent().map(|d| d.to_path_buf()))
+        .flatten()
 }
 
 impl Scenario {
     /// Parses a scenario from TOML text. `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        Self::parse(text, origin, true)
+        Self::parse(text, origin, true, dir_of(origin))
+    }
+
+    /// [`Scenario::from_json`] of a scenario that came from the file `file`
+    /// (changed by `--set`): its relative paths are read beside that file.
+    pub fn from_json_beside(json: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        Self::json(json, dir_of(file))
     }
 
     /// Parses a scenario given as a JSON object (what the Python bindings pass for a
     /// dict): the same keys and checks as TOML, errors without line numbers.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
+        Self::json(json, None)
+    }
+
+    fn json(json: &str, dir: Option<std::path::PathBuf>) -> Result<Scenario, ScenarioError> {
         let origin = "<dict>";
         let error = |message: String| ScenarioError {
             origin: origin.into(),
@@ -290,7 +324,7 @@ impl Scenario {
             line: None,
             message: e.to_string(),
         })?;
-        Self::parse(&text, origin, false)
+        Self::parse(&text, origin, false, dir)
     }
 
     /// Reads and parses a scenario file (a regular file of at most
@@ -305,7 +339,12 @@ impl Scenario {
         Self::from_toml(&text, &origin)
     }
 
-    fn parse(text: &str, origin: &str, lines_known: bool) -> Result<Scenario, ScenarioError> {
+    fn parse(
+        text: &str,
+        origin: &str,
+        lines_known: bool,
+        dir: Option<std::path::PathBuf>,
+    ) -> Result<Scenario, ScenarioError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| {
             let message = match e.message().trim() {
                 // The toml parser describes some syntax errors (a control character in
@@ -334,6 +373,7 @@ impl Scenario {
             origin: origin.to_string(),
             source: text.to_string(),
             lines_known,
+            dir,
         };
         s.refuse_arrays_for_tables()?;
         s.validate()?;

@@ -62,14 +62,8 @@ impl Scenario {
             Topology::Dumbbell {
                 access, bottleneck, ..
             } => {
-                for (k, l) in [("access", access), ("bottleneck", bottleneck)] {
-                    if l.rate.bps() == 0 {
-                        return Err(self.error_at(
-                            &topo.key(k).key("rate"),
-                            format!("topology.{k}.rate must be positive"),
-                        ));
-                    }
-                }
+                let _ = (access, bottleneck);
+                self.links()?;
                 None
             }
             Topology::Graph { nodes, links } => {
@@ -124,13 +118,8 @@ impl Scenario {
                             format!("topology.links[{i}] joins \"{}\" to itself", l.from),
                         ));
                     }
-                    if l.rate.bps() == 0 {
-                        return Err(self.error_at(
-                            &link.key("rate"),
-                            format!("topology.links[{i}].rate must be positive"),
-                        ));
-                    }
                 }
+                self.links()?;
                 Some(set)
             }
         };

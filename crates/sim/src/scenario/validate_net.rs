@@ -40,33 +40,36 @@ impl Scenario {
         };
         let top = KeyPath::top("qdisc");
         let topology = KeyPath::top("topology");
+        // The rate each qdisc is built with: its direction's nominal one.
+        let links = self.links()?;
         match f.topology.get_ref() {
-            Topology::Dumbbell {
-                bottleneck,
-                reverse_qdisc,
-                ..
-            } => {
+            Topology::Dumbbell { reverse_qdisc, .. } => {
+                let (_, fwd, rev) = &links[0];
                 if let Some(q) = &f.qdisc {
-                    check(q.get_ref(), bottleneck.rate, &top)?;
+                    check(q.get_ref(), fwd.nominal_rate(), &top)?;
                 }
                 if let Some(q) = reverse_qdisc {
-                    check(q, bottleneck.rate, &topology.key("reverse_qdisc"))?;
+                    check(q, rev.nominal_rate(), &topology.key("reverse_qdisc"))?;
                 }
             }
-            Topology::Graph { links, .. } => {
-                for (k, l) in links.iter().enumerate() {
+            Topology::Graph { links: specs, .. } => {
+                for (k, (l, (_, fwd, rev))) in specs.iter().zip(&links).enumerate() {
                     let link = topology.key("links").index(k);
                     match (&l.qdisc, &f.qdisc) {
-                        (Some(q), _) => check(q, l.rate, &link.key("qdisc"))?,
-                        (None, Some(q)) => check(q.get_ref(), l.rate, &top)?,
+                        (Some(q), _) => check(q, fwd.nominal_rate(), &link.key("qdisc"))?,
+                        (None, Some(q)) => check(q.get_ref(), fwd.nominal_rate(), &top)?,
                         (None, None) => {}
                     }
                     if let Some(q) = &l.reverse_qdisc {
-                        check(q, l.rate, &link.key("reverse_qdisc"))?;
+                        check(q, rev.nominal_rate(), &link.key("reverse_qdisc"))?;
                     }
                 }
                 if let Some(q) = &f.qdisc {
-                    if let Some(slowest) = links.iter().map(|l| l.rate).min_by_key(|r| r.bps()) {
+                    let slowest = links
+                        .iter()
+                        .map(|(_, fwd, _)| fwd.nominal_rate())
+                        .min_by_key(|r| r.bps());
+                    if let Some(slowest) = slowest {
                         check(q.get_ref(), slowest, &top)?;
                     }
                 }

@@ -115,3 +115,36 @@ fn flows_start_together_and_udp_offers_the_same_arrivals_under_every_qdisc() {
     assert_ne!(one.0, seven.0);
     assert_ne!(one.1, seven.1);
 }
+
+/// Loss and jitter on a link draw from their own streams: turning them on
+/// starts every flow at the same instant and leaves the UDP arrivals as they
+/// were, and the same seed gives the same losses.
+#[test]
+fn link_loss_and_jitter_move_no_other_draw() {
+    let plain = scenario("red", 3).unwrap_or_else(|e| panic!("{e}"));
+    let modelled = |loss: &str| {
+        let text = toml::to_string(&plain.file).unwrap().replace(
+            "[topology.bottleneck]\nrate = \"2Mbps\"\ndelay = \"10ms\"",
+            &format!(
+                "[topology.bottleneck]\nrate = \"2Mbps\"\nloss = {loss}\n\
+                 delay = {{ mean = \"10ms\", jitter = \"3ms\" }}"
+            ),
+        );
+        Scenario::from_toml(&text, "crn.toml").unwrap_or_else(|e| panic!("{e}"))
+    };
+    let lossy = modelled("0.05");
+    assert!(!lossy.links().unwrap()[0].1.is_plain(), "the loss is on");
+    let (starts, sent) = draws(&plain);
+    assert_eq!(draws(&lossy), (starts, sent));
+    let losses = |s: &Scenario| {
+        let r = crate::run_scenario(s, &mut |_| {}).unwrap();
+        r.flows
+            .iter()
+            .map(|f| f.drops["link_loss"])
+            .collect::<Vec<_>>()
+    };
+    let once = losses(&lossy);
+    assert!(once.iter().sum::<u64>() > 0);
+    assert_eq!(losses(&lossy), once, "the same seed, the same losses");
+    assert_ne!(losses(&modelled("0.06")), once);
+}

@@ -141,7 +141,9 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
         packets = packets.saturating_add(count.saturating_mul(per));
     }
     let flows_part = flows.saturating_mul(per_flow(dumbbell));
-    let links_part = links.saturating_mul(per_link());
+    let links_part = links
+        .saturating_mul(per_link())
+        .saturating_add(link_models(s, flows));
     let monitor_part = monitor_rows(s.monitor(), monitored, tables, flows, secs);
     let (qdisc_tables, largest_table) = qdisc_tables(s);
     let bytes = flows_part
@@ -168,31 +170,41 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
 fn qdiscs(s: &Scenario) -> Vec<(&aqm::QdiscSpec, KeyPath, aqm::Rate)> {
     let f = &s.file;
     let top = f.qdisc.as_ref().map(|q| q.get_ref());
+    // Each qdisc is built with its direction's nominal rate (a schedule's first,
+    // a trace's mean); a scenario whose links do not resolve fails validation.
+    let links = s.links().unwrap_or_default();
+    let rates = |i: usize| {
+        links
+            .get(i)
+            .map(|(_, fwd, rev)| (fwd.nominal_rate(), rev.nominal_rate()))
+    };
     let mut out = Vec::new();
     match f.topology.get_ref() {
-        Topology::Dumbbell {
-            reverse_qdisc,
-            bottleneck,
-            ..
-        } => {
+        Topology::Dumbbell { reverse_qdisc, .. } => {
+            let Some((fwd, rev)) = rates(0) else {
+                return out;
+            };
             if let Some(q) = top {
-                out.push((q, KeyPath::top("qdisc"), bottleneck.rate));
+                out.push((q, KeyPath::top("qdisc"), fwd));
             }
             if let Some(q) = reverse_qdisc {
                 let path = KeyPath::top("topology").key("reverse_qdisc");
-                out.push((q, path, bottleneck.rate));
+                out.push((q, path, rev));
             }
         }
         Topology::Graph { links, .. } => {
             for (k, l) in links.iter().enumerate() {
                 let link = KeyPath::top("topology").key("links").index(k);
+                let Some((fwd, rev)) = rates(k) else {
+                    continue;
+                };
                 match (&l.qdisc, top) {
-                    (Some(q), _) => out.push((q, link.key("qdisc"), l.rate)),
-                    (None, Some(q)) => out.push((q, KeyPath::top("qdisc"), l.rate)),
+                    (Some(q), _) => out.push((q, link.key("qdisc"), fwd)),
+                    (None, Some(q)) => out.push((q, KeyPath::top("qdisc"), fwd)),
                     (None, None) => {}
                 }
                 if let Some(q) = &l.reverse_qdisc {
-                    out.push((q, link.key("reverse_qdisc"), l.rate));
+                    out.push((q, link.key("reverse_qdisc"), rev));
                 }
             }
         }
@@ -228,25 +240,49 @@ fn shared_capacity(s: &Scenario) -> u64 {
     let pipe = |rate: aqm::Rate, delay: aqm::Dur| {
         (rate.as_f64() * delay.as_secs_f64() / 8000.0) as u64 + 1
     };
+    // A scenario that validates resolves; the link keys were checked then.
+    let links = s.links().unwrap_or_default();
+    let pipes = |i: usize| {
+        links.get(i).map_or(0, |(_, a, b)| {
+            pipe(a.nominal_rate(), a.delay) + pipe(b.nominal_rate(), b.delay)
+        })
+    };
     let held = match f.topology.get_ref() {
-        Topology::Dumbbell {
-            reverse_qdisc,
-            bottleneck,
-            ..
-        } => limit(f.qdisc.as_ref().map(|q| q.get_ref()))
+        Topology::Dumbbell { reverse_qdisc, .. } => limit(f.qdisc.as_ref().map(|q| q.get_ref()))
             .saturating_add(limit(reverse_qdisc.as_ref()))
-            .saturating_add(2 * pipe(bottleneck.rate, bottleneck.delay)),
+            .saturating_add(pipes(0)),
         Topology::Graph { links: specs, .. } => specs
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let fwd = l.qdisc.as_ref().or(f.qdisc.as_ref().map(|q| q.get_ref()));
                 limit(fwd)
                     .saturating_add(limit(l.reverse_qdisc.as_ref()))
-                    .saturating_add(2 * pipe(l.rate, l.delay))
+                    .saturating_add(pipes(i))
             })
             .fold(0u64, u64::saturating_add),
     };
     held.saturating_mul(2)
+}
+
+/// The link models: each trace's table once (its directions share it), and the
+/// state of every link direction with one (a dumbbell's access links have one
+/// each, four a flow).
+fn link_models(s: &Scenario, flows: u64) -> u64 {
+    let links = s.links().unwrap_or_default();
+    let state = size_of::<crate::link_model::LinkModel>() as u64;
+    let mut bytes = 0u64;
+    for (i, (_, fwd, rev)) in links.iter().enumerate() {
+        let access = i == 1 && matches!(s.file.topology.get_ref(), Topology::Dumbbell { .. });
+        let each = if access { 2 * flows } else { 1 };
+        for d in [fwd, rev] {
+            bytes = bytes.saturating_add(d.table_bytes());
+            if !d.is_plain() {
+                bytes = bytes.saturating_add(each.saturating_mul(state));
+            }
+        }
+    }
+    bytes
 }
 
 /// The memory a run may use: `AQMLAB_MEMORY_LIMIT`, else the smallest of the

@@ -4,15 +4,19 @@
 use super::routes::Graph;
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
-use crate::link::{Link, Pipe, Pipes, Queue};
+use crate::link::{Link, Pipe, Pipes, Queue, NO_MODEL};
+use crate::link_model::{Jitter, LinkModel, LinkRate, Loss, Transmitter};
 use crate::net::routes::Routes;
 use crate::net::{Group, Network, Nodes, Rebuild};
-use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
-use aqm::{rng, Dur, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
+use crate::scenario::{Direction, KeyPath, Scenario, ScenarioError, Topology};
+use aqm::{rng, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::collections::HashMap;
 
 /// Stream numbers for `rng::stream`: each link direction draws from its own.
 pub(crate) const STREAM_LINK: u64 = 1 << 32;
+/// A link direction's loss and jitter streams, apart from its qdisc's.
+const STREAM_LINK_LOSS: u64 = 3 << 32;
+const STREAM_LINK_JITTER: u64 = 4 << 32;
 
 /// What link direction `link` of a run seeded `run_seed` tells its qdisc: its
 /// rate, and the seed its hashes are keyed with unless the scenario pins
@@ -28,45 +32,73 @@ struct LinkFactory<'a> {
     s: &'a Scenario,
     links: Vec<Link>,
     pipes: Pipes,
+    models: Vec<LinkModel>,
     deferred: Vec<Rebuild>,
 }
 
 impl LinkFactory<'_> {
-    /// The pipe of `rate` and `delay` (sending ahead is the engine's to set).
-    fn pipe(&mut self, rate: Rate, delay: Dur) -> u32 {
+    fn new(s: &Scenario, links: usize) -> LinkFactory<'_> {
+        LinkFactory {
+            s,
+            links: Vec::with_capacity(links),
+            pipes: Pipes::default(),
+            models: Vec::new(),
+            deferred: Vec::new(),
+        }
+    }
+
+    /// The pipe of link direction `i` going as `d` says (sending ahead is the
+    /// engine's to set). A constant rate and delay share a pipe with every link
+    /// alike; a modelled direction gets its model, with its own streams, and so a
+    /// pipe of its own.
+    fn pipe(&mut self, i: usize, d: &Direction) -> u32 {
+        let model = if d.is_plain() {
+            NO_MODEL
+        } else {
+            let seed = self.s.file.seed;
+            self.models.push(LinkModel {
+                tx: Transmitter::new(d.rate.clone()),
+                loss: d.loss.map(Loss::new),
+                jitter: d.jitter.map(Jitter::new),
+                loss_rng: rng::stream(seed, STREAM_LINK_LOSS + i as u64),
+                jitter_rng: rng::stream(seed, STREAM_LINK_JITTER + i as u64),
+                told: d.nominal_rate(),
+            });
+            u32::try_from(self.models.len() - 1).expect("fewer than 2^32 link models")
+        };
         self.pipes.intern(Pipe {
-            rate,
-            delay,
+            rate: d.nominal_rate(),
+            delay: d.delay,
             send_ahead: false,
             feeds_cut: false,
+            model,
         })
     }
 
     /// A dumbbell's access link direction `from -> to`: a default DropTail, built
     /// when a packet first waits (`Queue::lazy_droptail`). Its random stream would be
     /// the link's own; DropTail never draws, so leaving it out changes nothing.
-    fn add_access(&mut self, (from, to): (u32, u32), rate: Rate, delay: Dur) -> u32 {
+    fn add_access(&mut self, (from, to): (u32, u32), d: &Direction) -> u32 {
         let i = self.links.len();
-        let pipe = self.pipe(rate, delay);
+        let pipe = self.pipe(i, d);
         self.links
             .push(Link::new(from, to, pipe, Queue::lazy_droptail()));
         i as u32
     }
 
-    /// Adds the link direction `from -> to` with the qdisc `spec`, which the
-    /// scenario gives at `path` (errors name it).
+    /// Adds the link direction `from -> to` going as `d` says with the qdisc
+    /// `spec`, which the scenario gives at `path` (errors name it).
     fn add(
         &mut self,
         (from, to): (u32, u32),
-        rate: Rate,
-        delay: Dur,
+        d: &Direction,
         spec: &QdiscSpec,
         path: &KeyPath,
     ) -> Result<u32, ScenarioError> {
         let i = self.links.len();
         let seed = self.s.file.seed;
         let qdisc = spec
-            .build(&link_info(seed, i, rate))
+            .build(&link_info(seed, i, d.nominal_rate()))
             .map_err(|e| self.s.qdisc_error(path, &e))?;
         if spec.uses_flow_table() {
             self.deferred.push(Rebuild {
@@ -76,10 +108,21 @@ impl LinkFactory<'_> {
             });
         }
         let stream = rng::stream(seed, STREAM_LINK + i as u64);
-        let pipe = self.pipe(rate, delay);
+        let pipe = self.pipe(i, d);
         self.links
             .push(Link::new(from, to, pipe, Queue::new(qdisc, stream)));
         Ok(i as u32)
+    }
+}
+
+/// A direction of a constant `rate` (a flow group's `access_rate`), the rest as `d`.
+fn with_rate(d: &Direction, rate: Option<Rate>) -> Direction {
+    match rate {
+        Some(r) => Direction {
+            rate: LinkRate::Constant(r),
+            ..d.clone()
+        },
+        None => d.clone(),
     }
 }
 
@@ -161,18 +204,16 @@ impl Network {
             unreachable!("called for a dumbbell")
         };
         let droptail = QdiscSpec::default();
-        let mut make = LinkFactory {
-            s,
-            links: Vec::new(),
-            pipes: Pipes::default(),
-            deferred: Vec::new(),
-        };
+        let _ = (access, bottleneck);
+        let resolved = s.links()?;
+        let (_, bn_fwd, bn_rev) = &resolved[0];
+        let (_, acc_fwd, acc_rev) = &resolved[1];
+        let mut make = LinkFactory::new(s, 0);
         let fwd_spec = f.qdisc.as_ref().map_or(&droptail, |q| q.get_ref());
-        let (rate, delay) = (bottleneck.rate, bottleneck.delay);
-        let lr = make.add((0, 1), rate, delay, fwd_spec, &KeyPath::top("qdisc"))?;
+        let lr = make.add((0, 1), bn_fwd, fwd_spec, &KeyPath::top("qdisc"))?;
         let rev_spec = reverse_qdisc.as_ref().unwrap_or(&droptail);
         let rev_path = KeyPath::top("topology").key("reverse_qdisc");
-        let rl = make.add((1, 0), rate, delay, rev_spec, &rev_path)?;
+        let rl = make.add((1, 0), bn_rev, rev_spec, &rev_path)?;
         let nodes = Nodes::new(vec!["left".into(), "right".into()]);
         // Four access link directions per flow, reserved up front: growing by
         // doubling would hold twice the memory at the end.
@@ -182,16 +223,25 @@ impl Network {
         let mut flow_routes = Vec::with_capacity(total_flows);
         for g in &f.flows {
             let spec = g.get_ref();
-            let rate = spec.access_rate.unwrap_or(access.rate);
-            let delay = spec.access_delay.unwrap_or(access.delay);
+            // A group's `access_rate` and `access_delay` are constants for both
+            // directions of its access links.
+            let own = |d: &Direction| {
+                let mut d = with_rate(d, spec.access_rate);
+                if let Some(delay) = spec.access_delay {
+                    (d.delay, d.jitter) = (delay, None);
+                }
+                d
+            };
+            let (fwd, rev) = (own(acc_fwd), own(acc_rev));
             for _ in 0..spec.count {
                 // Hosts `s{i}` and `r{i}` of flow `i`, as `Nodes::name` names them.
+                // Forward is the data's way: host to router, router to host.
                 let i = flow_routes.len() as u32;
                 let (sn, rn) = (2 + 2 * i, 3 + 2 * i);
-                let s_l = make.add_access((sn, 0), rate, delay);
-                let l_s = make.add_access((0, sn), rate, delay);
-                let r_r = make.add_access((1, rn), rate, delay);
-                let r_rr = make.add_access((rn, 1), rate, delay);
+                let s_l = make.add_access((sn, 0), &fwd);
+                let l_s = make.add_access((0, sn), &rev);
+                let r_r = make.add_access((1, rn), &fwd);
+                let r_rr = make.add_access((rn, 1), &rev);
                 let fwd = routes.push(&[s_l, lr, r_r]);
                 let rev = routes.push(&[r_rr, rl, l_s]);
                 flow_routes.push((fwd, rev));
@@ -201,6 +251,7 @@ impl Network {
             nodes,
             links: make.links,
             pipes: make.pipes,
+            models: make.models,
             monitored: vec![lr, rl],
             routes,
             flow_routes,
@@ -225,12 +276,8 @@ impl Network {
             .enumerate()
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
-        let mut make = LinkFactory {
-            s,
-            links: Vec::with_capacity(2 * specs.len()),
-            pipes: Pipes::default(),
-            deferred: Vec::new(),
-        };
+        let resolved = s.links()?;
+        let mut make = LinkFactory::new(s, 2 * specs.len());
         let mut graph = Graph::new(nodes.len());
         let mut monitored = Vec::new();
         for (k, l) in specs.iter().enumerate() {
@@ -241,15 +288,10 @@ impl Network {
                 (None, Some(q)) => (q.get_ref(), KeyPath::top("qdisc")),
                 (None, None) => (&droptail, KeyPath::top("qdisc")),
             };
-            let ab = make.add((a, b), l.rate, l.delay, spec, &path)?;
+            let (_, fwd, rev) = &resolved[k];
+            let ab = make.add((a, b), fwd, spec, &path)?;
             let rev_spec = l.reverse_qdisc.as_ref().unwrap_or(&droptail);
-            let ba = make.add(
-                (b, a),
-                l.rate,
-                l.delay,
-                rev_spec,
-                &link.key("reverse_qdisc"),
-            )?;
+            let ba = make.add((b, a), rev, rev_spec, &link.key("reverse_qdisc"))?;
             graph.add(a, b, ab);
             graph.add(b, a, ba);
             if l.monitor {
@@ -286,6 +328,7 @@ impl Network {
             nodes: Nodes::new(nodes.clone()),
             links: make.links,
             pipes: make.pipes,
+            models: make.models,
             monitored,
             routes,
             flow_routes,

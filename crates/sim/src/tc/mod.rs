@@ -177,6 +177,15 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
     Ok(p.out)
 }
 
+/// What `aqmlab tc LINE` prints: a qdisc's `[qdisc]` table, or for a netem line
+/// the link keys it becomes.
+pub fn describe(line: &str) -> Result<String, TcError> {
+    if line.split_whitespace().any(|w| w == "netem") {
+        return netem::parse(line).map(|n| n.to_toml());
+    }
+    parse(line).map(|q| q.to_toml())
+}
+
 const KINDS: [&str; 10] = [
     "pfifo", "bfifo", "red", "sfb", "choke", "sfq", "codel", "fq_codel", "pie", "dualpi2",
 ];

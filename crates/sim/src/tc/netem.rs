@@ -240,7 +240,8 @@ pub fn parse(line: &str) -> Result<Netem, TcError> {
 
 impl Netem {
     /// The link keys the line configures, as TOML for a `[[topology.links]]` table
-    /// or `[topology] bottleneck`, the line as a comment above them.
+    /// or `[topology.bottleneck]`, the line as a comment above them (its `limit` as
+    /// a comment too: on a link the queue is the link's qdisc).
     pub fn to_toml(&self) -> String {
         let mut out = format!("# {}\n", self.line);
         let time = |d: Dur| super::dur(d).to_string();
@@ -270,7 +271,11 @@ impl Netem {
         if let Some(r) = self.rate {
             out.push_str(&format!("rate = \"{}bps\"\n", r.bps()));
         }
-        out.push_str(&format!("limit = {}\n", self.limit));
+        out.push_str(&format!(
+            "# netem's queue of {} packets: on a link the queue is its qdisc \
+             (qdisc = {{ kind = \"droptail\", limit = {} }})\n",
+            self.limit, self.limit
+        ));
         out
     }
 }

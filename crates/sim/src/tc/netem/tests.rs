@@ -145,3 +145,41 @@ fn the_toml_says_what_the_line_does() {
     assert!(text.contains("loss = 0.01"), "{text}");
     assert!(text.parse::<toml::Table>().is_ok(), "{text}");
 }
+
+/// What `aqmlab tc` prints for a netem line, pasted into a link's table, makes
+/// the link the line does when given as the link's `netem` key.
+#[test]
+fn the_printed_keys_make_the_link_the_line_does() {
+    let scenario = |bottleneck: &str| {
+        let text = format!(
+            "name = \"n\"\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\n\
+             access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n[topology.bottleneck]\n\
+             {bottleneck}\n[[flows]]\nname = \"a\"\nkind = \"tcp\"\n"
+        );
+        let s = crate::Scenario::from_toml(&text, "n.toml").unwrap_or_else(|e| panic!("{e}"));
+        s.links().unwrap()
+    };
+    for line in [
+        "tc qdisc add dev eth0 root netem delay 20ms 5ms distribution normal loss 1% rate 10mbit",
+        "tc qdisc add dev eth0 root netem delay 100ms 10ms rate 5kbit",
+        "netem rate 2mbit loss gemodel 1% 10% 70% 0.1%",
+        "netem rate 1gbit delay 3ms",
+    ] {
+        let printed = super::super::describe(line).unwrap();
+        assert!(
+            printed.contains("# netem's queue of 1000 packets"),
+            "{printed}"
+        );
+        assert_eq!(
+            scenario(&printed),
+            scenario(&format!("netem = \"{line}\"")),
+            "{line}"
+        );
+    }
+    // A qdisc line prints its table as before.
+    assert!(
+        super::super::describe("tc qdisc add dev eth0 root fq_codel")
+            .unwrap()
+            .contains("kind = \"fq_codel\"")
+    );
+}
