@@ -3,7 +3,7 @@
 //! model become warnings in the results.
 
 use crate::plane::PORT_BASE;
-use sim::scenario::{FlowKind, KeyPath, TcpKeys, Topology, Traffic};
+use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::{Scenario, ScenarioError};
 
 /// The highest bottleneck rate at which the emulator was measured to keep time
@@ -106,6 +106,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
+        if spec.ecn == Some(EcnSetting::Ect1) {
+            return Err(s.error_at(
+                &at.key("ecn"),
+                format!(
+                    "flows[{i}].ecn = \"ect1\": the emulator's packets \
+                     carry ECT(0) (Linux TCP sends ECT(1) for Prague only, not emulated); simulate it with aqmlab run"
+                ),
+            ));
+        }
         let Traffic::Tcp(tcp) = &spec.traffic else {
             plan.congestion.push(None);
             continue;
@@ -123,13 +132,22 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
+        if tcp.variant.is_scalable() {
+            return Err(s.error_at(
+                &at.key("variant"),
+                format!(
+                    "flows[{i}].variant = \"{variant}\" is simulation-only: the emulator \
+                     runs the kernel's reno, cubic and bbr; simulate it with aqmlab run"
+                ),
+            ));
+        }
         let Some((cc, sack)) = kernel_variant(&variant) else {
             return Err(s.error_at(
                 &at.key("variant"),
                 format!("flows[{i}].variant = \"{variant}\" has no Linux congestion control"),
             ));
         };
-        let ecn = spec.ecn;
+        let ecn = spec.codepoint().is_ect();
         match first {
             None => first = Some((i, sack, ecn)),
             Some((j, sack0, _)) if sack0 != sack => {
@@ -170,6 +188,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ),
             ("counting", tcp.counting != d.counting),
             ("hystart", tcp.hystart.is_some()),
+            ("pacing", tcp.pacing.is_some()),
         ];
         for (key, set) in ignored {
             if set {

@@ -1,6 +1,8 @@
-//! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
+//! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response
+//! (RFC 3168's, or DCTCP's and Prague's through [`super::dctcp`]), pacing.
 
 use super::congestion::{AckInfo, Congestion, Signal};
+use super::dctcp::Acked;
 use super::{
     Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
     TcpStats, TimerCmd, Variant,
@@ -63,6 +65,9 @@ pub struct TcpSender {
     object_start: Time,
     thinking: bool,
     stopped: bool,
+    /// Pacing: a packet left and the pacing timer (the `Send` timer) has not yet
+    /// fired; no new packet leaves before it does.
+    pace_wait: bool,
     cc: Congestion,
     /// Send times of packets from the first not yet acknowledged, kept only while
     /// the congestion control wants an RTT sample per ACK (HyStart++ in the first
@@ -114,6 +119,7 @@ impl TcpSender {
             object_start: Time::ZERO,
             thinking: false,
             stopped: false,
+            pace_wait: false,
             cc: Congestion::new(cfg),
             sent_at: None,
             stats: TcpStats::default(),
@@ -132,6 +138,10 @@ impl TcpSender {
     }
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+    /// DCTCP's or Prague's congestion estimate.
+    pub fn alpha(&self) -> Option<f64> {
+        self.cc.alpha()
     }
     /// The smoothed RTT, seconds (0 before the first sample).
     pub fn srtt(&self) -> f64 {
@@ -199,6 +209,26 @@ impl TcpSender {
         if !self.rto_running {
             self.restart_rto(now, cfg, act);
         }
+        if cfg.pacing && self.has_rtt {
+            self.pace_wait = true;
+            act.timer(TimerKind::Send, TimerCmd::Arm(now + self.pacing_gap(cfg)));
+        }
+    }
+
+    /// The time between two paced packets: `srtt / (factor x cwnd)`, the packet
+    /// size over Linux's pacing rate `factor x cwnd x size / srtt` (tcp_output.c,
+    /// `tcp_update_pacing_rate`): factor 2 while cwnd is below half ssthresh
+    /// (`tcp_pacing_ss_ratio`), 1.2 after (`tcp_pacing_ca_ratio`); Prague paces at
+    /// 1 after slow start (`prague_update_pacing_rate`).
+    pub fn pacing_gap(&self, cfg: &TcpConfig) -> Dur {
+        let factor = if self.cwnd < self.ssthresh / 2.0 {
+            2.0
+        } else if cfg.variant == Variant::Prague {
+            1.0
+        } else {
+            1.2
+        };
+        Dur::from_secs_f64(self.srtt / (factor * self.cwnd.max(1.0)))
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -233,7 +263,7 @@ impl TcpSender {
             return;
         }
         if cfg.variant.recovery() == Recovery::Sack && self.in_recovery {
-            while (self.pipe() as f64) < self.cwnd.floor() {
+            while (self.pipe() as f64) < self.cwnd.floor() && !self.pace_wait {
                 if let Some(hole) = self.next_hole() {
                     self.retransmit(hole, now, cfg, act);
                 } else if self.has_new_data() && self.snd_nxt < self.snd_una + cfg.max_window {
@@ -249,6 +279,7 @@ impl TcpSender {
         let window = (self.cwnd.floor() as u32).max(1).min(cfg.max_window);
         while self.snd_nxt < self.snd_una.saturating_add(window)
             && (self.snd_nxt < self.snd_max || self.has_new_data())
+            && !self.pace_wait
         {
             let seq = self.snd_nxt;
             self.snd_nxt += 1;
@@ -363,6 +394,18 @@ impl TcpSender {
                 }
             }
             let rtt = self.ack_rtt(ack, now);
+            let slow_start = self.cwnd < self.ssthresh;
+            let snd_max = self.snd_max;
+            if let Some(sc) = self.cc.scalable() {
+                sc.on_ack(&Acked {
+                    now,
+                    newly,
+                    ece,
+                    ack,
+                    snd_max,
+                    slow_start,
+                });
+            }
             for _ in 0..newly {
                 let f = self
                     .scoreboard
@@ -411,8 +454,12 @@ impl TcpSender {
                     }
                 }
             }
-            if grow && cfg.ecn && ece {
+            let scalable = cfg.variant.is_scalable();
+            if grow && cfg.ecn && ece && !scalable {
                 // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
+                self.dupacks = 0;
+            } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
+                // DCTCP: the window after a reduction only falls (Linux's CWR state).
                 self.dupacks = 0;
             } else if grow {
                 self.dupacks = 0;
@@ -423,6 +470,7 @@ impl TcpSender {
                     snd_max: self.snd_max,
                     srtt: self.srtt,
                     rtt,
+                    ece: ece && cfg.ecn,
                 };
                 self.cc
                     .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
@@ -502,6 +550,20 @@ impl TcpSender {
             && !object_ended
             && (self.snd_una < self.snd_max || self.has_new_data())
         {
+            let slow_start = self.cwnd < self.ssthresh;
+            let cwnd = self.cwnd.min(cfg.max_window as f64);
+            if let Some(sc) = self.cc.scalable() {
+                // RFC 8257 (3.3): cwnd (1 - alpha / 2), once per window of data
+                // (Prague, when it declines within 25 ms, waits for the next).
+                let target = sc.on_echo(now, cwnd, slow_start);
+                self.ecn_recover = self.snd_max;
+                self.cwr_pending = true;
+                if let Some(target) = target {
+                    self.ssthresh = target.max(2.0);
+                    self.reduce(now, target, ReductionCause::Ecn);
+                }
+                return;
+            }
             let target = self.cc.on_signal(self.cwnd, Signal::Ecn, cfg);
             self.ssthresh = target.max(2.0);
             self.ecn_recover = self.snd_max;
@@ -536,8 +598,10 @@ impl TcpSender {
         }
     }
 
-    /// The think time between web objects is over.
+    /// The `Send` timer fired: the think time between web objects is over, or the
+    /// pacing gap since the last packet.
     pub fn on_send_timer(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.pace_wait = false;
         if self.thinking {
             self.thinking = false;
             self.object_start = now;
