@@ -11,6 +11,8 @@ use crate::event::TimerKind;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
 
+mod ecn;
+mod pacing;
 mod rto;
 
 const SACKED: u8 = 1;
@@ -209,26 +211,7 @@ impl TcpSender {
         if !self.rto_running {
             self.restart_rto(now, cfg, act);
         }
-        if cfg.pacing && self.has_rtt {
-            self.pace_wait = true;
-            act.timer(TimerKind::Send, TimerCmd::Arm(now + self.pacing_gap(cfg)));
-        }
-    }
-
-    /// The time between two paced packets: `srtt / (factor x cwnd)`, the packet
-    /// size over Linux's pacing rate `factor x cwnd x size / srtt` (tcp_output.c,
-    /// `tcp_update_pacing_rate`): factor 2 while cwnd is below half ssthresh
-    /// (`tcp_pacing_ss_ratio`), 1.2 after (`tcp_pacing_ca_ratio`); Prague paces at
-    /// 1 after slow start (`prague_update_pacing_rate`).
-    pub fn pacing_gap(&self, cfg: &TcpConfig) -> Dur {
-        let factor = if self.cwnd < self.ssthresh / 2.0 {
-            2.0
-        } else if cfg.variant == Variant::Prague {
-            1.0
-        } else {
-            1.2
-        };
-        Dur::from_secs_f64(self.srtt / (factor * self.cwnd.max(1.0)))
+        self.pace(now, cfg, act);
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -521,6 +504,7 @@ impl TcpSender {
     fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         let allowance = self.cwnd.floor() as u32 + self.dupacks;
         if self.ecn_hold
+            || self.pace_wait
             || self.snd_nxt != self.snd_max
             || !self.has_new_data()
             || self.outstanding() >= allowance.min(cfg.max_window)
@@ -530,54 +514,6 @@ impl TcpSender {
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
         self.emit(seq, now, cfg, act);
-    }
-
-    /// An ACK `ack` carried ECN-Echo.
-    fn ecn_echo(
-        &mut self,
-        now: Time,
-        ack: u32,
-        object_ended: bool,
-        cfg: &TcpConfig,
-        act: &mut Actions,
-    ) {
-        // RFC 3168 (6.1.2). The ACK must cover a packet sent after the last reduction
-        // (ack > ecn_recover: the ACK of the last packet of the old window still
-        // carries ECE, since its CWR is yet to arrive). An object that just ended
-        // takes its marks with it: the next starts over, as a new connection would.
-        if !self.in_recovery
-            && ack > self.ecn_recover
-            && !object_ended
-            && (self.snd_una < self.snd_max || self.has_new_data())
-        {
-            let slow_start = self.cwnd < self.ssthresh;
-            let cwnd = self.cwnd.min(cfg.max_window as f64);
-            if let Some(sc) = self.cc.scalable() {
-                // RFC 8257 (3.3): cwnd (1 - alpha / 2), once per window of data
-                // (Prague, when it declines within 25 ms, waits for the next).
-                let target = sc.on_echo(now, cwnd, slow_start);
-                self.ecn_recover = self.snd_max;
-                self.cwr_pending = true;
-                if let Some(target) = target {
-                    self.ssthresh = target.max(2.0);
-                    self.reduce(now, target, ReductionCause::Ecn);
-                }
-                return;
-            }
-            let target = self.cc.on_signal(self.cwnd, Signal::Ecn, cfg);
-            self.ssthresh = target.max(2.0);
-            self.ecn_recover = self.snd_max;
-            self.cwr_pending = true;
-            if self.cwnd < 2.0 {
-                // The window is one packet already: halving would not slow the
-                // flow, so the retransmission timer paces its next new packet.
-                self.reduce(now, 1.0, ReductionCause::Ecn);
-                self.ecn_hold = true;
-                self.restart_rto(now, cfg, act);
-            } else {
-                self.reduce(now, target.max(1.0), ReductionCause::Ecn);
-            }
-        }
     }
 
     fn object_done(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
