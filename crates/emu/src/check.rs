@@ -212,3 +212,33 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     }
     Ok(plan)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of a dumbbell with one TCP group of `keys`.
+    fn plan_of(keys: &str) -> Result<Plan, String> {
+        let text = format!(
+            "name = \"e\"\nduration = \"2s\"\n\n[topology]\nkind = \"dumbbell\"\n\
+             access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+             bottleneck = {{ rate = \"10Mbps\", delay = \"5ms\" }}\n\n\
+             [[flows]]\nname = \"a\"\nkind = \"tcp\"\n{keys}\n"
+        );
+        let s = Scenario::from_toml(&text, "s.toml").unwrap();
+        plan(&s).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn dctcp_prague_and_ect1_are_refused_by_key_and_line() {
+        for v in ["dctcp", "prague"] {
+            let e = plan_of(&format!("variant = \"{v}\"")).unwrap_err();
+            assert!(e.starts_with("s.toml:12: flows[0].variant"), "{e}");
+            assert!(e.contains("simulation-only"), "{e}");
+        }
+        let e = plan_of("ecn = \"ect1\"").unwrap_err();
+        assert!(e.starts_with("s.toml:12: flows[0].ecn = \"ect1\""), "{e}");
+        // ECT(0) is what the kernel sends: accepted, with ECN on.
+        assert!(plan_of("ecn = \"ect0\"").unwrap().ecn);
+    }
+}
