@@ -46,6 +46,12 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "dumbbell-red",
         include_str!("../../../scenarios/dumbbell-red.toml"),
     ),
+    (
+        "l4s-dualpi2",
+        include_str!("../../../scenarios/l4s-dualpi2.toml"),
+    ),
+    ("l4s-pie", include_str!("../../../scenarios/l4s-pie.toml")),
+    ("l4s-red", include_str!("../../../scenarios/l4s-red.toml")),
 ];
 
 /// What `aqmlab run` runs when given no file.
