@@ -132,7 +132,7 @@ def write_doc(points: list[dict]) -> None:
         pattern = re.compile(rf"(<!-- gen:l4s-{name} -->\n).*?(<!-- /gen:l4s-{name} -->)", re.S)
         if not pattern.search(text):
             sys.exit(f"docs/l4s.md has no gen:l4s-{name} markers")
-        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     DOC.write_text(text)
 
 
@@ -147,8 +147,9 @@ def figure(points: list[dict]) -> None:
         return
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     styles = {"dualpi2": "-", "pie": "--", "red": ":"}
-    colors = {(v, r): c for (v, r), c in zip(
-        [(v, r) for v in VARIANTS for r in RATES], ["C0", "C1", "C2", "C3"])}
+    colors = {
+        (v, r): c for (v, r), c in zip([(v, r) for v in VARIANTS for r in RATES], ["C0", "C1", "C2", "C3"])
+    }
     for p_q in QDISCS:
         for v in VARIANTS:
             for rate in RATES:
@@ -162,14 +163,17 @@ def figure(points: list[dict]) -> None:
                     axes[1].plot(x, [p["l_p99_ms"] for p in ps], label=f"{v} {rate}M", **kw)
                     axes[2].plot(x, [p["c_mean_ms"] for p in ps], label=f"{v} {rate}M", **kw)
     axes[0].axhspan(RATIO[0], RATIO[1], color="0.9")
-    axes[0].set(xscale="log", yscale="log", xlabel="base RTT (ms)",
-                ylabel="rate per flow, scalable / classic", title="rate ratio")
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="base RTT (ms)",
+        ylabel="rate per flow, scalable / classic",
+        title="rate ratio",
+    )
     axes[1].axhline(L_P99_MAX_MS, color="0.5", lw=0.8)
-    axes[1].set(xscale="log", xlabel="base RTT (ms)", ylabel="ms",
-                title="DualPI2: L queue delay, p99")
+    axes[1].set(xscale="log", xlabel="base RTT (ms)", ylabel="ms", title="DualPI2: L queue delay, p99")
     axes[2].axhspan(C_MEAN_MS[0], C_MEAN_MS[1], color="0.9")
-    axes[2].set(xscale="log", xlabel="base RTT (ms)", ylabel="ms",
-                title="DualPI2: classic queue delay, mean")
+    axes[2].set(xscale="log", xlabel="base RTT (ms)", ylabel="ms", title="DualPI2: classic queue delay, mean")
     axes[0].legend(fontsize=6, ncol=2)
     axes[1].legend(fontsize=7)
     for ax in axes:
@@ -187,8 +191,7 @@ def main() -> None:
     ap.add_argument("--write-only", action="store_true")
     a = ap.parse_args()
     if not a.write_only:
-        grid = [(q, v, r, t, s) for q in QDISCS for v in VARIANTS for r in RATES
-                for t in RTTS for s in SEEDS]
+        grid = [(q, v, r, t, s) for q in QDISCS for v in VARIANTS for r in RATES for t in RTTS for s in SEEDS]
         with ThreadPoolExecutor(a.jobs) as pool:
             runs = list(pool.map(lambda g: run_one(a.aqmlab, *g), grid))
         RESULTS.write_text(json.dumps(runs, indent=1) + "\n")
@@ -198,9 +201,14 @@ def main() -> None:
     write_doc(points)
     figure(points)
     for p in points:
-        print(p["qdisc"], p["variant"], p["rate_mbps"], p["rtt_ms"],
-              f"ratio {p['ratio']:.2f} Lp99 {p['l_p99_ms']:.2f} Cmean {p['c_mean_ms']:.1f}",
-              verdict(p))
+        print(
+            p["qdisc"],
+            p["variant"],
+            p["rate_mbps"],
+            p["rtt_ms"],
+            f"ratio {p['ratio']:.2f} Lp99 {p['l_p99_ms']:.2f} Cmean {p['c_mean_ms']:.1f}",
+            verdict(p),
+        )
 
 
 if __name__ == "__main__":
