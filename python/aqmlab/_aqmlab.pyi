@@ -3,6 +3,13 @@
 # functions, parameters and defaults the binary exports.
 
 from collections.abc import Callable
+from os import PathLike
+
+from typing_extensions import TypeAlias
+
+# A path as the system has it: str (surrogate escapes where not UTF-8, as
+# os.fsdecode gives), bytes (os.fsencode's), or a PathLike of either.
+_Path: TypeAlias = str | bytes | PathLike[str] | PathLike[bytes]
 
 # A finished run, kept in Rust: its tables as (name, Arrow IPC stream bytes), the
 # `aqmlab run --json` object, and the text summary `aqmlab run` prints.
@@ -35,11 +42,11 @@ def run_json(
     sets: str | None = None,
 ) -> Finished: ...
 def run_builtin_or_path(
-    arg: str | None = None,
+    arg: _Path | None = None,
     seed: int | None = None,
     duration: str | None = None,
     warmup: str | None = None,
-    pcap: tuple[str, str] | None = None,
+    pcap: tuple[str, _Path] | None = None,
     progress: Callable[[float, float], object] | None = None,
     sets: str | None = None,
 ) -> Finished: ...
@@ -47,7 +54,7 @@ def run_builtin_or_path(
 # The `aqmlab` command line parsed by the binary's own parser: (exit status, stdout,
 # stderr, None) when it printed (help, an error, a subcommand that only prints), or
 # (0, "", "", (subcommand, its values as a JSON object)) for one Python runs.
-def command_line(argv: list[str]) -> tuple[int, str, str, tuple[str, str] | None]: ...
+def command_line(argv: list[_Path]) -> tuple[int, str, str, tuple[str, str] | None]: ...
 
 # `--set` texts (KEY=VALUE) parsed as `aqmlab run` parses them: a JSON list of
 # [key, value], what run_json's and run_builtin_or_path's `sets` take.
@@ -58,7 +65,9 @@ def parse_sets(texts: list[str]) -> str: ...
 def check_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> str: ...
-def check_source(arg: str | None = None, duration: str | None = None, warmup: str | None = None) -> None: ...
+def check_source(
+    arg: _Path | None = None, duration: str | None = None, warmup: str | None = None
+) -> None: ...
 
 # Emulate a scenario (`aqmlab emulate`): real Linux TCP through the same qdiscs,
 # in wall-clock time; needs root. ValueError for a scenario the emulator refuses
@@ -67,14 +76,14 @@ def emulate_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> Finished: ...
 def emulate_builtin_or_path(
-    arg: str | None = None, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+    arg: _Path | None = None, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> Finished: ...
 
 # `aqmlab emulate --compare`'s side-by-side table of a simulated and an emulated run.
 def compare_text(simulated: Finished, emulated: Finished) -> str: ...
 
 # (TOML text, origin) of a scenario argument, resolved as `aqmlab run ARG` does.
-def scenario_source(arg: str | None = None) -> tuple[str, str]: ...
+def scenario_source(arg: _Path | None = None) -> tuple[str, str]: ...
 
 # The result tables' names, and the drop reasons of their drops_/marks_ columns.
 def table_names() -> list[str]: ...

@@ -20,6 +20,7 @@ Adding a subcommand: its variant in ``crates/command``; a handler in
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from argparse import Namespace
@@ -33,6 +34,18 @@ class UsageError(Exception):
 
 class OutputError(Exception):
     """Standard output could not be written: one line on stderr, exit status 1."""
+
+
+#: The values that are paths: a path that is not UTF-8 comes as a list of its bytes.
+_PATH_KEYS = ("scenario", "out", "dir")
+
+
+def _paths(values: dict) -> dict:
+    """The handoff's values, each path that came as bytes as ``os.fsdecode`` gives it."""
+    for key in _PATH_KEYS:
+        if isinstance(values.get(key), list):
+            values[key] = os.fsdecode(bytes(values[key]))
+    return values
 
 
 def _print(text: str) -> None:
@@ -179,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stdout is not None:
             sys.stdout.flush()
         try:
-            status = HANDLERS[name](Namespace(**json.loads(values)))
+            status = HANDLERS[name](Namespace(**_paths(json.loads(values))))
             _print("")  # flushes what the command printed, so a failed write is seen
         except BrokenPipeError as e:  # from a plain print() of sweep or repro
             raise OutputError(f"writing to standard output: {e.strerror or e}") from None

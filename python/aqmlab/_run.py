@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-ScenarioArg = Union[str, "os.PathLike[str]", Mapping[str, Any], None]
+ScenarioArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", Mapping[str, Any], None]
 
 
 def run(
@@ -212,10 +212,12 @@ def check_duration(value: object, name: str = "duration") -> str | None:
 
 def check_path_or_name(scenario: object) -> str | None:
     """``scenario`` (a path or a built-in's name, or ``None``) as text for Rust to
-    resolve; ``ValueError`` for anything else."""
+    resolve; ``ValueError`` for anything else. A path need not be UTF-8: as
+    ``bytes`` (``os.fsencode``'s) or a ``str`` with surrogate escapes
+    (``os.fsdecode``'s, as ``sys.argv`` and ``os.listdir`` give it)."""
     if scenario is None or isinstance(scenario, str):
         return scenario
-    if isinstance(scenario, os.PathLike):
+    if isinstance(scenario, (bytes, os.PathLike)):
         return os.fsdecode(os.fspath(scenario))
     raise ValueError(
         "scenario must be a path, the name of a built-in scenario, a dict or None, "

@@ -241,6 +241,19 @@ impl Qdisc for Afd {
     }
 }
 
+impl crate::table_bytes::TableBytes for AfdParams {
+    /// The shadow buffer of `shadow` flow ids and a count per flow in it.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        use crate::table_bytes::{map_bytes, vec_bytes};
+        let n = u64::from(self.shadow);
+        Some(crate::table_bytes::KeyedTable {
+            key: "shadow",
+            value: self.shadow.to_string(),
+            bytes: vec_bytes::<FlowId>(n).saturating_add(map_bytes::<FlowId, u32>(n)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,6 +95,13 @@ macro_rules! registry {
                 match self { $( QdiscSpec::$variant(p) => p.limit, )* }
             }
 
+            /// The qdisc's tables sized by one of its keys on a link of `link`'s
+            /// rate, at their largest ([`crate::table_bytes`]).
+            pub fn table_bytes(&self, link: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+                use crate::table_bytes::TableBytes;
+                match self { $( QdiscSpec::$variant(p) => p.table_bytes(link), )* }
+            }
+
             /// This spec's `kind`.
             pub fn kind(&self) -> &'static str {
                 match self { $( QdiscSpec::$variant(_) => $kind, )* }

@@ -207,6 +207,22 @@ impl Qdisc for Breathe {
     }
 }
 
+impl crate::table_bytes::TableBytes for BreatheParams {
+    /// K counters: `counters`, or the link rate over `rate_limit`.
+    fn table_bytes(&self, link: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        let k = self.counters_for(link).ok()? as u64;
+        let (key, value) = match (self.counters, self.rate_limit) {
+            (None, Some(r)) => ("rate_limit", r.to_string()),
+            _ => ("counters", k.to_string()),
+        };
+        Some(crate::table_bytes::KeyedTable {
+            key,
+            value,
+            bytes: crate::parts::heavy_hitters::HeavyHitters::bytes_at_most(k),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

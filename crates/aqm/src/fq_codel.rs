@@ -486,5 +486,23 @@ impl Qdisc for FqCodel {
     }
 }
 
+impl crate::table_bytes::TableBytes for FqCodelParams {
+    /// A flow queue per `flows`, and its hash tag when set-associative.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        use crate::table_bytes::vec_bytes;
+        let n = u64::from(self.flows);
+        let tags = if self.set_associative_hash {
+            vec_bytes::<Option<u32>>(n)
+        } else {
+            0
+        };
+        Some(crate::table_bytes::KeyedTable {
+            key: "flows",
+            value: self.flows.to_string(),
+            bytes: vec_bytes::<Flow>(n).saturating_add(tags),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -349,5 +349,16 @@ impl Qdisc for Fred {
     }
 }
 
+impl crate::table_bytes::TableBytes for FredParams {
+    /// A flow's state while it has packets queued: at most `limit` flows.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        Some(crate::table_bytes::KeyedTable {
+            key: "limit",
+            value: self.limit.to_string(),
+            bytes: crate::table_bytes::map_bytes::<FlowId, FlowState>(u64::from(self.limit)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;

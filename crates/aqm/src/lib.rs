@@ -15,6 +15,8 @@
 //!   call and ns-3's identities that check them (one type for every wrapper).
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks, for tests.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
+//! - [`table_bytes`]: the tables a qdisc keeps sized by one of its keys, for a
+//!   run's memory estimate.
 //! - [`testing`]: a scripted driver for unit tests.
 //! - [`parts`]: what several qdiscs share and none owns (as Linux's
 //!   `include/net/red.h`): the RED core and its one parameter block, the FIFO
@@ -25,7 +27,8 @@
 //! section each: `docs/qdiscs.md`); the fair-queueing family's class table and
 //! buffer managers are in [`fq`]. Adding a qdisc is one new file (parameters with
 //! `qdisc_params!` or `red_params!`, its [`QdiscParams`], its tests) and one line
-//! in [`any`]'s registry (with its `pub mod` line here).
+//! in [`any`]'s registry (with its `pub mod` line here), and its tables' size in
+//! [`table_bytes`].
 //!
 //! ## Example
 //! ```
@@ -66,6 +69,7 @@ pub mod rng;
 pub mod sfb;
 pub mod sfq;
 pub mod sfred;
+pub mod table_bytes;
 pub mod testing;
 pub mod time;
 pub mod units;

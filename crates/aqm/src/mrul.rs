@@ -237,6 +237,19 @@ impl Qdisc for Mrul {
     }
 }
 
+impl crate::table_bytes::TableBytes for MrulParams {
+    /// The list of `list_size` flows.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        Some(crate::table_bytes::KeyedTable {
+            key: "list_size",
+            value: self.list_size.to_string(),
+            bytes: crate::parts::recency_list::RecencyList::bytes_at_most(u64::from(
+                self.list_size,
+            )),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -474,5 +474,20 @@ impl Qdisc for Sfb {
     }
 }
 
+impl crate::table_bytes::TableBytes for SfbParams {
+    /// Two sets (the current and the warming one) of `levels` x `bins` bins and
+    /// a key per level.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        use crate::table_bytes::vec_bytes;
+        let (l, n) = (u64::from(self.levels), u64::from(self.bins));
+        let set = vec_bytes::<Bin>(l.saturating_mul(n)).saturating_add(vec_bytes::<u64>(l));
+        Some(crate::table_bytes::KeyedTable {
+            key: "bins",
+            value: self.bins.to_string(),
+            bytes: set.saturating_mul(2),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -524,5 +524,16 @@ impl Qdisc for Sfq {
     }
 }
 
+impl crate::table_bytes::TableBytes for SfqParams {
+    /// A bin per `divisor`.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        Some(crate::table_bytes::KeyedTable {
+            key: "divisor",
+            value: self.divisor.to_string(),
+            bytes: crate::table_bytes::vec_bytes::<Bin>(u64::from(self.divisor)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;

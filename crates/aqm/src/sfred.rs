@@ -241,6 +241,19 @@ impl Qdisc for Sfred {
     }
 }
 
+impl crate::table_bytes::TableBytes for SfredParams {
+    /// `levels` x `bins` bins and a key per level.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        use crate::table_bytes::vec_bytes;
+        let (l, n) = (u64::from(self.levels), u64::from(self.bins));
+        Some(crate::table_bytes::KeyedTable {
+            key: "bins",
+            value: self.bins.to_string(),
+            bytes: vec_bytes::<RedBin>(l.saturating_mul(n)).saturating_add(vec_bytes::<u64>(l)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

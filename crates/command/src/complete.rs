@@ -5,37 +5,45 @@
 //!
 //! A value parser that accepts every string but names these as its possible
 //! values: clap_complete offers them (bash and zsh), and the argument hides them
-//! from `--help`, where they would read as the only values allowed.
+//! from `--help`, where they would read as the only values allowed. A SCENARIO
+//! is taken as the system gives it (`OsString`: a path need not be UTF-8).
 
-use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use std::ffi::OsStr;
+use clap::builder::{OsStringValueParser, PossibleValue, StringValueParser, TypedValueParser};
+use std::ffi::{OsStr, OsString};
+use std::marker::PhantomData;
 
 /// The experiment ids, papers and "all" that `aqmlab repro` takes.
 const REPRO_IDS: &str = include_str!("repro_ids.txt");
 
-/// Any string, offering `names` to the completion scripts.
+/// Any value of type `V` (a `String`, or an `OsString` for a path), offering
+/// `names` to the completion scripts.
 #[derive(Clone)]
-pub struct Offering {
+pub struct Offering<V> {
     names: fn() -> Vec<&'static str>,
+    of: PhantomData<fn() -> V>,
 }
 
-impl Offering {
-    /// For a SCENARIO: the built-in scenarios.
-    pub fn scenarios() -> Offering {
+impl Offering<OsString> {
+    /// For a SCENARIO: the built-in scenarios (or any path).
+    pub fn scenarios() -> Self {
         Offering {
             names: || sim::builtin::BUILTINS.iter().map(|(n, _)| *n).collect(),
-        }
-    }
-
-    /// For `repro ID`: the experiments, papers and "all".
-    pub fn repro_ids() -> Offering {
-        Offering {
-            names: || REPRO_IDS.lines().filter(|l| !l.is_empty()).collect(),
+            of: PhantomData,
         }
     }
 }
 
-impl TypedValueParser for Offering {
+impl Offering<String> {
+    /// For `repro ID`: the experiments, papers and "all".
+    pub fn repro_ids() -> Self {
+        Offering {
+            names: || REPRO_IDS.lines().filter(|l| !l.is_empty()).collect(),
+            of: PhantomData,
+        }
+    }
+}
+
+impl TypedValueParser for Offering<String> {
     type Value = String;
 
     fn parse_ref(
@@ -50,4 +58,58 @@ impl TypedValueParser for Offering {
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         Some(Box::new((self.names)().into_iter().map(PossibleValue::new)))
     }
+}
+
+impl TypedValueParser for Offering<OsString> {
+    type Value = OsString;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<OsString, clap::Error> {
+        OsStringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.names)().into_iter().map(PossibleValue::new)))
+    }
+}
+
+/// Serializes a path for the Python package's handlers (`command_line`): its
+/// text when it is UTF-8, else its bytes as a list of numbers, which
+/// `aqmlab._cli` turns back into the `str` Python's `os.fsdecode` gives.
+pub fn os_text<S: serde::Serializer, P: AsRef<OsStr>>(
+    p: &Option<P>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p.as_ref().map(AsRef::as_ref) {
+        None => s.serialize_none(),
+        Some(p) => match p.to_str() {
+            Some(text) => s.serialize_some(text),
+            None => s.serialize_some(&os_bytes(p)),
+        },
+    }
+}
+
+/// [`os_text`] of a path that is always there.
+pub fn os_text_given<S: serde::Serializer, P: AsRef<OsStr>>(
+    p: &P,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p.as_ref().to_str() {
+        Some(text) => s.serialize_str(text),
+        None => serde::Serialize::serialize(&os_bytes(p.as_ref()), s),
+    }
+}
+
+#[cfg(unix)]
+fn os_bytes(p: &OsStr) -> Vec<u8> {
+    std::os::unix::ffi::OsStrExt::as_bytes(p).to_vec()
+}
+
+#[cfg(not(unix))]
+fn os_bytes(p: &OsStr) -> Vec<u8> {
+    p.to_string_lossy().into_owned().into_bytes()
 }

@@ -33,6 +33,7 @@ pub mod queue_lab;
 
 use clap::{Parser, Subcommand};
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub use python_cmds::{PlotArgs, PlotKind, ReproArgs, SweepArgs};
@@ -174,7 +175,8 @@ each --set key and seed, so the tables of several runs concatenate as a sweep's 
 pub struct RunArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
     #[arg(value_parser = complete::Offering::scenarios(), hide_possible_values = true)]
-    pub scenario: Option<String>,
+    #[serde(serialize_with = "complete::os_text")]
+    pub scenario: Option<OsString>,
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -190,6 +192,7 @@ pub struct RunArgs {
     pub sets: Vec<String>,
     /// Write the results as tables and summary.json into this directory.
     #[arg(long)]
+    #[serde(serialize_with = "complete::os_text")]
     pub out: Option<PathBuf>,
     /// The tables' format under --out.
     #[arg(long, value_enum, default_value = "parquet")]
@@ -218,7 +221,8 @@ simulation."
 )]
 pub struct EmulateArgs {
     /// A TOML scenario file (a dumbbell), or the name of a built-in scenario.
-    pub scenario: Option<String>,
+    #[serde(serialize_with = "complete::os_text")]
+    pub scenario: Option<OsString>,
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -230,6 +234,7 @@ pub struct EmulateArgs {
     pub warmup: Option<String>,
     /// Write the results as tables and summary.json into this directory.
     #[arg(long)]
+    #[serde(serialize_with = "complete::os_text")]
     pub out: Option<PathBuf>,
     /// The tables' format under --out.
     #[arg(long, value_enum, default_value = "parquet")]

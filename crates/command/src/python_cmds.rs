@@ -5,6 +5,7 @@
 
 use crate::Format;
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// `aqmlab sweep`.
@@ -28,7 +29,8 @@ metric, DIR/paired the paired differences against --baseline.")]
 pub struct SweepArgs {
     /// A TOML scenario file, or the name of a built-in scenario.
     #[arg(value_parser = crate::complete::Offering::scenarios(), hide_possible_values = true)]
-    pub scenario: Option<String>,
+    #[serde(serialize_with = "crate::complete::os_text")]
+    pub scenario: Option<OsString>,
     /// A grid axis: a dotted key and its values, e.g. qdisc.kind=red,choke (repeatable).
     #[arg(long = "set", value_name = "KEY=V1,V2")]
     pub sets: Vec<String>,
@@ -65,6 +67,7 @@ pub struct SweepArgs {
     pub scheduler: Option<String>,
     /// Output folder.
     #[arg(long, value_name = "DIR", default_value = "sweep-out")]
+    #[serde(serialize_with = "crate::complete::os_text_given")]
     pub out: PathBuf,
     /// The tables' format.
     #[arg(long, value_enum, default_value = "parquet")]
@@ -94,6 +97,7 @@ pub struct ReproArgs {
     pub list: bool,
     /// Output folder.
     #[arg(long, value_name = "DIR", default_value = "repro-out")]
+    #[serde(serialize_with = "crate::complete::os_text_given")]
     pub out: PathBuf,
     /// Seeds per point [default: each experiment's own].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -165,10 +169,12 @@ name, it is an error that says what to switch on.")]
 pub struct PlotArgs {
     /// A folder written by `aqmlab run --out` or `aqmlab sweep --out`.
     #[arg(value_name = "DIR")]
+    #[serde(serialize_with = "crate::complete::os_text_given")]
     pub dir: PathBuf,
     /// The figure's file; its extension picks the format (png, pdf, svg)
     /// [default: DIR/plot-KIND.png].
     #[arg(long, value_name = "FILE")]
+    #[serde(serialize_with = "crate::complete::os_text")]
     pub out: Option<PathBuf>,
     /// What to draw.
     #[arg(long, value_enum, default_value = "all")]

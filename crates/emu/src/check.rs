@@ -189,6 +189,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ("counting", tcp.counting != d.counting),
             ("hystart", tcp.hystart.is_some()),
             ("pacing", tcp.pacing.is_some()),
+            ("prr", tcp.prr),
         ];
         for (key, set) in ignored {
             if set {

@@ -8,11 +8,10 @@ use sim::fair_share::{max_min_fair, Demand};
 use sim::flow::Flow;
 use sim::net::{Group, Network};
 use sim::results::{
-    fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, GroupResult,
-    LinkFlowResult, LinkResult, QueueSeries, RunResult, TcpTraceResult,
+    fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, LinkFlowResult,
+    LinkResult, QueueSeries, RunResult, TcpTraceResult,
 };
 use sim::Scenario;
-use std::collections::BTreeMap;
 
 /// IP (20) + TCP (20) + timestamps option (12) bytes of each TCP packet.
 const TCP_OVERHEAD: u32 = 52;
@@ -150,32 +149,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));
 
-    let mut groups = BTreeMap::new();
-    let mut group_fair = BTreeMap::new();
-    for g in i.groups {
-        let members = &rows[g.first as usize..(g.first + g.count) as usize];
-        let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
-        let fair = fairness(&xs);
-        let sum: f64 = xs.iter().sum();
-        groups.insert(
-            g.name.clone(),
-            GroupResult {
-                kind: g.kind.name().to_string(),
-                count: xs.len() as u32,
-                goodput_bps: sum,
-                goodput_mean_bps: if xs.is_empty() {
-                    0.0
-                } else {
-                    sum / xs.len() as f64
-                },
-                drops_total: members.iter().map(|r| r.drops_total).sum(),
-                marks: members.iter().map(|r| r.marks).sum(),
-                jain: fair.jain,
-                cov: fair.cov,
-            },
-        );
-        group_fair.insert(g.name.clone(), fair);
-    }
+    let (groups, group_fair) = sim::report::group_results(i.groups, &rows);
 
     let names = ["left->right", "right->left"];
     let ends = [("left", "right"), ("right", "left")];

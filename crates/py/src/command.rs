@@ -4,6 +4,7 @@
 //! here; for the others Python gets the subcommand and its values.
 
 use crate::error::Error;
+use crate::os_arg::OsArg;
 use aqmlab_command::{Command, Failure};
 use pyo3::prelude::*;
 
@@ -15,10 +16,12 @@ type Outcome = (u8, String, String, Option<(&'static str, String)>);
 /// error) or the subcommand only prints, the texts and status are the outcome and
 /// the last is `None`. Otherwise it is (`"run"`, `"emulate"`, `"sweep"`,
 /// `"repro"` or `"plot"`, the subcommand's values as a JSON object named as its
-/// flags are, `seed_list` for `--seed-list`).
+/// flags are, `seed_list` for `--seed-list`; a path that is not UTF-8 as a list
+/// of its bytes). An argument is a `str` (surrogate escapes for bytes that are not
+/// UTF-8, as in `sys.argv`), `bytes` or an `os.PathLike`.
 #[pyfunction]
-pub fn command_line(py: Python<'_>, argv: Vec<String>) -> PyResult<Outcome> {
-    let cli = match aqmlab_command::parse(argv) {
+pub fn command_line(py: Python<'_>, argv: Vec<OsArg>) -> PyResult<Outcome> {
+    let cli = match aqmlab_command::parse(argv.into_iter().map(|a| a.0)) {
         Ok(c) => c,
         Err(e) => {
             let (status, text, to_stderr) = aqmlab_command::exit_text(&e);

@@ -20,8 +20,10 @@
 
 mod command;
 mod error;
+mod os_arg;
 
 use error::Error;
+use os_arg::OsArg;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use sim::assign::Assignment;
@@ -113,7 +115,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100
 fn simulate(
     py: Python<'_>,
     s: Scenario,
-    pcap: Option<(&str, &str)>,
+    pcap: Option<(&str, &std::path::Path)>,
     progress: Option<&Bound<'_, PyAny>>,
     labels: Option<Vec<Assignment>>,
 ) -> PyResult<Finished> {
@@ -125,9 +127,11 @@ fn simulate(
         .collect();
     let mut simulation = py.detach(|| Simulation::new(&s)).map_err(Error::from)?;
     if let Some((link, dir)) = pcap {
-        sim::overrides::capture(&mut simulation, link, std::path::Path::new(dir))
+        sim::overrides::capture(&mut simulation, link, dir)
             .map_err(Error::Usage)?
-            .map_err(|e| Error::Internal(format!("creating a pcap file in {dir}: {e}")))?;
+            .map_err(|e| {
+                Error::Internal(format!("creating a pcap file in {}: {e}", dir.display()))
+            })?;
     }
     let end = simulation.end();
     let step = (end.as_nanos() / SLICES).max(1_000_000);
@@ -217,12 +221,12 @@ fn emulate_json(
 #[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None))]
 fn emulate_builtin_or_path(
     py: Python<'_>,
-    arg: Option<&str>,
+    arg: Option<OsArg>,
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
 ) -> PyResult<Finished> {
-    let s = sim::load(arg).map_err(Error::from)?;
+    let s = sim::load(arg.as_ref().map(|a| a.0.as_os_str())).map_err(Error::from)?;
     emulate_scenario(py, configure(s, seed, duration, warmup)?)
 }
 
@@ -322,11 +326,11 @@ fn check_json(
 #[pyo3(signature = (arg=None, duration=None, warmup=None))]
 fn check_source(
     py: Python<'_>,
-    arg: Option<&str>,
+    arg: Option<OsArg>,
     duration: Option<&str>,
     warmup: Option<&str>,
 ) -> PyResult<()> {
-    let s = sim::load(arg).map_err(Error::from)?;
+    let s = sim::load(arg.as_ref().map(|a| a.0.as_os_str())).map_err(Error::from)?;
     let s = configure(s, None, duration, warmup)?;
     py.detach(|| fits_in_memory(&s)).map_err(Error::from)?;
     Ok(())
@@ -341,11 +345,11 @@ fn check_source(
 #[allow(clippy::too_many_arguments)]
 fn run_builtin_or_path(
     py: Python<'_>,
-    arg: Option<&str>,
+    arg: Option<OsArg>,
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
-    pcap: Option<(String, String)>,
+    pcap: Option<(String, OsArg)>,
     progress: Option<Bound<'_, PyAny>>,
     sets: Option<&str>,
 ) -> PyResult<Finished> {
@@ -355,9 +359,12 @@ fn run_builtin_or_path(
         duration,
         warmup,
     };
+    let arg = arg.as_ref().map(|a| a.0.as_os_str());
     let s = sim::assign::load(arg, labels.as_deref().unwrap_or(&[]), &overrides)
         .map_err(Error::Usage)?;
-    let pcap = pcap.as_ref().map(|(l, d)| (l.as_str(), d.as_str()));
+    let pcap = pcap
+        .as_ref()
+        .map(|(l, d)| (l.as_str(), std::path::Path::new(&d.0)));
     simulate(py, s, pcap, progress.as_ref(), labels)
 }
 
@@ -365,8 +372,8 @@ fn run_builtin_or_path(
 /// resolves it, for callers that edit the scenario before running it.
 #[pyfunction]
 #[pyo3(signature = (arg=None))]
-fn scenario_source(arg: Option<&str>) -> PyResult<(String, String)> {
-    let s = sim::resolve(arg).map_err(Error::from)?;
+fn scenario_source(arg: Option<OsArg>) -> PyResult<(String, String)> {
+    let s = sim::resolve(arg.as_ref().map(|a| a.0.as_os_str())).map_err(Error::from)?;
     Ok((s.text, s.origin))
 }
 

@@ -206,7 +206,11 @@ pub fn parse_all(texts: &[String]) -> Result<Vec<Assignment>, String> {
 /// Loads the scenario `arg` (a file or a built-in name, as `aqmlab run` resolves
 /// it), applies `sets` and the overrides `o`. Errors are the one line the command
 /// prints.
-pub fn load(arg: Option<&str>, sets: &[Assignment], o: &Overrides<'_>) -> Result<Scenario, String> {
+pub fn load<A: AsRef<std::ffi::OsStr> + ?Sized>(
+    arg: Option<&A>,
+    sets: &[Assignment],
+    o: &Overrides<'_>,
+) -> Result<Scenario, String> {
     let src = source::resolve(arg).map_err(|e| e.to_string())?;
     let mut s = Scenario::from_toml(&src.text, &src.origin).map_err(|e| e.to_string())?;
     if !sets.is_empty() {

@@ -2,7 +2,9 @@
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
+use crate::net::Group;
 use crate::observe::delays::Histogram;
+use crate::observe::flow_slots::FlowSlots;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::results::{
@@ -12,7 +14,7 @@ use crate::results::{
 };
 use std::collections::BTreeMap;
 
-type GroupFairness = BTreeMap<String, crate::results::Fairness>;
+pub type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
 /// What the report reads of the flows, so that the rest of it can be made after
 /// they are freed (`Simulation::into_report`).
@@ -29,6 +31,8 @@ struct LinksRead {
     /// The monitored link directions' names and measured counters, in report order.
     names: Vec<String>,
     counts: Vec<LinkCounters>,
+    /// Which flow each row of their per-flow tables is.
+    slots: Vec<FlowSlots>,
     links: Vec<LinkResult>,
     flow_series: Vec<FlowSeriesResult>,
     delays: Vec<DelayResult>,
@@ -93,6 +97,7 @@ impl Simulation {
             diagnostics: self.diagnostics(),
             queue_events: self.queue_event_results(),
             counts: Vec::new(),
+            slots: Vec::new(),
         };
         for (stats, c) in self.obs.links.iter().zip(&counts) {
             let name = self.link_name(stats.link as usize);
@@ -106,7 +111,7 @@ impl Simulation {
                             link: name.clone(),
                             t_s: r.start.as_secs_f64(),
                             dt_s: dt,
-                            flow: r.flow,
+                            flow: stats.slots.flow(r.flow as usize),
                             packets: r.packets,
                             bytes: r.bits as f64 / 8.0,
                             throughput_bps: if dt > 0.0 { r.bits as f64 / dt } else { 0.0 },
@@ -135,6 +140,7 @@ impl Simulation {
                 }
             }
             read.names.push(name);
+            read.slots.push(stats.slots.clone());
         }
         read.counts = counts;
         read
@@ -172,7 +178,7 @@ impl Simulation {
             tcp,
             objects,
         } = read_flows;
-        let (groups, group_fairness) = self.group_results(&flows);
+        let (groups, group_fairness) = group_results(&self.groups, &flows);
         let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
@@ -183,12 +189,12 @@ impl Simulation {
             .filter(|c| c.packets > 0 || c.queue_area > 0)
             .count();
         let mut link_flows = Vec::with_capacity(rows);
-        for (name, c) in read.names.iter().zip(&read.counts) {
-            for (flow, c) in c.per_flow.iter().enumerate() {
+        for ((name, c), slots) in read.names.iter().zip(&read.counts).zip(&read.slots) {
+            for (flow, c) in slots.flows().zip(&c.per_flow) {
                 if c.packets > 0 || c.queue_area > 0 {
                     link_flows.push(LinkFlowResult {
                         link: name.clone(),
-                        flow: flow as u32,
+                        flow,
                         throughput_bps: c.bits as f64 / secs,
                         packets: c.packets,
                         mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
@@ -301,40 +307,6 @@ impl Simulation {
             .collect()
     }
 
-    /// Per group: totals, and fairness within the group.
-    fn group_results(
-        &self,
-        flows: &[FlowResult],
-    ) -> (BTreeMap<String, GroupResult>, GroupFairness) {
-        let mut groups = BTreeMap::new();
-        let mut group_fairness = BTreeMap::new();
-        for g in &self.groups {
-            let members = &flows[g.first as usize..(g.first + g.count) as usize];
-            let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
-            let fair = fairness(&xs);
-            let sum: f64 = xs.iter().sum();
-            groups.insert(
-                g.name.clone(),
-                GroupResult {
-                    kind: g.kind.name().to_string(),
-                    count: xs.len() as u32,
-                    goodput_bps: sum,
-                    goodput_mean_bps: if xs.is_empty() {
-                        0.0
-                    } else {
-                        sum / xs.len() as f64
-                    },
-                    drops_total: members.iter().map(|r| r.drops_total).sum(),
-                    marks: members.iter().map(|r| r.marks).sum(),
-                    jain: fair.jain,
-                    cov: fair.cov,
-                },
-            );
-            group_fairness.insert(g.name.clone(), fair);
-        }
-        (groups, group_fairness)
-    }
-
     fn link_result(
         &self,
         stats: &LinkStats,
@@ -437,4 +409,39 @@ fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult
         p99_s: h.quantile_ns(0.99) * 1e-9,
         max_s: h.max_ns as f64 * 1e-9,
     }
+}
+
+/// Per group: totals, and fairness within the group. `flows` are the run's rows in
+/// flow order, each group's members contiguous (the emulator's report uses it too).
+pub fn group_results(
+    groups: &[Group],
+    flows: &[FlowResult],
+) -> (BTreeMap<String, GroupResult>, GroupFairness) {
+    let mut results = BTreeMap::new();
+    let mut group_fairness = BTreeMap::new();
+    for g in groups {
+        let members = &flows[g.first as usize..(g.first + g.count) as usize];
+        let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
+        let fair = fairness(&xs);
+        let sum: f64 = xs.iter().sum();
+        results.insert(
+            g.name.clone(),
+            GroupResult {
+                kind: g.kind.name().to_string(),
+                count: xs.len() as u32,
+                goodput_bps: sum,
+                goodput_mean_bps: if xs.is_empty() {
+                    0.0
+                } else {
+                    sum / xs.len() as f64
+                },
+                drops_total: members.iter().map(|r| r.drops_total).sum(),
+                marks: members.iter().map(|r| r.marks).sum(),
+                jain: fair.jain,
+                cov: fair.cov,
+            },
+        );
+        group_fairness.insert(g.name.clone(), fair);
+    }
+    (results, group_fairness)
 }

@@ -3,12 +3,14 @@
 //! and fail with the same message.
 //!
 //! ARG is a path when a file of that name exists, or when it looks like one (ends
-//! in `.toml` or contains `/`): then a missing file is an error about the file, not
-//! an unknown built-in. Otherwise it is the name of a built-in scenario; `None` is
-//! [`builtin::DEFAULT`].
+//! in `.toml`, contains `/`, or is not UTF-8): then a missing file is an error
+//! about the file, not an unknown built-in. Otherwise it is the name of a built-in
+//! scenario; `None` is [`builtin::DEFAULT`]. A path is any the system allows
+//! (`OsStr`); errors write it lossily.
 
 use crate::builtin;
 use crate::scenario::{read_file, Scenario, ScenarioError};
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::Path;
 
@@ -50,20 +52,26 @@ impl From<ScenarioError> for SourceError {
 }
 
 /// The text and origin of ARG (see the module header), without parsing it.
-pub fn resolve(arg: Option<&str>) -> Result<Source, SourceError> {
-    let name = arg.unwrap_or(builtin::DEFAULT);
-    let path = Path::new(name);
-    if path.exists() || arg.is_some_and(|a| a.ends_with(".toml") || a.contains('/')) {
+pub fn resolve<A: AsRef<OsStr> + ?Sized>(arg: Option<&A>) -> Result<Source, SourceError> {
+    let arg = arg.map(AsRef::as_ref);
+    let os_name = arg.unwrap_or(OsStr::new(builtin::DEFAULT));
+    let path = Path::new(os_name);
+    let looks_like_path = |a: &OsStr| match a.to_str() {
+        Some(a) => a.ends_with(".toml") || a.contains('/'),
+        None => true,
+    };
+    if path.exists() || arg.is_some_and(looks_like_path) {
+        let origin = path.to_string_lossy().into_owned();
         let text = read_file(path).map_err(|message| ScenarioError {
-            origin: name.to_string(),
+            origin: origin.clone(),
             line: None,
             message,
         })?;
-        return Ok(Source {
-            text,
-            origin: name.to_string(),
-        });
+        return Ok(Source { text, origin });
     }
+    let name = os_name
+        .to_str()
+        .expect("a name that is not UTF-8 is a path");
     match builtin::builtin(name) {
         Some(text) => Ok(Source {
             text: text.to_string(),
@@ -74,7 +82,7 @@ pub fn resolve(arg: Option<&str>) -> Result<Source, SourceError> {
 }
 
 /// ARG resolved and parsed.
-pub fn load(arg: Option<&str>) -> Result<Scenario, SourceError> {
+pub fn load<A: AsRef<OsStr> + ?Sized>(arg: Option<&A>) -> Result<Scenario, SourceError> {
     let src = resolve(arg)?;
     Ok(Scenario::from_toml(&src.text, &src.origin)?)
 }
@@ -90,7 +98,7 @@ mod tests {
         assert_eq!(s.origin, "<built-in choke-fig3>");
         assert_eq!(s.text, builtin::builtin("choke-fig3").unwrap());
         assert_eq!(
-            resolve(None).unwrap().origin,
+            resolve::<str>(None).unwrap().origin,
             format!("<built-in {}>", builtin::DEFAULT)
         );
         let file = concat!(
@@ -156,6 +164,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.ends_with("it is not UTF-8 text (byte 8 is not)"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_is_read_and_written_lossily_in_errors() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(OsStr::from_bytes(b"runs-\xff"));
+        std::fs::create_dir(&folder).unwrap();
+        let file = folder.join("s");
+        std::fs::write(&file, builtin::builtin("choke-fig3").unwrap()).unwrap();
+        let s = resolve(Some(file.as_os_str())).unwrap();
+        assert_eq!(s.text, builtin::builtin("choke-fig3").unwrap());
+        assert!(s.origin.ends_with("runs-\u{fffd}/s"), "{}", s.origin);
+        // Not UTF-8, so not a built-in's name: a missing file, named lossily.
+        let e = resolve(Some(OsStr::from_bytes(b"choke\xff")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("choke\u{fffd}: cannot read scenario file"),
+            "{e}"
+        );
     }
 
     #[test]

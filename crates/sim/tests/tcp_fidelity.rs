@@ -136,3 +136,12 @@ fn the_recovery_keys_name_their_variant_and_line() {
     assert!(msg.contains("newreno_timer"), "{msg}");
     assert!(msg.contains("impatient"), "{msg}");
 }
+
+#[test]
+fn prr_is_refused_without_sack_recovery() {
+    let msg = Scenario::from_toml(&one_reno("prr = true"), "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("t.toml:18:"), "{msg}");
+    assert!(msg.contains("prr applies to SACK recovery"), "{msg}");
+}

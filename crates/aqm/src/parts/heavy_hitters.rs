@@ -72,6 +72,15 @@ pub struct HeavyHitters {
 }
 
 impl HeavyHitters {
+    /// Bytes a set of `k` counters takes once every counter is in use.
+    pub fn bytes_at_most(k: u64) -> u64 {
+        use crate::table_bytes::{map_bytes, vec_bytes};
+        vec_bytes::<Slot>(k)
+            .saturating_add(vec_bytes::<Group>(k))
+            .saturating_add(vec_bytes::<u32>(k))
+            .saturating_add(map_bytes::<FlowId, u32>(k))
+    }
+
     /// A set of `k` counters (`k >= 1`).
     pub fn new(k: usize) -> Self {
         assert!(k >= 1, "a heavy-hitter set needs at least one counter");

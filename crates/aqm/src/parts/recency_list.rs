@@ -72,6 +72,12 @@ pub struct RecencyList {
 }
 
 impl RecencyList {
+    /// Bytes a list of `cap` entries takes once full.
+    pub fn bytes_at_most(cap: u64) -> u64 {
+        use crate::table_bytes::{map_bytes, vec_bytes};
+        vec_bytes::<Entry>(cap).saturating_add(map_bytes::<FlowId, u32>(cap))
+    }
+
     pub fn new(cap: usize) -> Self {
         RecencyList {
             cap,

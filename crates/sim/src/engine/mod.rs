@@ -3,10 +3,10 @@
 //! [`crate::report`] reads it out.
 //!
 //! - this file: the state, the loop, the periodic ticks and the warm-up;
-//! - [`forward`]: links: enqueue, transmit, propagate, forward, deliver;
-//! - [`ahead`]: the speed shortcuts (send-ahead, the deferred `TxDone`,
+//! - `forward`: links: enqueue, transmit, propagate, forward, deliver;
+//! - `ahead`: the speed shortcuts (send-ahead, the deferred `TxDone`,
 //!   cut-through), their state and invariants;
-//! - [`endpoints`]: transports: sending, receiving, timers.
+//! - `endpoints`: transports: sending, receiving, timers.
 //!
 //! Events at one instant run in the order they were scheduled (see `event.rs`),
 //! which is what makes a run deterministic.

@@ -9,7 +9,7 @@
 //! *is* the event order: the time in the high 64 bits, then a 32-bit insertion
 //! sequence, then the event packed in 32 bits. A run only ever schedules at or
 //! after the event it is running, so the keys only grow, which is what a radix heap
-//! ([`radix`]) needs: a push is constant time and a pop costs a few moves of keys
+//! (`radix`) needs: a push is constant time and a pop costs a few moves of keys
 //! between buckets read in order, where the 4-ary heap before it compared its way
 //! down a tree. (A timing wheel of 65,536 slots of 4 us was tried: as
 //! many instructions, and 15-70% more CPU time on the 400-flow benchmark: its slot

@@ -21,7 +21,8 @@ struct Acc {
     touched: bool,
 }
 
-/// One interval of one flow at one link.
+/// One interval of one flow at one link; `flow` is the flow's row in the link's
+/// `FlowSlots` (its id where the link keeps a row per flow).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct SeriesRow {
     pub start: Time,
@@ -44,9 +45,11 @@ pub struct SeriesAcc {
 }
 
 impl SeriesAcc {
-    pub fn new(flows: usize) -> Self {
+    /// The series of a link with `rows` rows (`observe::flow_slots`); its methods
+    /// take a flow's row.
+    pub fn new(rows: usize) -> Self {
         SeriesAcc {
-            acc: vec![Acc::default(); flows],
+            acc: vec![Acc::default(); rows],
             touched: Vec::new(),
             interval_start: Time::ZERO,
             carried: 0,

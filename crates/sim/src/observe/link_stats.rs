@@ -10,6 +10,7 @@
 
 use super::delays::Delays;
 use super::flow_series::SeriesAcc;
+use super::flow_slots::FlowSlots;
 use crate::link::Links;
 use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
 
@@ -42,6 +43,7 @@ crate::counters! {
         /// Integral of the backlog (packets) over time, packet-nanoseconds.
         pub queue_area: u128,
         pub queue: QueueCounts,
+        /// One per row of the link's [`FlowSlots`] (the flows its routes carry).
         pub per_flow: Vec<LinkFlowCounters>,
     }
 }
@@ -50,13 +52,15 @@ crate::counters! {
 pub struct LinkStats {
     /// The link direction observed.
     pub link: u32,
+    /// Which flows have a row in `counters.per_flow`, `queued` and the series.
+    pub slots: FlowSlots,
     counters: LinkCounters,
     /// When the backlog last changed, and its length since then.
     queue_changed: Time,
     queue_len: u32,
     /// The largest backlog seen, warm-up included.
     pub max_queue: u32,
-    /// Per flow: packets in the queue now, and since when that count holds.
+    /// Per row: packets of its flow in the queue now, and since when.
     queued: Vec<(u32, Time)>,
     /// Queue length samples `(t_s, packets, bytes)`, every `[monitor] queue_interval`.
     pub samples: Vec<(f64, u32, u64)>,
@@ -67,17 +71,20 @@ pub struct LinkStats {
 }
 
 impl LinkStats {
-    pub fn new(link: u32, flows: usize) -> Self {
+    /// The observer of link direction `link`, with a row for each flow of `slots`.
+    pub fn new(link: u32, slots: FlowSlots) -> Self {
+        let rows = slots.rows();
         LinkStats {
             link,
+            slots,
             counters: LinkCounters {
-                per_flow: vec![LinkFlowCounters::default(); flows],
+                per_flow: vec![LinkFlowCounters::default(); rows],
                 ..LinkCounters::default()
             },
             queue_changed: Time::ZERO,
             queue_len: 0,
             max_queue: 0,
-            queued: vec![(0, Time::ZERO); flows],
+            queued: vec![(0, Time::ZERO); rows],
             samples: Vec::new(),
             series: None,
             delays: None,
@@ -92,11 +99,17 @@ impl LinkStats {
         self.queue_changed = now;
     }
 
-    /// `flow` has `delta` more packets in the queue from `now` on.
+    /// The row of `pkt`'s flow.
     #[inline]
-    fn occupancy_change(&mut self, flow: usize, now: Time, delta: i32) {
-        let (count, since) = &mut self.queued[flow];
-        self.counters.per_flow[flow].queue_area +=
+    fn row(&self, pkt: &Packet) -> usize {
+        self.slots.row(pkt.flow.index())
+    }
+
+    /// The flow of `row` has `delta` more packets in the queue from `now` on.
+    #[inline]
+    fn occupancy_change(&mut self, row: usize, now: Time, delta: i32) {
+        let (count, since) = &mut self.queued[row];
+        self.counters.per_flow[row].queue_area +=
             u128::from(*count) * u128::from(now.saturating_since(*since).as_nanos());
         *count = count
             .checked_add_signed(delta)
@@ -109,17 +122,18 @@ impl LinkStats {
     fn settle(&mut self, now: Time, sink: &VecSink, arrival: Option<&Packet>) {
         for &(ref pkt, reason) in &sink.drops {
             self.counters.queue.count_drop(reason);
+            let row = self.row(pkt);
             if arrival.is_none_or(|a| a.tag != pkt.tag) {
-                self.occupancy_change(pkt.flow.index(), now, -1);
+                self.occupancy_change(row, now, -1);
             }
             if let Some(s) = &mut self.series {
-                s.drop(pkt.flow.index());
+                s.drop(row);
             }
         }
         for &(ref pkt, reason) in &sink.marks {
             self.counters.queue.count_mark(reason);
             if let Some(s) = &mut self.series {
-                s.mark(pkt.flow.index());
+                s.mark(self.slots.row(pkt.flow.index()));
             }
         }
     }
@@ -149,7 +163,7 @@ impl LinkStats {
             .queue
             .count_enqueue(verdict, sink.drops.len() as u64);
         if verdict == Verdict::Queued {
-            self.occupancy_change(pkt.flow.index(), now, 1);
+            self.occupancy_change(self.row(pkt), now, 1);
         }
         self.settle(now, sink, Some(pkt));
         self.queue_len = len as u32;
@@ -164,7 +178,7 @@ impl LinkStats {
             .queue
             .count_dequeue(pkt.map(|p| p.size), sink.drops.len() as u64);
         if let Some(p) = pkt {
-            self.occupancy_change(p.flow.index(), now, -1);
+            self.occupancy_change(self.row(p), now, -1);
             if let Some(d) = &mut self.delays {
                 d.record(
                     p.flow.index(),
@@ -184,11 +198,12 @@ impl LinkStats {
         let bits = pkt.size as u64 * 8;
         self.counters.tx_packets += 1;
         self.counters.tx_bits += bits;
-        let e = &mut self.counters.per_flow[pkt.flow.index()];
+        let row = self.row(pkt);
+        let e = &mut self.counters.per_flow[row];
         e.packets += 1;
         e.bits += bits;
         if let Some(s) = &mut self.series {
-            s.tx(pkt.flow.index(), pkt.size);
+            s.tx(row, pkt.size);
         }
     }
 
@@ -223,7 +238,7 @@ impl LinkStats {
         let busy_since = links.links[self.link as usize].busy_since();
         if let Some((pkt, bits)) = self.in_progress(links, now) {
             c.tx_bits += bits;
-            c.per_flow[pkt.flow.index()].bits += bits;
+            c.per_flow[self.row(pkt)].bits += bits;
         }
         c.queue_area +=
             now.saturating_since(self.queue_changed).as_nanos() as u128 * self.queue_len as u128;

@@ -20,6 +20,7 @@ pub mod delays;
 pub mod delta;
 pub mod event_log;
 pub mod flow_series;
+pub mod flow_slots;
 pub mod link_stats;
 pub mod objects;
 pub mod packed;
@@ -35,6 +36,7 @@ use aqm::{Dur, Time};
 use delays::Delays;
 use event_log::EventLog;
 use flow_series::SeriesAcc;
+use flow_slots::Census;
 use link_stats::{LinkCounters, LinkFlowCounters, LinkStats};
 use objects::Objects;
 use packed::Packed;
@@ -42,20 +44,42 @@ use pcap::PcapTap;
 use std::sync::Arc;
 use tcp_trace::TcpTrace;
 
+/// The monitored links' per-flow tables, as the memory estimate counts them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tables {
+    /// Rows over every monitored link direction (a row per flow it keeps).
+    pub rows: u64,
+    /// Rows of the links whose per-flow series is on.
+    pub series_rows: u64,
+    /// Bytes of the links' slot maps ([`flow_slots`]).
+    pub slot_bytes: u64,
+}
+
 /// Bytes the observers `m` asks for hold at most over a run of `secs` seconds
-/// with `monitored` monitored link directions and `flows` flows (for the memory
-/// estimate: series are counted as if every flow were active in every interval).
-pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, secs: f64) -> u64 {
+/// with `monitored` monitored link directions whose per-flow tables are
+/// `tables`, and `flows` flows (series are counted as if every flow a link
+/// keeps were active in every interval).
+pub fn monitor_rows(
+    m: &crate::scenario::Monitor,
+    monitored: u64,
+    tables: Tables,
+    flows: u64,
+    secs: f64,
+) -> u64 {
     let ticks = |d: Option<Dur>| d.map_or(0.0, |d| secs / d.as_secs_f64().max(1e-9)) as u64;
     let queue = ticks(Some(m.queue_interval).filter(|d| !d.is_zero()));
-    let selected = m.links.as_ref().map_or(monitored, |l| l.len() as u64);
-    // Per flow: its counters and queue occupancy (48 bytes), the counters again at
+    // Per row: its counters and queue occupancy (48 bytes), the counters again at
     // the warm-up and in the report (2 x 32), its row of results (88).
-    let per_link = flows.saturating_mul(48 + 2 * 32 + 88);
-    let series = ticks(m.flow_series)
-        .saturating_mul(flows)
-        .saturating_mul(selected)
-        .saturating_mul(40);
+    let per_row = 48 + 2 * 32 + 88;
+    // Per row of a link with a series: its running interval (24 bytes), and a
+    // row of 40 per interval.
+    let series = if m.flow_series.is_some() {
+        tables
+            .series_rows
+            .saturating_mul(ticks(m.flow_series).saturating_mul(40).saturating_add(24))
+    } else {
+        0
+    };
     let tcp = ticks(m.tcp_trace).saturating_mul(flows).saturating_mul(48);
     let events = if m.events {
         m.max_events.min(1 << 22) * 32
@@ -63,17 +87,19 @@ pub fn monitor_rows(m: &crate::scenario::Monitor, monitored: u64, flows: u64, se
         0
     };
     monitored
-        .saturating_mul(per_link.saturating_add(queue.saturating_mul(16)))
+        .saturating_mul(queue.saturating_mul(16))
+        .saturating_add(tables.rows.saturating_mul(per_row))
+        .saturating_add(tables.slot_bytes)
         .saturating_add(series)
         .saturating_add(tcp)
         .saturating_add(events)
 }
 
-/// The flow and the bits sent so far of the packet the link `m` observes is
-/// sending at `now`.
+/// The row (in `m`'s [`FlowSlots`](flow_slots::FlowSlots)) of the flow of the
+/// packet the link `m` observes is sending at `now`, and its bits sent so far.
 pub fn in_progress(m: &LinkStats, links: Links<'_>, now: Time) -> Option<(usize, u64)> {
     m.in_progress(links, now)
-        .map(|(p, bits)| (p.flow.index(), bits))
+        .map(|(p, bits)| (m.slots.row(p.flow.index()), bits))
 }
 
 /// Counters frozen when the warm-up ends, packed (see [`packed`]): read once, in
@@ -98,32 +124,81 @@ pub struct Observers {
     snapshot: Option<Snapshot>,
 }
 
+/// What the monitored links will keep per flow, read off the routes before any
+/// table is made, so that the memory check can count it (`setup::memory`).
+pub struct Plan {
+    census: Vec<Census>,
+    /// The links `[monitor] links` selects for series and delays (all if `None`).
+    selected: Option<Vec<u32>>,
+    flows: u32,
+}
+
+impl Plan {
+    /// The plan for `s`'s observers on `net`, whose `flows` are built.
+    pub fn new(s: &Scenario, net: &Network, flows: &[Flow]) -> Result<Plan, ScenarioError> {
+        let selected = s.monitor().selected_links(s, net)?;
+        let census = flow_slots::census(&net.routes, flows, &net.monitored, net.links.len());
+        Ok(Plan {
+            census,
+            selected,
+            flows: flows.len() as u32,
+        })
+    }
+
+    fn is_selected(&self, l: u32) -> bool {
+        self.selected.as_ref().is_none_or(|sel| sel.contains(&l))
+    }
+
+    /// The tables the plan makes, with `series` whether per-flow series are on.
+    pub fn tables(&self, net: &Network, series: bool) -> Tables {
+        let mut t = Tables::default();
+        for (c, &l) in self.census.iter().zip(&net.monitored) {
+            let rows = c.rows(self.flows);
+            t.rows += rows;
+            t.slot_bytes += c.slot_bytes(self.flows);
+            if series && self.is_selected(l) {
+                t.series_rows += rows;
+            }
+        }
+        t
+    }
+}
+
 impl Observers {
     /// The observers `s`'s `[monitor]` table asks for, on the monitored links of
-    /// `net`.
+    /// `net`, as `plan` (made from the same `net` and `flows`) laid them out.
     pub fn new(
         s: &Scenario,
         net: &Network,
         groups: &[Group],
-        flows: usize,
-    ) -> Result<Observers, ScenarioError> {
+        flows: &[Flow],
+        plan: Plan,
+    ) -> Observers {
         let m = s.monitor();
-        let selected = m.selected_links(s, net)?;
         let group_of: Option<Arc<[u32]>> = m.delays.then(|| {
-            let mut v = vec![0u32; flows];
+            let mut v = vec![0u32; flows.len()];
             for (gi, g) in groups.iter().enumerate() {
                 v[g.first as usize..(g.first + g.count) as usize].fill(gi as u32);
             }
             v.into()
         });
+        let slots = flow_slots::slots(
+            &net.routes,
+            flows,
+            &net.monitored,
+            net.links.len(),
+            &plan.census,
+        );
         let links = net
             .monitored
             .iter()
-            .map(|&l| {
-                let mut stats = LinkStats::new(l, flows);
-                if selected.as_ref().is_none_or(|sel| sel.contains(&l)) {
+            .zip(slots)
+            .map(|(&l, slots)| {
+                let rows = slots.rows();
+                let mut stats = LinkStats::new(l, slots);
+                if plan.is_selected(l) {
                     if m.flow_series.is_some() {
-                        stats.series = Some(SeriesAcc::new(flows));
+                        stats.series = Some(SeriesAcc::new(rows));
                     }
                     if let Some(group_of) = &group_of {
                         stats.delays = Some(Delays::new(group_of.clone(), groups.len()));
@@ -132,7 +207,7 @@ impl Observers {
                 stats
             })
             .collect();
-        Ok(Observers {
+        Observers {
             links,
             queue_interval: m.queue_interval,
             series_interval: m.flow_series,
@@ -142,7 +217,7 @@ impl Observers {
             events: m.events.then(|| EventLog::new(m.max_events)),
             pcap: None,
             snapshot: None,
-        })
+        }
     }
 
     /// The first tick of each periodic observer that is on.

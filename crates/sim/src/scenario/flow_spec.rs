@@ -6,7 +6,7 @@
 
 use super::validate::MAX_WINDOW;
 use super::{FlowKind, RateStep};
-use crate::tcp::{Counting, NewRenoTimer, TcpConfig, Variant};
+use crate::tcp::{Counting, NewRenoTimer, Recovery, TcpConfig, Variant};
 use crate::udp::{Distribution, Pattern, UdpConfig};
 use aqm::{Dur, Ecn, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -174,6 +174,9 @@ macro_rules! tcp_keys {
             /// Pace new packets at a multiple of cwnd / srtt; default on for
             /// Prague, off otherwise.
             pub pacing: Option<bool>,
+            /// SACK recovery (`sack`, `cubic`): proportional rate reduction
+            /// (RFC 6937), as Linux does; off by default, as in ns-2 and ns-3.
+            pub prr: bool,
             $( $(#[$fdoc])* pub $field: $ty, )*
         }
 
@@ -193,6 +196,7 @@ macro_rules! tcp_keys {
                     counting: d.counting,
                     hystart: None,
                     pacing: None,
+                    prr: false,
                     $( $field: $default, )*
                 }
             }
@@ -202,6 +206,10 @@ macro_rules! tcp_keys {
             /// The rules across these keys, as the key to blame and the message:
             /// keys of one variant, the delayed ACK's timeout, the windows.
             pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
+                if self.prr && self.variant.recovery() != Recovery::Sack {
+                    let rule = "prr applies to SACK recovery (variant = \"sack\", \"cubic\", \"dctcp\" or \"prague\") only";
+                    return Err(("prr", rule.into()));
+                }
                 tcp_rules(
                     self.variant,
                     [
@@ -235,6 +243,7 @@ macro_rules! tcp_keys {
                     pacing: self.pacing.unwrap_or(self.variant == Variant::Prague),
                     counting: self.counting,
                     hystart: self.hystart.unwrap_or(false),
+                    prr: self.prr,
                     ..d
                 }
             }

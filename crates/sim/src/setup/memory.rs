@@ -3,9 +3,13 @@
 //! halfway through building (Rust aborts the process when an allocation fails).
 //!
 //! The estimate counts the structures a run keeps per flow, per link direction and
-//! per monitored link, the packets that can be in the network at once, and the
-//! rows of the series `[monitor]` asks for, what each TCP sender keeps per packet
-//! of its window, each at its in-memory size. The estimate plus a quarter
+//! per monitored link, the tables each qdisc keeps sized by one of its keys
+//! (`aqm::table_bytes`: FQ-CoDel's flow queues, SFB's bins, ...), the packets
+//! that can be in the network at once, and the rows of the series `[monitor]` asks for, what each TCP sender keeps per packet
+//! of its window, each at its in-memory size. A monitored link keeps a row per
+//! flow its routes carry (`observe::flow_slots`): until the routes are known
+//! ([`check`], before the network is built) a graph's are left out, and once they
+//! are ([`check_tables`], before the observers are made) they are counted. The estimate plus a quarter
 //! (`MARGIN`: growth by doubling, and what it leaves out) is compared with the
 //! smallest of the limits on this process: the memory available (`MemAvailable`
 //! of /proc/meminfo), the address space left under `ulimit -v` (`RLIMIT_AS`), and
@@ -16,11 +20,12 @@
 use crate::flow::Flow;
 use crate::header::Header;
 use crate::link::Link;
-use crate::observe::monitor_rows;
 use crate::observe::packed::PACKED_FLOW_COUNTERS;
+use crate::observe::{monitor_rows, Tables};
 use crate::results::FlowResult;
-use crate::scenario::{Scenario, ScenarioError, Topology};
+use crate::scenario::{KeyPath, Scenario, ScenarioError, Topology};
 use crate::tcp::TcpSender;
+use aqm::table_bytes::KeyedTable;
 use aqm::Packet;
 use std::mem::size_of;
 
@@ -29,6 +34,10 @@ pub struct Estimate {
     pub bytes: u64,
     pub flows: u64,
     pub links: u64,
+    /// The qdiscs' tables sized by a key, and the largest of them with where the
+    /// scenario gives its qdisc.
+    pub qdisc_tables: u64,
+    pub largest_table: Option<(KeyPath, KeyedTable)>,
 }
 
 /// A packet in the network: its header, its place on a wire or in a queue.
@@ -62,7 +71,29 @@ fn per_flow(dumbbell: bool) -> u64 {
     size_of::<Flow>() as u64 + tcp + results + routes
 }
 
+/// The estimate before the routes are known: a dumbbell's two monitored
+/// directions (the bottleneck's) carry every flow; a graph's are left out.
 pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
+    let flows = total_flows as u64;
+    let tables = match s.file.topology.get_ref() {
+        Topology::Dumbbell { .. } => {
+            let selected = match &s.monitor().links {
+                Some(l) => l.len().min(2) as u64,
+                None => 2,
+            };
+            Tables {
+                rows: 2 * flows,
+                series_rows: selected * flows,
+                slot_bytes: 0,
+            }
+        }
+        Topology::Graph { .. } => Tables::default(),
+    };
+    estimate_with(s, total_flows, tables)
+}
+
+/// The estimate with the monitored links' per-flow tables `tables`.
+pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estimate {
     let f = &s.file;
     let flows = total_flows as u64;
     let (links, monitored) = match f.topology.get_ref() {
@@ -111,8 +142,10 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
     }
     let flows_part = flows.saturating_mul(per_flow(dumbbell));
     let links_part = links.saturating_mul(per_link());
-    let monitor_part = monitor_rows(s.monitor(), monitored, flows, secs);
+    let monitor_part = monitor_rows(s.monitor(), monitored, tables, flows, secs);
+    let (qdisc_tables, largest_table) = qdisc_tables(s);
     let bytes = flows_part
+        .saturating_add(qdisc_tables)
         .saturating_add(links_part)
         .saturating_add(
             packets
@@ -125,7 +158,62 @@ pub fn estimate(s: &Scenario, total_flows: usize) -> Estimate {
         bytes,
         flows: flows_part,
         links: links_part,
+        qdisc_tables,
+        largest_table,
     }
+}
+
+/// Every link direction's qdisc that the scenario gives (a dumbbell's access
+/// links are DropTail), with where it gives it and the link's rate.
+fn qdiscs(s: &Scenario) -> Vec<(&aqm::QdiscSpec, KeyPath, aqm::Rate)> {
+    let f = &s.file;
+    let top = f.qdisc.as_ref().map(|q| q.get_ref());
+    let mut out = Vec::new();
+    match f.topology.get_ref() {
+        Topology::Dumbbell {
+            reverse_qdisc,
+            bottleneck,
+            ..
+        } => {
+            if let Some(q) = top {
+                out.push((q, KeyPath::top("qdisc"), bottleneck.rate));
+            }
+            if let Some(q) = reverse_qdisc {
+                let path = KeyPath::top("topology").key("reverse_qdisc");
+                out.push((q, path, bottleneck.rate));
+            }
+        }
+        Topology::Graph { links, .. } => {
+            for (k, l) in links.iter().enumerate() {
+                let link = KeyPath::top("topology").key("links").index(k);
+                match (&l.qdisc, top) {
+                    (Some(q), _) => out.push((q, link.key("qdisc"), l.rate)),
+                    (None, Some(q)) => out.push((q, KeyPath::top("qdisc"), l.rate)),
+                    (None, None) => {}
+                }
+                if let Some(q) = &l.reverse_qdisc {
+                    out.push((q, link.key("reverse_qdisc"), l.rate));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Bytes of every qdisc's tables sized by a key, and the largest table.
+fn qdisc_tables(s: &Scenario) -> (u64, Option<(KeyPath, KeyedTable)>) {
+    let mut total = 0u64;
+    let mut largest: Option<(KeyPath, KeyedTable)> = None;
+    for (spec, path, rate) in qdiscs(s) {
+        let Some(t) = spec.table_bytes(&aqm::LinkInfo::new(rate)) else {
+            continue;
+        };
+        total = total.saturating_add(t.bytes);
+        if largest.as_ref().is_none_or(|(_, l)| t.bytes > l.bytes) {
+            largest = Some((path, t));
+        }
+    }
+    (total, largest)
 }
 
 /// A link's queue when the scenario names none: DropTail's default limit.
@@ -277,21 +365,51 @@ fn parse_bytes(text: &str) -> Option<u64> {
 }
 
 fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    if bytes < 1 << 30 {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    }
 }
 
-/// An error when a run of `s` would need more memory than there is.
+/// An error when a run of `s` would need more memory than there is, as far as
+/// it is known before the network is built.
 pub fn check(s: &Scenario, total_flows: usize) -> Result<(), ScenarioError> {
-    let budget = budget().map_err(|m| s.error(m))?;
-    check_within(s, total_flows, budget)?;
+    check_estimate(s, total_flows, estimate(s, total_flows), 0)
+}
+
+/// [`check`] once the routes are known, with the monitored links' per-flow
+/// tables `tables`, when the links and the flows are built: a limit read off
+/// the system now is what is left after them, so they are added back to it.
+pub fn check_tables(s: &Scenario, total_flows: usize, tables: Tables) -> Result<(), ScenarioError> {
+    let e = estimate_with(s, total_flows, tables);
+    let built = e.flows.saturating_add(e.links);
+    check_estimate(s, total_flows, e, built)
+}
+
+/// Refuses `e` if it does not fit; `built` of it is already allocated.
+fn check_estimate(
+    s: &Scenario,
+    total_flows: usize,
+    e: Estimate,
+    built: u64,
+) -> Result<(), ScenarioError> {
+    let budget = match std::env::var_os("AQMLAB_MEMORY_LIMIT") {
+        Some(_) => budget().map_err(|m| s.error(m))?,
+        None => budget()
+            .map_err(|m| s.error(m))?
+            .map(|left| left.saturating_add(built)),
+    };
+    let wanted = e
+        .bytes
+        .saturating_sub(built)
+        .saturating_mul(MARGIN_QUARTERS)
+        / 4;
+    within(s, total_flows, &e, budget)?;
     // Ask for the memory once, untouched (the pages are not used, so this costs
     // nothing): a limit the files above do not show (a `ulimit -v` set after
     // start, an allocator's own cap) is an error here instead of an abort later.
     // Above the address space a process can map, the estimate is refused too.
-    let wanted = estimate(s, total_flows)
-        .bytes
-        .saturating_mul(MARGIN_QUARTERS)
-        / 4;
     let probe = usize::try_from(wanted).ok().and_then(|n| {
         let mut v = Vec::<u8>::new();
         v.try_reserve_exact(n).ok()?;
@@ -315,19 +433,44 @@ pub fn check_within(
     total_flows: usize,
     budget: Option<u64>,
 ) -> Result<(), ScenarioError> {
-    let e = estimate(s, total_flows);
+    within(s, total_flows, &estimate(s, total_flows), budget)
+}
+
+fn within(
+    s: &Scenario,
+    total_flows: usize,
+    e: &Estimate,
+    budget: Option<u64>,
+) -> Result<(), ScenarioError> {
     let wanted = e.bytes.saturating_mul(MARGIN_QUARTERS) / 4;
-    match budget {
-        Some(avail) if wanted > avail => Err(s.error(format!(
+    match (budget, &e.largest_table) {
+        // A qdisc's table that is most of it: the error names its key.
+        (Some(avail), Some((path, t))) if wanted > avail && 2 * t.bytes >= e.bytes => {
+            let spec = qdiscs(s)
+                .into_iter()
+                .find(|(_, p, _)| p == path)
+                .map_or("the qdisc", |(q, _, _)| q.kind());
+            let rule = format!(
+                "gives {spec}'s tables {}: this run needs about {} of memory with a margin \
+                 of a quarter, and {} are available (the least of free memory, ulimit -v and \
+                 the cgroup's memory.max; AQMLAB_MEMORY_LIMIT sets the limit)",
+                gib(t.bytes),
+                gib(wanted),
+                gib(avail),
+            );
+            Err(s.qdisc_error(path, &aqm::ParamError::new(t.key, &t.value, rule)))
+        }
+        (Some(avail), _) if wanted > avail => Err(s.error(format!(
             "this run needs about {} of memory with a margin of a quarter ({} flows: {}, \
-             {} link directions: {}, TCP windows, packets in flight, queues and [monitor] \
-             series: the rest), and {} are available (the least of free memory, ulimit -v \
-             and the cgroup's memory.max; AQMLAB_MEMORY_LIMIT sets the limit)",
+             {} link directions: {}, qdisc tables: {}, TCP windows, packets in flight, queues \
+             and [monitor] series: the rest), and {} are available (the least of free \
+             memory, ulimit -v and the cgroup's memory.max; AQMLAB_MEMORY_LIMIT sets the limit)",
             gib(wanted),
             total_flows,
             gib(e.flows),
             e.links / per_link(),
             gib(e.links),
+            gib(e.qdisc_tables),
             gib(avail),
         ))),
         _ => Ok(()),
@@ -335,135 +478,4 @@ pub fn check_within(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scenario(flows: u64, monitor: &str) -> Scenario {
-        let text = format!(
-            "name = \"m\"\nduration = \"100s\"\n[topology]\nkind = \"dumbbell\"\n\
-             access = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n\
-             bottleneck = {{ rate = \"10Gbps\", delay = \"1ms\" }}\n[monitor]\n{monitor}\n\
-             [[flows]]\nname = \"t\"\nkind = \"tcp\"\ncount = {flows}\n"
-        );
-        Scenario::from_toml(&text, "m.toml").unwrap()
-    }
-
-    #[test]
-    fn a_run_that_cannot_fit_says_how_much_it_needs() {
-        let s = scenario(3_000_000, "");
-        let e = check_within(&s, 3_000_000, Some(4 << 30))
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("m.toml: this run needs about "), "{e}");
-        assert!(
-            e.contains("3000000 flows") && e.contains("4.0 GiB are available"),
-            "{e}"
-        );
-        let ok = check_within(&s, 3_000_000, Some(64 << 30));
-        assert!(ok.is_ok(), "{}", ok.unwrap_err());
-        // Estimates grow with what is asked for: a per-flow series of 1 ms.
-        let small = estimate(&scenario(1000, ""), 1000).bytes;
-        let series = estimate(&scenario(1000, "flow_series = \"1ms\""), 1000).bytes;
-        assert!(series > 100 * small, "{small} {series}");
-        // Per flow, no less than BENCHMARKS.md measures (under 1 KB at 100,000
-        // flows, packets and rows included).
-        let per = estimate(&scenario(100_000, ""), 100_000).bytes / 100_000;
-        assert!((1000..8000).contains(&per), "{per} bytes per flow");
-    }
-
-    #[test]
-    fn a_senders_window_is_counted_and_a_margin_kept() {
-        // 100 senders whose first window is a million packets: what they keep
-        // per packet in flight alone is 3.4 GB.
-        let windowed = |w: u32| {
-            let text = format!(
-                "name = \"w\"\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\n\
-                 access = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n\
-                 bottleneck = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n\
-                 [[flows]]\nname = \"t\"\nkind = \"tcp\"\ncount = 100\n\
-                 initial_window = {w}\nmax_window = {w}\n"
-            );
-            Scenario::from_toml(&text, "w.toml").unwrap()
-        };
-        let big = estimate(&windowed(1 << 20), 100).bytes;
-        let small = estimate(&windowed(10), 100).bytes;
-        assert!(
-            big - small >= 100 * (1 << 20) * PER_WINDOW_PACKET,
-            "{small} {big}"
-        );
-        let e = check_within(&windowed(1 << 20), 100, Some(2 << 30)).unwrap_err();
-        assert!(e.to_string().contains("TCP windows"), "{e}");
-        // The estimate alone is not enough: a quarter more is asked for.
-        let s = windowed(10);
-        assert!(check_within(&s, 100, Some(small)).is_err());
-        assert!(check_within(&s, 100, Some(small / 4 * 5 + 4)).is_ok());
-    }
-
-    #[test]
-    fn every_qdiscs_limit_is_counted() {
-        // An unresponsive source of 10 Gbit/s into 1 Mbit/s fills whatever queue
-        // the bottleneck has: its limit bounds the packets held.
-        let flooded = |qdisc: &str| {
-            let text = format!(
-                "name = \"q\"\nduration = \"10s\"\n[topology]\nkind = \"dumbbell\"\n\
-                 access = {{ rate = \"10Gbps\", delay = \"1ms\" }}\n\
-                 bottleneck = {{ rate = \"1Mbps\", delay = \"1ms\" }}\n[qdisc]\n{qdisc}\n\
-                 [[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"10Gbps\"\n"
-            );
-            estimate(&Scenario::from_toml(&text, "q.toml").unwrap(), 1).bytes
-        };
-        for kind in ["codel", "fq_codel", "pie", "wfq", "drr", "red", "sfq"] {
-            let small = flooded(&format!("kind = \"{kind}\"\nlimit = 100"));
-            let big = flooded(&format!("kind = \"{kind}\"\nlimit = {}", 1 << 22));
-            assert!(
-                big - small >= (1 << 22) * PER_PACKET,
-                "{kind}: {small} {big}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_smallest_of_free_memory_ulimit_and_cgroup_binds() {
-        const GIB: u64 = 1 << 30;
-        let files = |cgroup: &'static str| {
-            move |path: &str| -> Option<String> {
-                Some(match path {
-                    "/proc/meminfo" => {
-                        format!("MemTotal: 1 kB\nMemAvailable: {} kB\n", 22 * GIB / 1024)
-                    }
-                    "/proc/self/limits" => format!(
-                        "Limit Soft Limit Hard Limit Units\nMax address space {} unlimited bytes\n",
-                        4 * GIB
-                    ),
-                    "/proc/self/status" => format!("VmSize: {} kB\n", GIB / 1024),
-                    "/proc/self/cgroup" => cgroup.to_string(),
-                    "/sys/fs/cgroup/slurm/job/memory.max" => format!("{}\n", 2 * GIB),
-                    "/sys/fs/cgroup/slurm/job/memory.current" => format!("{}\n", GIB / 2),
-                    "/sys/fs/cgroup/slurm/memory.max" => "max\n".into(),
-                    "/sys/fs/cgroup/memory/job/memory.limit_in_bytes" => format!("{}\n", GIB),
-                    "/sys/fs/cgroup/memory/job/memory.usage_in_bytes" => "0\n".into(),
-                    "/sys/fs/cgroup/memory/memory.limit_in_bytes" => format!("{}\n", u64::MAX / 2),
-                    _ => return None,
-                })
-            }
-        };
-        let least = |cgroup| limits(&files(cgroup)).into_iter().map(|(_, b)| b).min();
-        // RLIMIT_AS less what is mapped: 3 GiB; the v2 cgroup: 1.5 GiB left.
-        assert_eq!(least("0::/slurm/job\n"), Some(3 * GIB / 2));
-        assert_eq!(least("0::/elsewhere\n"), Some(3 * GIB));
-        // cgroup v1's memory controller.
-        assert_eq!(least("4:memory:/job\n3:cpu:/job\n"), Some(GIB));
-        let all = limits(&files("0::/slurm/job\n"));
-        assert!(all
-            .iter()
-            .any(|&(n, b)| n == "available memory" && b == 22 * GIB));
-    }
-
-    #[test]
-    fn sizes_parse_with_their_units() {
-        assert_eq!(parse_bytes("8GiB"), Some(8 << 30));
-        assert_eq!(parse_bytes("512MB"), Some(512_000_000));
-        assert_eq!(parse_bytes("1000"), Some(1000));
-        assert_eq!(parse_bytes("lots"), None);
-    }
-}
+mod tests;

@@ -14,7 +14,7 @@ pub use crate::net::{Group, Network};
 
 use crate::engine::Simulation;
 use crate::event::{Event, EventQueue};
-use crate::observe::Observers;
+use crate::observe::{Observers, Plan};
 use crate::scenario::{Scenario, ScenarioError};
 use aqm::Time;
 
@@ -33,7 +33,15 @@ impl Simulation {
         let (groups, flows) = flows::build(s, &flow_routes, &mut events);
         drop(flow_routes);
         net.announce_flows(s, &groups, &flows)?;
-        let obs = Observers::new(s, &net, &groups, flows.len())?;
+        // The monitored links' per-flow tables, sized by the flows their routes
+        // carry, counted before they are made.
+        let plan = Plan::new(s, &net, &flows)?;
+        memory::check_tables(
+            s,
+            total_flows,
+            plan.tables(&net, s.monitor().flow_series.is_some()),
+        )?;
+        let obs = Observers::new(s, &net, &groups, &flows, plan);
         for (tick, at) in obs.first_ticks() {
             events.push(at, Event::Tick(tick));
         }

@@ -13,7 +13,7 @@
 //! - Slow start and congestion avoidance with packet counting (ns-2's default: +1
 //!   per ACK, +1/cwnd per ACK) or byte counting (RFC 3465, L = 2); Reno's window
 //!   arithmetic, or CUBIC's (RFC 9438, with HyStart++ as an option) in
-//!   [`congestion`].
+//!   `congestion`.
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off, doubling until the timeout reaches
 //!   `max_rto` (RFC 6298 5.5, ns-2 since 2002); `min_rto` defaults to ns-2's 0.2 s.
@@ -172,6 +172,9 @@ pub struct TcpConfig {
     /// `bugFix_`, on by default there and here); false lets Reno fast-retransmit
     /// again within one window, as BSD Reno did.
     pub reno_bugfix: bool,
+    /// SACK recovery: proportional rate reduction (RFC 6937) as Linux runs it,
+    /// instead of RFC 6675's silence until pipe falls below ssthresh.
+    pub prr: bool,
     /// Web-like flows: packets per object; `None` for bulk transfer.
     pub object_size: Option<u32>,
     /// Web-like flows: pause between objects.
@@ -202,6 +205,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             newreno_timer: NewRenoTimer::Impatient,
             reno_bugfix: true,
+            prr: false,
             object_size: None,
             think: Dur::ZERO,
         }

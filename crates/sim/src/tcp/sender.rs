@@ -13,7 +13,11 @@ use std::collections::VecDeque;
 
 mod ecn;
 mod pacing;
+mod prr;
 mod rto;
+mod sack;
+
+use prr::Prr;
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -71,22 +75,25 @@ pub struct TcpSender {
     /// fired; no new packet leaves before it does.
     pace_wait: bool,
     cc: Congestion,
-    /// Send times of packets from the first not yet acknowledged, kept only while
-    /// the congestion control wants an RTT sample per ACK (HyStart++ in the first
-    /// slow start); boxed, as a sender spends most of its life without them.
-    /// `None` is the same as none kept.
-    sent_at: Option<Box<SentTimes>>,
+    /// What a sender keeps only for a while, boxed, as it spends most of its life
+    /// without: send times and PRR's state (a sender must fit 232 bytes).
+    /// `None` is the same as an empty one.
+    aside: Option<Box<Aside>>,
     pub stats: TcpStats,
     /// Window reductions, when `trace` is on (boxed: the sender is a run's largest
     /// per-flow structure, and tracing is rare).
     pub trace: Option<Box<Vec<Reduction>>>,
 }
 
-/// Send times of packets `base..base + times.len()`.
 #[derive(Debug, Clone, Default)]
-struct SentTimes {
+struct Aside {
+    /// Send times of packets `base..base + times.len()` from the first not yet
+    /// acknowledged, kept only while the congestion control wants an RTT sample
+    /// per ACK (HyStart++ in the first slow start).
     times: VecDeque<Time>,
     base: u32,
+    /// Proportional rate reduction's state during a SACK recovery, when `prr` is on.
+    prr: Option<Prr>,
 }
 
 impl TcpSender {
@@ -123,7 +130,7 @@ impl TcpSender {
             stopped: false,
             pace_wait: false,
             cc: Congestion::new(cfg),
-            sent_at: None,
+            aside: None,
             stats: TcpStats::default(),
             trace: None,
         }
@@ -183,12 +190,15 @@ impl TcpSender {
     }
 
     fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+            prr.sent(1);
+        }
         if seq >= self.snd_max {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
             if self.cc.wants_rtt_samples() {
-                let s = self.sent_at.get_or_insert_with(Box::default);
+                let s = self.aside.get_or_insert_with(Box::default);
                 if s.times.is_empty() {
                     s.base = seq;
                 }
@@ -221,24 +231,6 @@ impl TcpSender {
         }
         self.scoreboard[i] |= RETX;
         self.emit(seq, now, cfg, act);
-    }
-
-    /// RFC 6675's pipe with "lost" = below the highest SACKed packet.
-    fn pipe(&self) -> u32 {
-        (self.snd_max - self.high_sack) + self.retx_out
-    }
-
-    fn next_hole(&mut self) -> Option<u32> {
-        let mut s = self.hole_hint.max(self.snd_una);
-        while s < self.high_sack {
-            if self.scoreboard[(s - self.snd_una) as usize] & (SACKED | RETX) == 0 {
-                self.hole_hint = s;
-                return Some(s);
-            }
-            s += 1;
-        }
-        self.hole_hint = s;
-        None
     }
 
     fn send_allowed(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -283,14 +275,39 @@ impl TcpSender {
         self.cwnd = cwnd;
     }
 
+    fn forget_send_times(&mut self) {
+        match &mut self.aside {
+            Some(a) if a.prr.is_some() => a.times.clear(),
+            _ => self.aside = None,
+        }
+    }
+
+    fn set_prr(&mut self, prr: Option<Prr>) {
+        match (&mut self.aside, prr) {
+            (Some(a), prr) => {
+                a.prr = prr;
+                if a.prr.is_none() && a.times.is_empty() {
+                    self.aside = None;
+                }
+            }
+            (None, Some(prr)) => {
+                self.aside = Some(Box::new(Aside {
+                    prr: Some(prr),
+                    ..Default::default()
+                }))
+            }
+            (None, None) => {}
+        }
+    }
+
     /// The RTT sample of a new cumulative ACK `ack` (of the packet just below it,
     /// if it was sent once), and forgets the send times it covers.
     fn ack_rtt(&mut self, ack: u32, now: Time) -> Option<f64> {
         if !self.cc.wants_rtt_samples() {
-            self.sent_at = None;
+            self.forget_send_times();
             return None;
         }
-        let s = self.sent_at.as_deref_mut()?;
+        let s = self.aside.as_deref_mut()?;
         let last = ack - 1;
         let sample = (last >= s.base)
             .then(|| s.times.get((last - s.base) as usize))
@@ -301,26 +318,6 @@ impl TcpSender {
         s.times.drain(..covered);
         s.base += covered as u32;
         sample
-    }
-
-    fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
-        for &(start, end) in blocks {
-            let start = start.max(self.snd_una);
-            let end = end.min(self.snd_max);
-            for seq in start..end {
-                let f = &mut self.scoreboard[(seq - self.snd_una) as usize];
-                if *f & SACKED == 0 {
-                    if *f & RETX != 0 {
-                        self.retx_out -= 1;
-                    }
-                    *f |= SACKED;
-                    self.sacked += 1;
-                }
-            }
-            if end > self.high_sack {
-                self.high_sack = end;
-            }
-        }
     }
 
     /// ssthresh after a congestion signal: the algorithm's reduced window, at
@@ -339,6 +336,9 @@ impl TcpSender {
         self.partial_acked = false;
         self.set_timed(None);
         self.stats.fast_recoveries += 1;
+        if cfg.prr && cfg.variant.recovery() == Recovery::Sack {
+            self.set_prr(Some(Prr::new(self.cwnd)));
+        }
         let cwnd = match cfg.variant.recovery() {
             Recovery::Sack => self.ssthresh,
             Recovery::Reno | Recovery::NewReno => self.ssthresh + cfg.dupthresh as f64,
@@ -361,6 +361,7 @@ impl TcpSender {
     ) {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
+        let (una_before, sacked_before) = (self.snd_una, self.sacked);
         if recovery == Recovery::Sack {
             self.mark_sacked(blocks);
         }
@@ -413,6 +414,7 @@ impl TcpSender {
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
+                    self.set_prr(None);
                     self.dupacks = 0;
                     self.cwnd = self.ssthresh;
                     grow = exit_grows;
@@ -484,6 +486,14 @@ impl TcpSender {
         if cfg.ecn && ece {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
+        if self.in_recovery {
+            let delivered = (self.snd_una - una_before + self.sacked).saturating_sub(sacked_before);
+            let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
+            let advanced = self.snd_una > una_before;
+            if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+                self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
+            }
+        }
         self.send_allowed(now, cfg, act);
     }
 
@@ -523,7 +533,7 @@ impl TcpSender {
         self.object_start = now;
         // The next object starts over in slow start, as a new connection would.
         self.cc.reset(cfg);
-        self.sent_at = None;
+        self.forget_send_times();
         self.cwnd = cfg.initial_window as f64;
         self.ssthresh = cfg.initial_ssthresh;
         if cfg.think.is_zero() {
@@ -563,6 +573,7 @@ impl TcpSender {
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;
+        self.set_prr(None);
         self.dupacks = 0;
         self.back_off(cfg);
         self.set_timed(None);
