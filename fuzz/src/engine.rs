@@ -213,12 +213,19 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
         f.insert("aggregate".into(), Value::Integer(u.int_in_range(0..=3)?));
     }
     if u.arbitrary()? {
-        f.insert("ecn".into(), Value::Boolean(u.arbitrary()?));
+        let ecn = match u.int_in_range(0..=3u8)? {
+            0 => Value::Boolean(false),
+            1 => Value::Boolean(true),
+            2 => "ect0".into(),
+            _ => "ect1".into(),
+        };
+        f.insert("ecn".into(), ecn);
     }
     match kind {
         "tcp" | "web" => {
             if u.arbitrary()? {
-                let variant = *u.choose(&["reno", "newreno", "sack", "cubic"])?;
+                let variant =
+                    *u.choose(&["reno", "newreno", "sack", "cubic", "dctcp", "prague"])?;
                 f.insert("variant".into(), variant.into());
                 if variant == "cubic" && u.arbitrary()? {
                     f.insert("hystart".into(), Value::Boolean(u.arbitrary()?));
@@ -229,6 +236,9 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
                 }
                 if variant == "reno" && u.arbitrary()? {
                     f.insert("reno_bugfix".into(), Value::Boolean(u.arbitrary()?));
+                }
+                if u.ratio(1u8, 4)? {
+                    f.insert("pacing".into(), Value::Boolean(u.arbitrary()?));
                 }
             }
             // Windows near the defaults, or far above what the path holds (the

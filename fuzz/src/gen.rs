@@ -19,6 +19,7 @@ pub const EXAMPLES: &[&str] = &[
     "kind = \"droptail\"\nlimit = 5\ndrop = \"front\"",
     "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\ngentle = true\necn = true\nadaptive = true",
     "kind = \"red\"\nlimit = 12\nmin_th = 2\nmax_th = 6\nw_q = 0.2\nbyte_mode = true\nwait = false",
+    "kind = \"red\"\nlimit = 12\nmin_th = 8\nmax_th = 10\nstep = 3\necn = true",
     "kind = \"blue\"\nlimit = 6\nincrement = 0.2\ndecrement = 0.05\nfreeze_time = \"1ms\"\necn = true",
     "kind = \"sfb\"\nlimit = 10\nlevels = 3\nbins = 4\nbin_size = 3\nincrement = 0.2\ndecrement = 0.05\nrate_limit = \"1Mbps\"\nrate_limit_burst = 3000\nhash = \"moving\"\nrehash_period = \"20ms\"\necn = true",
     "kind = \"sfb\"\nlimit = 10\nlevels = 2\nbins = 3\nbin_size = 2\nincrement = 0.5\ndecrement = 0.1\nfreeze_time = \"1ms\"\nrate_limit = \"0.16Mbps\"\nhash = \"double_buffered\"\nrehash_period = \"20ms\"\nwarmup = \"5ms\"",

@@ -2,7 +2,8 @@
 //! packets drawn from 1000 flows (`sfq_red`: SFQ with RED in every bin;
 //! `fq_codel_set_assoc`: FQ-CoDel with the 8-way set-associative hash;
 //! `pie_dq_rate`: PIE with the drain-rate estimator; `fred_wide`: FRED with
-//! thresholds above the standing queue, so flows are not capped at 5 packets).
+//! thresholds above the standing queue, so flows are not capped at 5 packets;
+//! `red_step`: RED with DCTCP's step at 20 packets, its check on every arrival).
 //!
 //! `fair_queue`: the fair queues (`wfq`, `drr`) with each buffer manager against
 //! the number of active (backlogged) classes, 10, 100 and 10,000, on two paths:
@@ -35,6 +36,10 @@ fn bench_qdiscs(c: &mut Criterion) {
         ),
         ("pie_dq_rate", "kind = \"pie\"\ndq_rate_estimator = true"),
         ("fred_wide", "kind = \"fred\"\nmin_th = 20\nmax_th = 60"),
+        (
+            "red_step",
+            "kind = \"red\"\nstep = 20\nmin_th = 200\nmax_th = 600",
+        ),
     ];
     let configs = QdiscSpec::KINDS
         .iter()

@@ -13,8 +13,18 @@
 //! tracks the backlog in bytes divided by `mean_pkt_size`, so thresholds stay in
 //! (mean-sized) packets, and p_b is scaled by `size / mean_pkt_size`.
 //!
+//! `step = K` is DCTCP's marking (RFC 8257 section 3.1; Alizadeh et al., SIGCOMM
+//! 2010, who configure RED with min_th = max_th = K on the instantaneous queue):
+//! an ECN-capable arrival that finds more than K packets queued is CE-marked
+//! (reason `sojourn`, as CoDel's `ce_threshold`) and queued if there is room,
+//! RED's curve not consulted (a packet is marked once); below K, and for packets
+//! that are not ECN-capable, RED decides as usual, so its curve keeps working on
+//! classic traffic. Linux RED has no step; min = max = K with w_q = 1 does this
+//! for ECN-capable packets there.
+//!
 //! Defaults are ns-2's ([`RedBlock::NS2`]), except `limit`, Linux's 1000 packets.
 
+use crate::drop_reason::DropReason;
 use crate::packet::Packet;
 use crate::parts::red::{AdaptiveMaxP, Curve, MaxPBounds};
 use crate::parts::red_params::{red_params, RedBlock};
@@ -34,6 +44,11 @@ red_params! {
         adapt_interval: Dur = Dur::from_millis(500),
         /// Measure the queue in bytes and scale p by packet size.
         byte_mode: bool = false,
+        /// Step marking (DCTCP's RED, RFC 8257 section 3.1): CE-mark every
+        /// ECN-capable packet that arrives to more than this many packets queued
+        /// (of `mean_pkt_size` in byte mode), whatever the average; off when absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        step: Option<f64> = None,
     }
 }
 
@@ -41,6 +56,15 @@ impl QdiscParams for RedParams {
     type Qdisc = Red;
     fn validate(&self) -> Result<(), ParamError> {
         self.red().validate()?;
+        if let Some(k) = self.step {
+            if !(k.is_finite() && k >= 0.0) {
+                return Err(ParamError::new(
+                    "step",
+                    k,
+                    "must be a number of packets, 0 or more",
+                ));
+            }
+        }
         if self.adaptive && self.adapt_interval.is_zero() {
             return Err(ParamError::new(
                 "adapt_interval",
@@ -67,6 +91,14 @@ impl QdiscParams for RedParams {
                 byte_mode: true,
                 wait: false,
                 qlen_gate: false,
+                step: Some(2.0),
+                ..small.clone()
+            },
+            // DCTCP's configuration: a step at K and RED's curve out of the way.
+            RedParams {
+                step: Some(3.0),
+                min_th: 8.0,
+                max_th: 10.0,
                 ..small
             },
         ]
@@ -116,10 +148,18 @@ impl Qdisc for Red {
     red_queue_methods!(queue);
 
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        let avg = self
-            .queue
-            .average
-            .update(self.instantaneous_queue(), ctx.now);
+        let instantaneous = self.instantaneous_queue();
+        let avg = self.queue.average.update(instantaneous, ctx.now);
+        if let Some(k) = self.params.step {
+            if pkt.ecn.is_ect() && instantaneous > k {
+                // The step's mark stands for RED's decision: only a full queue
+                // drops the packet now.
+                return match ctx.mark_or_drop(pkt, true, DropReason::Sojourn) {
+                    Some(marked) => self.queue.queue.admit(marked, ctx),
+                    None => Verdict::Dropped,
+                };
+            }
+        }
         let p = &self.params;
         let band = (p.min_th, p.max_th);
         if p.adaptive {
@@ -321,6 +361,68 @@ mod tests {
             h.advance(Dur::from_millis(10));
         }
         assert!(h.q.qdisc().max_p() > 0.1, "max_p {}", h.q.qdisc().max_p());
+    }
+
+    #[test]
+    fn step_marks_exactly_the_ect_arrivals_above_k() {
+        // RED's curve out of reach (average over 1000 arrivals from an empty
+        // queue stays low): only the step acts.
+        let step = |k: Option<f64>, ect: bool| {
+            let mut h = Harness::build(RedParams {
+                step: k,
+                limit: 100,
+                ..Default::default()
+            });
+            for seq in 0..30 {
+                // Arrival `seq` finds `seq` packets queued.
+                if ect {
+                    h.offer_ect(1, seq);
+                } else {
+                    h.offer(1, seq);
+                }
+            }
+            (h.marks(DropReason::Sojourn), h.q.counts().total_marks())
+        };
+        // Arrivals 6..30 find more than 5 queued: 24 marks, and no others.
+        assert_eq!(step(Some(5.0), true), (24, 24));
+        assert_eq!(step(Some(0.0), true), (29, 29));
+        assert_eq!(step(None, true), (0, 0));
+        // Packets that are not ECN-capable are never marked, by the step or RED.
+        assert_eq!(step(Some(5.0), false), (0, 0));
+    }
+
+    #[test]
+    fn step_marks_ect1_as_ect0_and_leaves_the_rest_to_red() {
+        let mut h = Harness::build(RedParams {
+            step: Some(2.0),
+            w_q: 1.0,
+            min_th: 10.0,
+            max_th: 20.0,
+            limit: 100,
+            ..Default::default()
+        });
+        for seq in 0..5 {
+            let mut p = Packet::new(crate::packet::FlowId(1), 1000);
+            p.ecn = crate::packet::Ecn::Ect1;
+            p.tag = seq;
+            h.offer_pkt(p);
+        }
+        assert_eq!(h.marks(DropReason::Sojourn), 2);
+        // Classic packets above max_th meet RED's forced drops, not the step.
+        for seq in 5..40 {
+            h.offer(2, seq);
+        }
+        assert!(h.drops(DropReason::Forced) > 0);
+        assert_eq!(h.marks(DropReason::Sojourn), 2);
+    }
+
+    #[test]
+    fn a_negative_step_is_rejected_by_name() {
+        let e = rejection(RedParams {
+            step: Some(-1.0),
+            ..Default::default()
+        });
+        assert_eq!(e, "step = -1 must be a number of packets, 0 or more");
     }
 
     #[test]

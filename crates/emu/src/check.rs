@@ -3,7 +3,7 @@
 //! model become warnings in the results.
 
 use crate::plane::PORT_BASE;
-use sim::scenario::{FlowKind, KeyPath, TcpKeys, Topology, Traffic};
+use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::{Scenario, ScenarioError};
 
 /// The highest bottleneck rate at which the emulator was measured to keep time
@@ -120,6 +120,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
+        if spec.ecn == Some(EcnSetting::Ect1) {
+            return Err(s.error_at(
+                &at.key("ecn"),
+                format!(
+                    "flows[{i}].ecn = \"ect1\": the emulator's packets \
+                     carry ECT(0) (Linux TCP sends ECT(1) for Prague only, not emulated); simulate it with aqmlab run"
+                ),
+            ));
+        }
         let Traffic::Tcp(tcp) = &spec.traffic else {
             plan.congestion.push(None);
             continue;
@@ -137,13 +146,22 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
+        if tcp.variant.is_scalable() {
+            return Err(s.error_at(
+                &at.key("variant"),
+                format!(
+                    "flows[{i}].variant = \"{variant}\" is simulation-only: the emulator \
+                     runs the kernel's reno, cubic and bbr; simulate it with aqmlab run"
+                ),
+            ));
+        }
         let Some((cc, sack)) = kernel_variant(&variant) else {
             return Err(s.error_at(
                 &at.key("variant"),
                 format!("flows[{i}].variant = \"{variant}\" has no Linux congestion control"),
             ));
         };
-        let ecn = spec.ecn;
+        let ecn = spec.codepoint().is_ect();
         match first {
             None => first = Some((i, sack, ecn)),
             Some((j, sack0, _)) if sack0 != sack => {
@@ -184,6 +202,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ),
             ("counting", tcp.counting != d.counting),
             ("hystart", tcp.hystart.is_some()),
+            ("pacing", tcp.pacing.is_some()),
             ("prr", tcp.prr),
         ];
         for (key, set) in ignored {
@@ -207,4 +226,34 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         }
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of a dumbbell with one TCP group of `keys`.
+    fn plan_of(keys: &str) -> Result<Plan, String> {
+        let text = format!(
+            "name = \"e\"\nduration = \"2s\"\n\n[topology]\nkind = \"dumbbell\"\n\
+             access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+             bottleneck = {{ rate = \"10Mbps\", delay = \"5ms\" }}\n\n\
+             [[flows]]\nname = \"a\"\nkind = \"tcp\"\n{keys}\n"
+        );
+        let s = Scenario::from_toml(&text, "s.toml").unwrap();
+        plan(&s).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn dctcp_prague_and_ect1_are_refused_by_key_and_line() {
+        for v in ["dctcp", "prague"] {
+            let e = plan_of(&format!("variant = \"{v}\"")).unwrap_err();
+            assert!(e.starts_with("s.toml:12: flows[0].variant"), "{e}");
+            assert!(e.contains("simulation-only"), "{e}");
+        }
+        let e = plan_of("ecn = \"ect1\"").unwrap_err();
+        assert!(e.starts_with("s.toml:12: flows[0].ecn = \"ect1\""), "{e}");
+        // ECT(0) is what the kernel sends: accepted, with ECN on.
+        assert!(plan_of("ecn = \"ect0\"").unwrap().ecn);
+    }
 }

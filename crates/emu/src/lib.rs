@@ -169,7 +169,7 @@ pub fn emulate_with(
                 rng: u.rng.clone(),
                 start_ns: f.start.as_nanos(),
                 stop_ns: g.stop.map(|t| t.as_nanos()),
-                ect: f.ecn_capable,
+                ect: f.ecn.is_ect(),
             }),
             _ => None,
         };

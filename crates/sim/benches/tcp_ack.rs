@@ -1,6 +1,7 @@
 //! The TCP sender's ACK path: `TcpSender::on_ack` for a new cumulative ACK in
 //! congestion avoidance with a window of 100 packets (each ACK releases one packet),
-//! the work done for nearly every packet a bulk TCP flow delivers.
+//! the work done for nearly every packet a bulk TCP flow delivers (DCTCP and
+//! Prague count the packets for alpha on every ACK as well).
 
 use aqm::{Dur, Time};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -11,12 +12,16 @@ fn bench_on_ack(c: &mut Criterion) {
     for (name, variant) in [
         ("newreno_ca_w100", Variant::NewReno),
         ("sack_ca_w100", Variant::Sack),
+        ("dctcp_ca_w100", Variant::Dctcp),
+        ("prague_ca_w100", Variant::Prague),
     ] {
         let cfg = TcpConfig {
             variant,
             initial_window: 100,
             initial_ssthresh: 50.0,
             max_window: 100,
+            ecn: variant.is_scalable(),
+            ect1: variant == Variant::Prague,
             ..TcpConfig::default()
         };
         let mut s = TcpSender::new(&cfg);

@@ -50,6 +50,12 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "rate-step",
         include_str!("../../../scenarios/rate-step.toml"),
     ),
+    (
+        "l4s-dualpi2",
+        include_str!("../../../scenarios/l4s-dualpi2.toml"),
+    ),
+    ("l4s-pie", include_str!("../../../scenarios/l4s-pie.toml")),
+    ("l4s-red", include_str!("../../../scenarios/l4s-red.toml")),
 ];
 
 /// What `aqmlab run` runs when given no file.

@@ -5,7 +5,7 @@ use crate::event::TIMER_KINDS;
 use crate::scenario::FlowKind;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::udp::UdpSource;
-use aqm::{DropReason, ReasonCounts, Rng, Time};
+use aqm::{DropReason, Ecn, ReasonCounts, Rng, Time};
 
 /// A timer with lazy cancellation: at most one event is pending per timer; re-arming
 /// later than the pending event only moves the deadline, and the event re-schedules
@@ -139,7 +139,8 @@ pub struct Flow {
     pub kind: FlowKind,
     pub aggregate: u32,
     pub packet_size: u32,
-    pub ecn_capable: bool,
+    /// The codepoint of the flow's data packets (`NotEct`: not ECN-capable).
+    pub ecn: Ecn,
     /// Where the routes of its data and of its ACKs start in the network's routes.
     pub fwd: u32,
     pub rev: u32,

@@ -112,9 +112,19 @@ const FLOW_KEYS: &[(&str, &[&str])] = &[
     ("packet_size", &["1000", "40", "41", "65536"]),
     ("start", &["\"0s\"", "\"1s\"", "\"10s\""]),
     ("stop", &["\"1s\"", "\"2s\"", "\"0s\""]),
-    ("variant", &["\"cubic\"", "\"reno\"", "\"newreno\""]),
+    (
+        "variant",
+        &[
+            "\"cubic\"",
+            "\"reno\"",
+            "\"newreno\"",
+            "\"dctcp\"",
+            "\"prague\"",
+        ],
+    ),
     ("hystart", &["true"]),
-    ("ecn", &["true", "false"]),
+    ("ecn", &["true", "false", "\"ect0\"", "\"ect1\""]),
+    ("pacing", &["true", "false"]),
 ];
 
 fn flow_table(name: &str, kind: usize, picks: &[(usize, usize)], graph: bool) -> String {

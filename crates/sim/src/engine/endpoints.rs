@@ -43,8 +43,8 @@ impl Simulation {
         let mut pkt = Packet::new(FlowId(flow as u32), size);
         pkt.aggregate = f.aggregate;
         pkt.tag = tag;
-        if matches!(kind, Kind::Data | Kind::Udp) && f.ecn_capable {
-            pkt.ecn = Ecn::Ect;
+        if matches!(kind, Kind::Data | Kind::Udp) {
+            pkt.ecn = f.ecn;
         }
         self.forward(pkt);
     }

@@ -8,7 +8,7 @@ use super::validate::MAX_WINDOW;
 use super::{FlowKind, RateStep};
 use crate::tcp::{Counting, NewRenoTimer, Recovery, TcpConfig, Variant};
 use crate::udp::{Distribution, Pattern, UdpConfig};
-use aqm::{Dur, Rate, Time};
+use aqm::{Dur, Ecn, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 fn one() -> u32 {
@@ -60,11 +60,74 @@ pub struct FlowSpec {
     pub access_rate: Option<Rate>,
     /// ECN-capable: TCP reacts to CE marks; a UDP flow's packets are ECT and it
     /// ignores marks (an unresponsive flow a marking queue cannot slow down).
-    #[serde(default)]
-    pub ecn: bool,
+    /// `true` is ECT(0), or ECT(1) for Prague; `"ect0"` and `"ect1"` choose the
+    /// codepoint. Default off, but on for DCTCP and Prague (filled when read).
+    #[serde(default, serialize_with = "ecn_or_off")]
+    pub ecn: Option<EcnSetting>,
     /// `kind` and the kind's own keys.
     #[serde(flatten)]
     pub traffic: Traffic,
+}
+
+/// A flow group's `ecn` key: `false`, `true` (the variant's codepoint: ECT(1)
+/// for Prague, ECT(0) otherwise), `"ect0"` or `"ect1"`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EcnSetting {
+    Off,
+    On,
+    Ect0,
+    Ect1,
+}
+
+impl EcnSetting {
+    /// The codepoint a flow of `variant` (`None`: UDP) marks its packets with.
+    pub fn codepoint(self, variant: Option<Variant>) -> Ecn {
+        match self {
+            EcnSetting::Off => Ecn::NotEct,
+            EcnSetting::On if variant == Some(Variant::Prague) => Ecn::Ect1,
+            EcnSetting::On | EcnSetting::Ect0 => Ecn::Ect,
+            EcnSetting::Ect1 => Ecn::Ect1,
+        }
+    }
+}
+
+impl Serialize for EcnSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EcnSetting::Off => s.serialize_bool(false),
+            EcnSetting::On => s.serialize_bool(true),
+            EcnSetting::Ect0 => s.serialize_str("ect0"),
+            EcnSetting::Ect1 => s.serialize_str("ect1"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EcnSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = EcnSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, \"ect0\" or \"ect1\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<EcnSetting, E> {
+                Ok(if v { EcnSetting::On } else { EcnSetting::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EcnSetting, E> {
+                match v {
+                    "ect0" => Ok(EcnSetting::Ect0),
+                    "ect1" => Ok(EcnSetting::Ect1),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `ecn` as written back: off when not set (the defaults are filled when read).
+fn ecn_or_off<S: serde::Serializer>(v: &Option<EcnSetting>, s: S) -> Result<S::Ok, S::Error> {
+    v.unwrap_or(EcnSetting::Off).serialize(s)
 }
 
 /// What a group's flows send, by `kind`.
@@ -108,6 +171,9 @@ macro_rules! tcp_keys {
             pub counting: Counting,
             /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
             pub hystart: Option<bool>,
+            /// Pace new packets at a multiple of cwnd / srtt; default on for
+            /// Prague, off otherwise.
+            pub pacing: Option<bool>,
             /// SACK recovery (`sack`, `cubic`): proportional rate reduction
             /// (RFC 6937), as Linux does; off by default, as in ns-2 and ns-3.
             pub prr: bool,
@@ -129,6 +195,7 @@ macro_rules! tcp_keys {
                     reno_bugfix: None,
                     counting: d.counting,
                     hystart: None,
+                    pacing: None,
                     prr: false,
                     $( $field: $default, )*
                 }
@@ -140,7 +207,7 @@ macro_rules! tcp_keys {
             /// keys of one variant, the delayed ACK's timeout, the windows.
             pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
                 if self.prr && self.variant.recovery() != Recovery::Sack {
-                    let rule = "prr applies to SACK recovery (variant = \"sack\" or \"cubic\") only";
+                    let rule = "prr applies to SACK recovery (variant = \"sack\", \"cubic\", \"dctcp\" or \"prague\") only";
                     return Err(("prr", rule.into()));
                 }
                 tcp_rules(
@@ -157,8 +224,9 @@ macro_rules! tcp_keys {
             }
 
             /// The sender's configuration: these keys over TcpConfig's defaults.
-            fn tcp_config(&self, packet_size: u32, ecn: bool) -> TcpConfig {
+            fn tcp_config(&self, packet_size: u32, ecn: Option<EcnSetting>) -> TcpConfig {
                 let d = TcpConfig::default();
+                let ecn = ecn.unwrap_or(EcnSetting::Off).codepoint(Some(self.variant));
                 TcpConfig {
                     variant: self.variant,
                     packet_size,
@@ -170,7 +238,9 @@ macro_rules! tcp_keys {
                     limited_transmit: self.limited_transmit,
                     newreno_timer: self.newreno_timer.unwrap_or(d.newreno_timer),
                     reno_bugfix: self.reno_bugfix.unwrap_or(d.reno_bugfix),
-                    ecn,
+                    ecn: ecn.is_ect(),
+                    ect1: ecn == Ecn::Ect1,
+                    pacing: self.pacing.unwrap_or(self.variant == Variant::Prague),
                     counting: self.counting,
                     hystart: self.hystart.unwrap_or(false),
                     prr: self.prr,
@@ -277,11 +347,43 @@ impl FlowSpec {
                 think: k.think,
                 ..k.tcp_config(self.packet_size, self.ecn)
             },
-            _ => TcpConfig {
-                packet_size: self.packet_size,
-                ecn: self.ecn,
-                ..TcpConfig::default()
-            },
+            _ => {
+                let ecn = self.ecn.unwrap_or(EcnSetting::Off).codepoint(None);
+                TcpConfig {
+                    packet_size: self.packet_size,
+                    ecn: ecn.is_ect(),
+                    ect1: ecn == Ecn::Ect1,
+                    ..TcpConfig::default()
+                }
+            }
+        }
+    }
+
+    /// A TCP group's variant (`None` for UDP).
+    pub fn variant(&self) -> Option<Variant> {
+        match &self.traffic {
+            Traffic::Tcp(k) => Some(k.variant),
+            Traffic::Web(k) => Some(k.variant),
+            _ => None,
+        }
+    }
+
+    /// The codepoint of the group's data packets (`Ecn::NotEct`: not ECN-capable).
+    pub fn codepoint(&self) -> Ecn {
+        self.ecn
+            .unwrap_or(EcnSetting::Off)
+            .codepoint(self.variant())
+    }
+
+    /// Fills the defaults that depend on other keys: `ecn` on for DCTCP and Prague.
+    pub(super) fn fill_defaults(&mut self) {
+        if self.ecn.is_none() {
+            let scalable = self.variant().is_some_and(Variant::is_scalable);
+            self.ecn = Some(if scalable {
+                EcnSetting::On
+            } else {
+                EcnSetting::Off
+            });
         }
     }
 
@@ -329,3 +431,6 @@ impl FlowSpec {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -58,7 +58,7 @@ mod validate;
 mod validate_net;
 
 pub use file::{read_file, MAX_FILE_BYTES};
-pub use flow_spec::{FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
+pub use flow_spec::{EcnSetting, FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
 pub use link_keys::{DelayKey, JitterKeys, LinkKeys, LinkSpec, LossKey, RateKey};
 pub use links::{Direction, Side};
 pub use monitor::Monitor;
@@ -345,7 +345,7 @@ impl Scenario {
         lines_known: bool,
         dir: Option<std::path::PathBuf>,
     ) -> Result<Scenario, ScenarioError> {
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+        let mut file: ScenarioFile = toml::from_str(text).map_err(|e| {
             let message = match e.message().trim() {
                 // The toml parser describes some syntax errors (a control character in
                 // a comment or a string) with no words at all.
@@ -368,6 +368,9 @@ impl Scenario {
                 message: printable(&message),
             }
         })?;
+        for g in &mut file.flows {
+            g.get_mut().fill_defaults();
+        }
         let s = Scenario {
             file,
             origin: origin.to_string(),

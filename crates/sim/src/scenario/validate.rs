@@ -1,7 +1,7 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{KeyPath, Scenario, ScenarioError, Topology, Traffic, OWN_AGGREGATE};
+use super::{EcnSetting, KeyPath, Scenario, ScenarioError, Topology, Traffic, OWN_AGGREGATE};
 use crate::tcp::Variant;
 use crate::udp::Distribution;
 use std::collections::{HashMap, HashSet};
@@ -253,6 +253,22 @@ impl Scenario {
         let spec = self.file.flows[i].get_ref();
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
         let kind = spec.kind();
+        if let Some(v) = spec.variant().filter(|v| v.is_scalable()) {
+            if spec.ecn == Some(EcnSetting::Off) {
+                let name = if v == Variant::Dctcp {
+                    "dctcp"
+                } else {
+                    "prague"
+                };
+                return Err(at(
+                    "ecn",
+                    format!(
+                        "ecn = false: variant = \"{name}\" responds to ECN marks and needs \
+                         ecn (true, \"ect0\" or \"ect1\"; on when not written)"
+                    ),
+                ));
+            }
+        }
         match &spec.traffic {
             Traffic::Tcp(k) => k.rules().map_err(|(key, msg)| at(key, msg))?,
             Traffic::Web(k) => {

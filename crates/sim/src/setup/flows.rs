@@ -133,7 +133,7 @@ pub fn build(
                 kind: group.kind,
                 aggregate: spec.aggregate.unwrap_or(OWN_AGGREGATE + id as u32),
                 packet_size: group.tcp.packet_size,
-                ecn_capable: group.tcp.ecn,
+                ecn: group.tcp.codepoint(),
                 fwd,
                 rev,
                 start,

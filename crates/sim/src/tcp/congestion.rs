@@ -38,6 +38,7 @@
 //!   slow start when the RTT falls back below the baseline. Linux runs the older
 //!   HyStart (ACK trains and delay, Ha and Rhee 2011) instead.
 
+use super::dctcp::Scalable;
 use super::{Counting, TcpConfig, Variant};
 use aqm::Time;
 
@@ -69,6 +70,8 @@ pub struct AckInfo {
     pub srtt: f64,
     /// This ACK's own RTT sample, when it acknowledges a packet sent once.
     pub rtt: Option<f64>,
+    /// The ACK carried ECN-Echo (Prague does not grow on it).
+    pub ece: bool,
 }
 
 /// The kind of congestion signal.
@@ -86,8 +89,18 @@ pub enum Signal {
 #[derive(Debug, Clone)]
 pub enum Congestion {
     Reno,
-    /// Boxed: CUBIC's state is 100-odd bytes every Reno sender would otherwise carry.
-    Cubic(Box<Cubic>),
+    /// Boxed: CUBIC's state is 100-odd bytes every Reno sender would otherwise
+    /// carry; one box for every other algorithm keeps this 8 bytes (the sender
+    /// fits its allocation, `a_sender_fits_a_240_byte_allocation`).
+    Boxed(Box<Boxed>),
+}
+
+/// The algorithms with state of their own.
+#[derive(Debug, Clone)]
+pub enum Boxed {
+    Cubic(Cubic),
+    /// DCTCP and Prague ([`super::dctcp`]).
+    Scalable(Scalable),
 }
 
 /// CUBIC's state (RFC 9438 section 4.1's variables).
@@ -268,7 +281,10 @@ impl Cubic {
 impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
         match cfg.variant {
-            Variant::Cubic => Congestion::Cubic(Box::new(Cubic::new(cfg))),
+            Variant::Cubic => Congestion::Boxed(Box::new(Boxed::Cubic(Cubic::new(cfg)))),
+            Variant::Dctcp | Variant::Prague => {
+                Congestion::Boxed(Box::new(Boxed::Scalable(Scalable::new(cfg.variant))))
+            }
             // BBR is refused before a simulation is built; the emulator builds
             // its flows only for their start times.
             Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => Congestion::Reno,
@@ -278,7 +294,30 @@ impl Congestion {
     /// Whether the sender should time every packet (HyStart++ wants an RTT
     /// sample per ACK during the first slow start).
     pub fn wants_rtt_samples(&self) -> bool {
-        matches!(self, Congestion::Cubic(c) if c.hystart.is_some_and(|h| !h.done))
+        matches!(self, Congestion::Boxed(b) if matches!(&**b, Boxed::Cubic(c) if c.hystart.is_some_and(|h| !h.done)))
+    }
+
+    /// DCTCP's or Prague's alpha.
+    pub fn alpha(&self) -> Option<f64> {
+        match self {
+            Congestion::Boxed(b) => match &**b {
+                Boxed::Scalable(s) => Some(s.alpha()),
+                Boxed::Cubic(_) => None,
+            },
+            Congestion::Reno => None,
+        }
+    }
+
+    /// DCTCP's or Prague's state.
+    #[inline]
+    pub fn scalable(&mut self) -> Option<&mut Scalable> {
+        match self {
+            Congestion::Boxed(b) => match &mut **b {
+                Boxed::Scalable(s) => Some(s),
+                Boxed::Cubic(_) => None,
+            },
+            Congestion::Reno => None,
+        }
     }
 
     /// Grows `cwnd` (and may end slow start by setting `ssthresh`) on a new ACK
@@ -302,21 +341,33 @@ impl Congestion {
                     *cwnd + per_ack / *cwnd
                 }
             }
-            Congestion::Cubic(c) => {
-                if *cwnd < *ssthresh {
-                    let (divisor, end) = c.hystart(info);
-                    let w = *cwnd + slow_start / divisor;
-                    if end {
-                        // RFC 9438 4.10: W_max is undefined; the stage starts at K = 0.
-                        *ssthresh = w;
-                        c.cwnd_prior = w;
-                        c.epoch = None;
+            Congestion::Boxed(b) => match &mut **b {
+                Boxed::Scalable(s) => {
+                    let prague_marked = s.is_prague() && info.ece;
+                    if prague_marked {
+                        *cwnd // Prague grows by the packets acknowledged unmarked
+                    } else if *cwnd < *ssthresh {
+                        *cwnd + slow_start
+                    } else {
+                        *cwnd + s.avoid(*cwnd, per_ack, info.ece, info.srtt)
                     }
-                    w
-                } else {
-                    c.avoid(*cwnd, info, per_ack)
                 }
-            }
+                Boxed::Cubic(c) => {
+                    if *cwnd < *ssthresh {
+                        let (divisor, end) = c.hystart(info);
+                        let w = *cwnd + slow_start / divisor;
+                        if end {
+                            // RFC 9438 4.10: W_max is undefined; the stage starts at K = 0.
+                            *ssthresh = w;
+                            c.cwnd_prior = w;
+                            c.epoch = None;
+                        }
+                        w
+                    } else {
+                        c.avoid(*cwnd, info, per_ack)
+                    }
+                }
+            },
         };
         *cwnd = grown.min(cfg.max_window as f64);
     }
@@ -328,7 +379,11 @@ impl Congestion {
         let cwnd = cwnd.min(cfg.max_window as f64);
         match self {
             Congestion::Reno => cwnd / 2.0,
-            Congestion::Cubic(c) => c.on_signal(cwnd, signal),
+            Congestion::Boxed(b) => match &mut **b {
+                Boxed::Cubic(c) => c.on_signal(cwnd, signal),
+                // Loss and timeouts as Reno; echoes through `Scalable::on_echo`.
+                Boxed::Scalable(_) => cwnd / 2.0,
+            },
         }
     }
 

@@ -26,6 +26,13 @@
 //!   retransmission timer, and the next new packet leaves only when that timer
 //!   expires, so a flow marked at one packet sends one packet per RTO (as ns-2;
 //!   docs/tcp.md, "ECN at one packet", says where ns-2 and Linux differ).
+//! - DCTCP and Prague ([`dctcp`]): the receiver echoes the CE state of each
+//!   packet (RFC 8257 section 3.2: with delayed ACKs, an ACK at once when the state
+//!   changes), the sender keeps alpha, the fraction of packets marked (g = 1/16,
+//!   once per window of data), and cuts cwnd by alpha / 2 at most once per window.
+//! - Optional pacing: the next new packet leaves `srtt / (factor x cwnd)` after the
+//!   last, as Linux's internal pacing does (factor 2 in slow start, 1.2 after; 1
+//!   for Prague in congestion avoidance), with one timer per flow (the `Send` timer).
 //! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`
 //!   (100 ms by default, ns-2's `delay_ack_` interval); out-of-order and
 //!   hole-filling packets are acknowledged at once.
@@ -39,10 +46,11 @@
 
 use crate::event::{TimerKind, TIMER_KINDS};
 use crate::header::SackBlocks;
-use aqm::{Dur, Time};
+use aqm::{Dur, Ecn, Time};
 use serde::{Deserialize, Serialize};
 
 mod congestion;
+pub mod dctcp;
 mod receiver;
 mod sender;
 #[cfg(test)]
@@ -64,6 +72,13 @@ pub enum Variant {
     /// Linux's BBR, for `aqmlab emulate` only: the simulator has no model of it
     /// and refuses it ([`crate::Scenario::check_simulable`]).
     Bbr,
+    /// DCTCP (RFC 8257): the window falls by alpha / 2 per window of marked data,
+    /// alpha the fraction of packets marked, with SACK recovery and Reno's
+    /// response to loss ([`dctcp`]).
+    Dctcp,
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): DCTCP's
+    /// response on ECT(1), Reno's on loss, RTT independence toward 25 ms, paced.
+    Prague,
 }
 
 /// How a sender repairs losses.
@@ -79,8 +94,16 @@ impl Variant {
         match self {
             Variant::Reno => Recovery::Reno,
             Variant::NewReno => Recovery::NewReno,
-            Variant::Sack | Variant::Cubic | Variant::Bbr => Recovery::Sack,
+            Variant::Sack | Variant::Cubic | Variant::Bbr | Variant::Dctcp | Variant::Prague => {
+                Recovery::Sack
+            }
         }
+    }
+
+    /// A scalable congestion control (DCTCP, Prague): the receiver echoes each
+    /// packet's CE mark (RFC 8257 section 3.2) instead of latching ECE until CWR.
+    pub fn is_scalable(self) -> bool {
+        matches!(self, Variant::Dctcp | Variant::Prague)
     }
 }
 
@@ -132,7 +155,13 @@ pub struct TcpConfig {
     pub delack_timeout: Dur,
     /// RFC 3042: the first two duplicate ACKs each release one new packet.
     pub limited_transmit: bool,
+    /// ECN-capable: data packets carry ECT and the sender responds to echoes.
     pub ecn: bool,
+    /// The ECT codepoint: ECT(1) (L4S, RFC 9331) when true, ECT(0) otherwise.
+    pub ect1: bool,
+    /// Pace new data at a multiple of cwnd / srtt ([`sender`]'s pacing); off by
+    /// default but for Prague.
+    pub pacing: bool,
     pub counting: Counting,
     /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
     pub hystart: bool,
@@ -169,6 +198,8 @@ impl Default for TcpConfig {
             delack_timeout: Dur::from_millis(100),
             limited_transmit: false,
             ecn: false,
+            ect1: false,
+            pacing: false,
             counting: Counting::Packet,
             hystart: false,
             dupthresh: 3,
@@ -177,6 +208,17 @@ impl Default for TcpConfig {
             prr: false,
             object_size: None,
             think: Dur::ZERO,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The codepoint of the data packets.
+    pub fn codepoint(&self) -> Ecn {
+        match (self.ecn, self.ect1) {
+            (false, _) => Ecn::NotEct,
+            (true, false) => Ecn::Ect,
+            (true, true) => Ecn::Ect1,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo.
+//! The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo (RFC
+//! 3168's latched ECE, or DCTCP's per-packet CE state, RFC 8257 section 3.2).
 
 use super::{Actions, Seg, TcpConfig, TimerCmd};
 use crate::event::TimerKind;
@@ -40,11 +41,28 @@ impl TcpReceiver {
         cfg: &TcpConfig,
         act: &mut Actions,
     ) {
-        if cwr {
-            self.ece = false;
-        }
-        if ce {
-            self.ece = true;
+        // The ACK of this packet goes at once (DCTCP's CE state changed).
+        let mut now_ack = false;
+        if cfg.variant.is_scalable() {
+            // RFC 8257 (3.2), as Linux's `dctcp_ece_ack_update`: ECE is the CE
+            // state of the last packet. When it changes, a delayed ACK of the
+            // packets before this one goes first with the old state, and this
+            // packet's ACK at once with the new, so each ACK's ECE covers exactly
+            // the packets it acknowledges.
+            if ce != self.ece {
+                if self.unacked > 0 {
+                    self.ack_now(None, act);
+                }
+                self.ece = ce;
+                now_ack = true;
+            }
+        } else {
+            if cwr {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
         }
         if seq == self.rcv_nxt {
             let had_holes = self.ooo.is_some();
@@ -60,7 +78,7 @@ impl TcpReceiver {
                 }
             }
             self.delivered += (self.rcv_nxt - seq) as u64;
-            if cfg.delayed_ack && !had_holes {
+            if cfg.delayed_ack && !had_holes && !now_ack {
                 self.unacked += 1;
                 if self.unacked >= 2 {
                     self.ack_now(None, act);

@@ -1,6 +1,8 @@
-//! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response.
+//! The sending end: window, loss recovery (Reno, NewReno, SACK), RTO, ECN response
+//! (RFC 3168's, or DCTCP's and Prague's through [`super::dctcp`]), pacing.
 
 use super::congestion::{AckInfo, Congestion, Signal};
+use super::dctcp::Acked;
 use super::{
     Actions, NewRenoTimer, Recovery, Reduction, ReductionCause, Seg, TcpConfig, TcpSample,
     TcpStats, TimerCmd, Variant,
@@ -9,8 +11,11 @@ use crate::event::TimerKind;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
 
+mod ecn;
+mod pacing;
 mod prr;
 mod rto;
+mod sack;
 
 use prr::Prr;
 
@@ -66,6 +71,9 @@ pub struct TcpSender {
     object_start: Time,
     thinking: bool,
     stopped: bool,
+    /// Pacing: a packet left and the pacing timer (the `Send` timer) has not yet
+    /// fired; no new packet leaves before it does.
+    pace_wait: bool,
     cc: Congestion,
     /// What a sender keeps only for a while, boxed, as it spends most of its life
     /// without: send times and PRR's state (a sender must fit 232 bytes).
@@ -120,6 +128,7 @@ impl TcpSender {
             object_start: Time::ZERO,
             thinking: false,
             stopped: false,
+            pace_wait: false,
             cc: Congestion::new(cfg),
             aside: None,
             stats: TcpStats::default(),
@@ -138,6 +147,10 @@ impl TcpSender {
     }
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+    /// DCTCP's or Prague's congestion estimate.
+    pub fn alpha(&self) -> Option<f64> {
+        self.cc.alpha()
     }
     /// The smoothed RTT, seconds (0 before the first sample).
     pub fn srtt(&self) -> f64 {
@@ -208,6 +221,7 @@ impl TcpSender {
         if !self.rto_running {
             self.restart_rto(now, cfg, act);
         }
+        self.pace(now, cfg, act);
     }
 
     fn retransmit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -219,30 +233,12 @@ impl TcpSender {
         self.emit(seq, now, cfg, act);
     }
 
-    /// RFC 6675's pipe with "lost" = below the highest SACKed packet.
-    fn pipe(&self) -> u32 {
-        (self.snd_max - self.high_sack) + self.retx_out
-    }
-
-    fn next_hole(&mut self) -> Option<u32> {
-        let mut s = self.hole_hint.max(self.snd_una);
-        while s < self.high_sack {
-            if self.scoreboard[(s - self.snd_una) as usize] & (SACKED | RETX) == 0 {
-                self.hole_hint = s;
-                return Some(s);
-            }
-            s += 1;
-        }
-        self.hole_hint = s;
-        None
-    }
-
     fn send_allowed(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         if self.ecn_hold {
             return;
         }
         if cfg.variant.recovery() == Recovery::Sack && self.in_recovery {
-            while (self.pipe() as f64) < self.cwnd.floor() {
+            while (self.pipe() as f64) < self.cwnd.floor() && !self.pace_wait {
                 if let Some(hole) = self.next_hole() {
                     self.retransmit(hole, now, cfg, act);
                 } else if self.has_new_data() && self.snd_nxt < self.snd_una + cfg.max_window {
@@ -258,6 +254,7 @@ impl TcpSender {
         let window = (self.cwnd.floor() as u32).max(1).min(cfg.max_window);
         while self.snd_nxt < self.snd_una.saturating_add(window)
             && (self.snd_nxt < self.snd_max || self.has_new_data())
+            && !self.pace_wait
         {
             let seq = self.snd_nxt;
             self.snd_nxt += 1;
@@ -323,26 +320,6 @@ impl TcpSender {
         sample
     }
 
-    fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
-        for &(start, end) in blocks {
-            let start = start.max(self.snd_una);
-            let end = end.min(self.snd_max);
-            for seq in start..end {
-                let f = &mut self.scoreboard[(seq - self.snd_una) as usize];
-                if *f & SACKED == 0 {
-                    if *f & RETX != 0 {
-                        self.retx_out -= 1;
-                    }
-                    *f |= SACKED;
-                    self.sacked += 1;
-                }
-            }
-            if end > self.high_sack {
-                self.high_sack = end;
-            }
-        }
-    }
-
     /// ssthresh after a congestion signal: the algorithm's reduced window, at
     /// least two packets (RFC 5681).
     fn reduced_ssthresh(&mut self, signal: Signal, cfg: &TcpConfig) -> f64 {
@@ -401,6 +378,18 @@ impl TcpSender {
                 }
             }
             let rtt = self.ack_rtt(ack, now);
+            let slow_start = self.cwnd < self.ssthresh;
+            let snd_max = self.snd_max;
+            if let Some(sc) = self.cc.scalable() {
+                sc.on_ack(&Acked {
+                    now,
+                    newly,
+                    ece,
+                    ack,
+                    snd_max,
+                    slow_start,
+                });
+            }
             for _ in 0..newly {
                 let f = self
                     .scoreboard
@@ -450,8 +439,12 @@ impl TcpSender {
                     }
                 }
             }
-            if grow && cfg.ecn && ece {
+            let scalable = cfg.variant.is_scalable();
+            if grow && cfg.ecn && ece && !scalable {
                 // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
+                self.dupacks = 0;
+            } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
+                // DCTCP: the window after a reduction only falls (Linux's CWR state).
                 self.dupacks = 0;
             } else if grow {
                 self.dupacks = 0;
@@ -462,6 +455,7 @@ impl TcpSender {
                     snd_max: self.snd_max,
                     srtt: self.srtt,
                     rtt,
+                    ece: ece && cfg.ecn,
                 };
                 self.cc
                     .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
@@ -520,6 +514,7 @@ impl TcpSender {
     fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         let allowance = self.cwnd.floor() as u32 + self.dupacks;
         if self.ecn_hold
+            || self.pace_wait
             || self.snd_nxt != self.snd_max
             || !self.has_new_data()
             || self.outstanding() >= allowance.min(cfg.max_window)
@@ -529,40 +524,6 @@ impl TcpSender {
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
         self.emit(seq, now, cfg, act);
-    }
-
-    /// An ACK `ack` carried ECN-Echo.
-    fn ecn_echo(
-        &mut self,
-        now: Time,
-        ack: u32,
-        object_ended: bool,
-        cfg: &TcpConfig,
-        act: &mut Actions,
-    ) {
-        // RFC 3168 (6.1.2). The ACK must cover a packet sent after the last reduction
-        // (ack > ecn_recover: the ACK of the last packet of the old window still
-        // carries ECE, since its CWR is yet to arrive). An object that just ended
-        // takes its marks with it: the next starts over, as a new connection would.
-        if !self.in_recovery
-            && ack > self.ecn_recover
-            && !object_ended
-            && (self.snd_una < self.snd_max || self.has_new_data())
-        {
-            let target = self.cc.on_signal(self.cwnd, Signal::Ecn, cfg);
-            self.ssthresh = target.max(2.0);
-            self.ecn_recover = self.snd_max;
-            self.cwr_pending = true;
-            if self.cwnd < 2.0 {
-                // The window is one packet already: halving would not slow the
-                // flow, so the retransmission timer paces its next new packet.
-                self.reduce(now, 1.0, ReductionCause::Ecn);
-                self.ecn_hold = true;
-                self.restart_rto(now, cfg, act);
-            } else {
-                self.reduce(now, target.max(1.0), ReductionCause::Ecn);
-            }
-        }
     }
 
     fn object_done(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
@@ -583,8 +544,10 @@ impl TcpSender {
         }
     }
 
-    /// The think time between web objects is over.
+    /// The `Send` timer fired: the think time between web objects is over, or the
+    /// pacing gap since the last packet.
     pub fn on_send_timer(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.pace_wait = false;
         if self.thinking {
             self.thinking = false;
             self.object_start = now;

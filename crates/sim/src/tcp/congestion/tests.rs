@@ -66,6 +66,7 @@ impl Clock {
                 snd_max: self.snd_max(),
                 srtt: self.srtt,
                 rtt: Some(sample),
+                ece: false,
             };
             self.cc
                 .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, &self.cfg);
