@@ -15,13 +15,12 @@
 //!   call and ns-3's identities that check them (one type for every wrapper).
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks, for tests.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
-//! - [`table_bytes`]: the tables a qdisc keeps sized by one of its keys, for a
-//!   run's memory estimate.
+//! - [`table_bytes`]: a qdisc's keyed tables, for a run's memory estimate.
 //! - [`testing`]: a scripted driver for unit tests.
 //! - [`parts`]: what several qdiscs share and none owns (as Linux's
 //!   `include/net/red.h`): the RED core and its one parameter block, the FIFO
 //!   admit tail, flow hashing, BLUE's probability step, the token bucket, the
-//!   heavy-hitter set, CoDel's control law. A qdisc file imports parts, never another qdisc file.
+//!   heavy-hitter set, CoDel's control law. A qdisc imports parts, never a qdisc.
 //!
 //! One qdisc per file, each registered in [`any`] (the list of kinds, and a
 //! section each: `docs/qdiscs.md`); the fair-queueing family's class table and

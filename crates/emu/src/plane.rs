@@ -23,8 +23,7 @@
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness, LinkCounters};
 use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
-use sim::link::{Queue, QueuePool};
-use sim::link_model::{LinkModel, LinkRate};
+use sim::link::QueuePool;
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,6 +33,9 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+mod links;
+pub use links::{Bottleneck, Pipe};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
 pub const SPIN_NS: u64 = 50_000;
@@ -58,33 +60,6 @@ const BUF: usize = 2048;
 pub const FWD: usize = 0;
 pub const REV: usize = 1;
 
-/// One FIFO serializer on a logical clock.
-#[derive(Copy, Clone, Debug)]
-pub struct Pipe {
-    pub bps: u64,
-    pub delay_ns: u64,
-    next_free: u64,
-}
-
-impl Pipe {
-    pub fn new(bps: u64, delay_ns: u64) -> Self {
-        Pipe {
-            bps,
-            delay_ns,
-            next_free: 0,
-        }
-    }
-    fn tx_ns(&self, bytes: u32) -> u64 {
-        (u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.bps.max(1))
-    }
-    /// When a packet of `bytes` arriving at `t` reaches the far end.
-    fn pass(&mut self, t: u64, bytes: u32) -> u64 {
-        let dep = self.next_free.max(t) + self.tx_ns(bytes);
-        self.next_free = dep;
-        dep + self.delay_ns
-    }
-}
-
 /// A UDP source the data plane runs: packets made here, on the scenario's
 /// schedule, enter the forward path as if read from the senders' device.
 pub struct UdpFlow {
@@ -104,71 +79,6 @@ pub struct FlowPath {
     pub aggregate: u32,
     pub tcp: bool,
     pub udp: Option<UdpFlow>,
-}
-
-/// One bottleneck direction.
-pub struct Bottleneck {
-    pub queue: Queue,
-    pub pipe: Pipe,
-    /// The link's model (a rate that varies, loss, jitter), as the simulator runs
-    /// it (`sim::link_model`), on the emulator's logical clock.
-    pub model: Option<LinkModel>,
-    busy: bool,
-    in_tx: Option<Packet>,
-}
-
-impl Bottleneck {
-    pub fn new(queue: Queue, pipe: Pipe, model: Option<LinkModel>) -> Self {
-        Bottleneck {
-            queue,
-            pipe,
-            model,
-            busy: false,
-            in_tx: None,
-        }
-    }
-
-    /// Whether the link's model loses an arrival at `t` (before the queue); the
-    /// qdisc is told the link's rate first if it changed.
-    fn lost(&mut self, t: u64) -> bool {
-        let Some(m) = &mut self.model else {
-            return false;
-        };
-        if !matches!(m.tx.rate(), LinkRate::Constant(_)) {
-            let rate = m.tx.rate_at(Time::from_nanos(t));
-            if rate != m.told {
-                m.told = rate;
-                self.queue.set_link_rate(rate);
-            }
-        }
-        match &mut m.loss {
-            Some(loss) => loss.lose(&mut m.loss_rng),
-            None => false,
-        }
-    }
-
-    /// How long a packet of `bytes` that starts at `t` takes to leave.
-    fn tx_ns(&mut self, t: u64, bytes: u32) -> u64 {
-        match &mut self.model {
-            None => self.pipe.tx_ns(bytes),
-            Some(m) => {
-                let done = m.tx.finish(Time::from_nanos(t), u64::from(bytes));
-                done.as_nanos().saturating_sub(t)
-            }
-        }
-    }
-
-    /// When a packet that left at `t` reaches the far end.
-    fn arrival(&mut self, t: u64) -> u64 {
-        match &mut self.model {
-            Some(LinkModel {
-                jitter: Some(j),
-                jitter_rng,
-                ..
-            }) => j.arrival(Time::from_nanos(t), jitter_rng).as_nanos(),
-            _ => t + self.pipe.delay_ns,
-        }
-    }
 }
 
 /// Everything the data plane needs.

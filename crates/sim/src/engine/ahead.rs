@@ -26,10 +26,9 @@
 //! sequence numbers at `t0` instead of `t1` (BENCHMARKS.md, "Events per packet").
 //!
 //! Invariants, each checked where it is relied on:
-//! - a link sends ahead only if its qdisc passes packets through when empty, it
-//!   has no link model (a rate that varies, loss, jitter) and no pcap tap
-//!   records it (`plan`, `Simulation::capture`);
-//! - a link whose input has a link model never cuts through (`plan`);
+//! - a link sends ahead only if its qdisc passes packets through when empty, no
+//!   link model (varying rate, loss, jitter) and no pcap tap (`plan`, `capture`);
+//!   a link whose input has a link model never cuts through (`plan`);
 //! - a link cuts through only if it sends ahead, is unobserved and has one input
 //!   over all routes (`plan`); `cut[l]` counts the packets awaited by the normal
 //!   path, `NO_CUT` for the others;

@@ -17,15 +17,10 @@
 //! - RTO per RFC 6298 with Karn's rule (one timed packet per window, never a
 //!   retransmitted one) and exponential back-off, doubling until the timeout reaches
 //!   `max_rto` (RFC 6298 5.5, ns-2 since 2002); `min_rto` defaults to ns-2's 0.2 s.
-//! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR. The
-//!   sender halves cwnd and ssthresh at most once per window of data (a reduction
-//!   for loss counts too), does not grow cwnd on an ACK that carries ECE, and sets
-//!   CWR on its next new packet. cwnd may fall to one packet (ssthresh keeps RFC
-//!   5681's floor of 2). An ECE when the window is already one packet (cwnd < 2:
-//!   packet counting sends `floor(cwnd)`) reduces nothing further: it resets the
-//!   retransmission timer, and the next new packet leaves only when that timer
-//!   expires, so a flow marked at one packet sends one packet per RTO (as ns-2;
-//!   docs/tcp.md, "ECN at one packet", says where ns-2 and Linux differ).
+//! - ECN (RFC 3168 section 6.1.2): the receiver echoes ECE until it sees CWR; the
+//!   sender halves cwnd and ssthresh at most once per window of data, does not grow
+//!   on an ECE, and sets CWR on its next new packet. At a one-packet window an ECE
+//!   only resets the retransmission timer (as ns-2; docs/tcp.md, "ECN at one packet").
 //! - DCTCP and Prague ([`dctcp`]): the receiver echoes the CE state of each
 //!   packet (RFC 8257 section 3.2: with delayed ACKs, an ACK at once when the state
 //!   changes), the sender keeps alpha, the fraction of packets marked (g = 1/16,
@@ -36,10 +31,8 @@
 //! - Optional delayed ACKs: every second in-order packet or after `delack_timeout`
 //!   (100 ms by default, ns-2's `delay_ack_` interval); out-of-order and
 //!   hole-filling packets are acknowledged at once.
-//! - Optional limited transmit (RFC 3042): each of the first two duplicate ACKs
-//!   (below `dupthresh`) sends one new packet, if the receiver's window and the
-//!   data allow, without changing cwnd, so a small window still gathers the
-//!   duplicate ACKs fast retransmit needs instead of waiting for a timeout.
+//! - Optional limited transmit (RFC 3042: the first two duplicate ACKs each send a
+//!   new packet) and proportional rate reduction in SACK recovery (RFC 6937).
 //!
 //! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
 //! [`Actions`] buffer the engine applies, so they can be unit-tested alone.
