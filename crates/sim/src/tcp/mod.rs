@@ -152,7 +152,7 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// The ECT codepoint: ECT(1) (L4S, RFC 9331) when true, ECT(0) otherwise.
     pub ect1: bool,
-    /// Pace new data at a multiple of cwnd / srtt ([`sender`]'s pacing); off by
+    /// Pace new data at a multiple of cwnd / srtt (the sender's pacing); off by
     /// default but for Prague.
     pub pacing: bool,
     pub counting: Counting,
