@@ -42,6 +42,22 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 PARTIAL = ".partial-"
+
+
+def arrow_source(path: str | os.PathLike[str]) -> str | IO[bytes]:
+    """What pyarrow (and pandas through it) can read ``path`` from: the path itself
+    when UTF-8 spells it, as pyarrow encodes every path as UTF-8; else, for a name
+    that is not UTF-8 (a ``str`` with surrogate escapes), the file's bytes."""
+    import io
+
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return io.BytesIO(Path(text).read_bytes())
+    return text
+
+
 #: In every folder aqmlab writes: the names of the files it wrote there, one a
 #: line, and the lock its writers take turns on.
 RECORD = ".aqmlab-files"

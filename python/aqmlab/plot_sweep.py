@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab._io import arrow_source
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -81,7 +83,8 @@ def _stats(source: Sweep | pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.Da
         )
         if path is None:
             raise ValueError(f"{folder}: no stats table (a folder `aqmlab sweep --out` wrote has one)")
-        stats = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        read = pd.read_parquet if path.suffix == ".parquet" else pd.read_csv
+        stats = read(arrow_source(path))
         # The keys' columns come first, then "metric" (aqmlab.stats.summarize).
         return stats, list(stats.columns[: list(stats.columns).index("metric")])
     if isinstance(source, pd.DataFrame):

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab._io import arrow_source
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -173,13 +175,13 @@ class Result:
                 if fmt == "parquet":
                     import pyarrow.parquet as pq
 
-                    table = pq.read_table(path)
+                    table = pq.read_table(arrow_source(path))
                 else:
                     import pyarrow.csv as pcsv
 
                     # The writer leaves a missing value's cell empty.
                     convert = pcsv.ConvertOptions(strings_can_be_null=True)
-                    table = pcsv.read_csv(path, convert_options=convert)
+                    table = pcsv.read_csv(arrow_source(path), convert_options=convert)
             except (pa.ArrowException, OSError) as e:
                 raise ValueError(f"{path}: not a readable {fmt} table ({e})") from None
             sink = pa.BufferOutputStream()

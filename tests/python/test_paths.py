@@ -55,3 +55,27 @@ def test_the_command_runs_a_scenario_in_a_folder_named_with_0xff(odd_folder: byt
     assert json.loads(proc.stdout)["scenario"] == "choke-fig3"
     assert os.path.isfile(out + b"/summary.json")
     assert [n for n in os.listdir(out) if n.endswith(b".pcap")], os.listdir(out)
+
+
+def test_a_sweep_and_its_tables_live_in_a_folder_named_with_0xff(odd_folder: bytes) -> None:
+    # The run store and the tables are read back through pyarrow, which takes
+    # paths as UTF-8: a name that is not UTF-8 is read by its bytes.
+    path = odd_folder + b"/s.toml"
+    out = odd_folder + b"/sweep"
+    args = ["sweep", path, "--seeds", "2", "--duration", "1s", "--warmup", "0s", "--out", out]
+    proc = subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert os.path.isfile(out + b"/runs.parquet")
+    # Run again: both runs now come from the store, read by the folder's bytes.
+    again = subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert b"2 from cache" in again.stdout + again.stderr
+    # A run's tables read back for a plot, from and into the same folder.
+    run_out = odd_folder + b"/run"
+    cmd = [sys.executable, "-m", "aqmlab"]
+    run = [*cmd, "run", path, "--duration", "2s", "--warmup", "1s", "--out", run_out, "--quiet"]
+    assert subprocess.run(run, capture_output=True, timeout=300).returncode == 0
+    figure = odd_folder + b"/q.png"
+    plot = subprocess.run([*cmd, "plot", run_out, "--out", figure], capture_output=True, timeout=300)
+    assert plot.returncode == 0, plot.stderr
+    assert os.path.getsize(figure) > 0

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab._io import arrow_source
+
 if TYPE_CHECKING:
     from aqmlab._runner.work import LabRun
     from aqmlab.result import Result
@@ -101,7 +103,7 @@ def entry_meta(data_or_path: bytes | Path) -> dict[str, str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    source = pa.BufferReader(data_or_path) if isinstance(data_or_path, bytes) else str(data_or_path)
+    source = pa.BufferReader(data_or_path) if isinstance(data_or_path, bytes) else arrow_source(data_or_path)
     try:
         # ParquetFile, not read_schema/read_table: those go through pyarrow.dataset,
         # several times slower for one small file.
@@ -124,7 +126,7 @@ def decode(
     from aqmlab._runner.work import LabRun
     from aqmlab.result import Result
 
-    source = pa.BufferReader(data_or_path) if isinstance(data_or_path, bytes) else str(data_or_path)
+    source = pa.BufferReader(data_or_path) if isinstance(data_or_path, bytes) else arrow_source(data_or_path)
     try:
         # One thread: for a file of a few kilobytes, handing its columns to
         # Arrow's thread pool costs several times the read itself.
@@ -189,7 +191,7 @@ class Store:
         if not path.is_file():
             return False
         try:
-            f = pq.ParquetFile(str(path))
+            f = pq.ParquetFile(arrow_source(path))
             meta = {k.decode(): v.decode() for k, v in (f.schema_arrow.metadata or {}).items()}
             if meta.get("format") != FORMAT or meta.get("key") != key:
                 return False
