@@ -28,13 +28,14 @@ use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod event_loop;
 mod links;
+pub use event_loop::run;
 pub use links::{Bottleneck, Pipe};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
@@ -135,7 +136,10 @@ struct Plane {
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     seq: u64,
     bufs: Vec<Vec<u8>>,
+    /// When each slot's packet entered its queue (`u64::MAX`: it is in none),
+    /// and which direction's.
     enq_at: Vec<u64>,
+    enq_dir: Vec<u8>,
     /// Each slot's flow, set when the packet is admitted.
     slot_flow: Vec<u32>,
     free: Vec<u32>,
@@ -161,15 +165,18 @@ impl Plane {
     }
 
     fn alloc(&mut self) -> u32 {
-        match self.free.pop() {
+        let i = match self.free.pop() {
             Some(i) => i,
             None => {
                 self.bufs.push(vec![0; BUF]);
-                self.enq_at.push(0);
+                self.enq_at.push(u64::MAX);
+                self.enq_dir.push(0);
                 self.slot_flow.push(0);
                 (self.bufs.len() - 1) as u32
             }
-        }
+        };
+        self.enq_at[i as usize] = u64::MAX;
+        i
     }
 
     /// A packet of `len` bytes in slot `tag` enters direction `dir` at `t`.
@@ -227,8 +234,8 @@ impl Plane {
             if self.measuring {
                 self.counts[dir].drop(*reason);
                 self.flow_counts[p.flow.index()].drops[reason.index()] += 1;
-                self.add_sojourn(dir, p, t);
             }
+            self.add_sojourn(dir, p.tag, t);
             self.release(p.tag);
         }
         for (p, reason) in &sink.marks {
@@ -243,15 +250,26 @@ impl Plane {
         self.sink.marks.clear();
     }
 
-    /// A packet that was in the queue (not the arrival being refused) leaves it.
-    fn add_sojourn(&mut self, dir: usize, p: &Packet, t: u64) {
-        let since = self.enq_at[p.tag as usize];
-        if since == u64::MAX {
-            return; // dropped on arrival: never queued
+    /// The packet in slot `tag` leaves its queue at `t` (an arrival refused at
+    /// once was never in it): its time there within the measured interval is
+    /// added to the backlog's integral, as the simulator integrates it.
+    fn add_sojourn(&mut self, dir: usize, tag: u32, t: u64) {
+        let since = std::mem::replace(&mut self.enq_at[tag as usize], u64::MAX);
+        if since == u64::MAX || !self.measuring {
+            return;
         }
         let area = u128::from(t.saturating_sub(since.max(self.measure_from)));
+        let flow = self.slot_flow[tag as usize] as usize;
         self.counts[dir].queue_area += area;
-        self.counts[dir].flow_area[p.flow.index()] += area;
+        self.counts[dir].flow_area[flow] += area;
+    }
+
+    /// At the end: the packets still queued add their time so far.
+    fn settle_queued(&mut self, t: u64) {
+        for tag in 0..self.enq_at.len() as u32 {
+            let dir = usize::from(self.enq_dir[tag as usize]);
+            self.add_sojourn(dir, tag, t);
+        }
     }
 
     fn arrive(&mut self, dir: usize, tag: u32, t: u64) {
@@ -267,6 +285,7 @@ impl Plane {
             self.counts[dir].arrivals += 1;
         }
         self.enq_at[tag as usize] = t;
+        self.enq_dir[tag as usize] = dir as u8;
         let link = &mut self.links[dir];
         link.queue
             .enqueue(pkt, Time::from_nanos(t), &mut self.sink, &mut self.pool);
@@ -298,19 +317,34 @@ impl Plane {
             return;
         };
         let tx = self.links[dir].tx_ns(t, pkt.size);
-        if self.measuring {
-            self.add_sojourn(dir, &pkt, t);
-            let c = &mut self.counts[dir];
-            c.tx_packets += 1;
-            c.tx_bits += u64::from(pkt.size) * 8;
-            c.busy_ns += tx;
-            c.flow_bits[pkt.flow.index()] += u64::from(pkt.size) * 8;
-            c.flow_packets[pkt.flow.index()] += 1;
-        }
+        self.add_sojourn(dir, pkt.tag, t);
         let link = &mut self.links[dir];
         link.busy = true;
         link.in_tx = Some(pkt);
+        link.in_tx_span = (t, t + tx);
         self.push(t + tx, Ev::TxDone(dir as u8));
+    }
+
+    /// Counts the transmission in progress on `dir` up to `t`, as the simulator
+    /// does: a packet counts when it has left (one that straddles the end counts
+    /// its bits sent so far), busy time only inside the measured interval.
+    fn count_tx(&mut self, dir: usize, pkt: &Packet, t: u64) {
+        if !self.measuring {
+            return;
+        }
+        let (since, done) = self.links[dir].in_tx_span;
+        let c = &mut self.counts[dir];
+        c.busy_ns += t.saturating_sub(since.max(self.measure_from));
+        let bits = if t >= done {
+            c.tx_packets += 1;
+            c.flow_packets[pkt.flow.index()] += 1;
+            u64::from(pkt.size) * 8
+        } else {
+            let sent = u128::from(pkt.size) * 8 * u128::from(t - since);
+            (sent / u128::from((done - since).max(1))) as u64
+        };
+        c.tx_bits += bits;
+        c.flow_bits[pkt.flow.index()] += bits;
     }
 
     fn tx_done(&mut self, dir: usize, t: u64) {
@@ -318,6 +352,7 @@ impl Plane {
             .in_tx
             .take()
             .expect("a packet was in transmission");
+        self.count_tx(dir, &pkt, t);
         let at = self.links[dir].arrival(t);
         let f = &mut self.flows[pkt.flow.index()];
         let pipe = if dir == FWD {
@@ -379,6 +414,30 @@ impl Plane {
         }
     }
 
+    fn dispatch(
+        &mut self,
+        ev: Ev,
+        t: u64,
+        tun: &mut [File; 2],
+        epoch: Instant,
+        queue_interval_ns: u64,
+        end_ns: u64,
+    ) {
+        match ev {
+            Ev::Arrive(d, tag) => self.arrive(d as usize, tag, t),
+            Ev::TxDone(d) => self.tx_done(d as usize, t),
+            Ev::Deliver(d, tag) => self.deliver(d as usize, tag, t, tun, epoch),
+            Ev::Udp(f) => self.udp(f, t),
+            Ev::MeasureStart => self.measure_start(t),
+            Ev::Sample => {
+                self.sample(t);
+                if t + queue_interval_ns < end_ns {
+                    self.push(t + queue_interval_ns, Ev::Sample);
+                }
+            }
+        }
+    }
+
     fn sample(&mut self, t: u64) {
         for dir in [FWD, REV] {
             let q = &self.links[dir].queue;
@@ -394,177 +453,4 @@ impl Plane {
         self.flow_counts = vec![FlowCounters::default(); n];
         self.lateness = Lateness::default();
     }
-}
-
-/// Runs the data plane until `cfg.end_ns` (or the stop flag).
-pub fn run(cfg: Config) -> Outcome {
-    let Config {
-        flows,
-        links,
-        mut tun,
-        epoch,
-        warmup_ns,
-        end_ns,
-        queue_interval_ns,
-        stop,
-        capture_marked,
-    } = cfg;
-    // SAFETY: prctl on the calling thread; asks for timers as exact as the
-    // hardware allows.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
-    realtime();
-    let n = flows.len();
-    let mut p = Plane {
-        flows,
-        links,
-        pool: QueuePool::default(),
-        sink: VecSink::default(),
-        events: BinaryHeap::new(),
-        seq: 0,
-        bufs: Vec::new(),
-        enq_at: Vec::new(),
-        slot_flow: Vec::new(),
-        free: Vec::new(),
-        measuring: warmup_ns == 0,
-        measure_from: 0,
-        counts: [LinkCounters::new(n), LinkCounters::new(n)],
-        samples: [Vec::new(), Vec::new()],
-        flow_counts: vec![FlowCounters::default(); n],
-        lateness: Lateness::default(),
-        unclassified: 0,
-        write_errors: 0,
-        read_errors: 0,
-        udp_id: 0,
-        capture_marked,
-        marked: Vec::new(),
-    };
-    for _ in 0..1024 {
-        let t = p.alloc();
-        p.free.push(t);
-    }
-    if warmup_ns > 0 {
-        p.push(warmup_ns, Ev::MeasureStart);
-    }
-    if queue_interval_ns > 0 {
-        p.push(0, Ev::Sample);
-    }
-    for i in 0..n {
-        if let Some(u) = &p.flows[i].udp {
-            let s = u.start_ns;
-            p.push(s, Ev::Udp(i as u32));
-        }
-    }
-    let mut interrupted = false;
-    let spin = spin_ns();
-    // Which devices the last poll found readable.
-    let mut readable = [true, true];
-    loop {
-        let now = epoch.elapsed().as_nanos() as u64;
-        if now >= end_ns {
-            break;
-        }
-        if stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        for (dir, dev) in [(FWD, 0), (REV, 1)] {
-            if !readable[dev] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                let tag = p.alloc();
-                match tun[dev].read(&mut p.bufs[tag as usize]) {
-                    Ok(len) => p.admit(dir, tag, len, now),
-                    Err(e) => {
-                        p.free.push(tag);
-                        if e.kind() != ErrorKind::WouldBlock {
-                            p.read_errors += 1;
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        while let Some(&Reverse((t, _, ev))) = p.events.peek() {
-            if t > now.max(epoch.elapsed().as_nanos() as u64) {
-                break;
-            }
-            p.events.pop();
-            match ev {
-                Ev::Arrive(d, tag) => p.arrive(d as usize, tag, t),
-                Ev::TxDone(d) => p.tx_done(d as usize, t),
-                Ev::Deliver(d, tag) => p.deliver(d as usize, tag, t, &mut tun, epoch),
-                Ev::Udp(f) => p.udp(f, t),
-                Ev::MeasureStart => p.measure_start(t),
-                Ev::Sample => {
-                    p.sample(t);
-                    if t + queue_interval_ns < end_ns {
-                        p.push(t + queue_interval_ns, Ev::Sample);
-                    }
-                }
-            }
-        }
-        let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
-        let now = epoch.elapsed().as_nanos() as u64;
-        // Sleep until a device is readable or the next event is near; within
-        // the spin margin, only ask.
-        let sleep = if next > now + spin {
-            next - now - spin / 2
-        } else {
-            0
-        };
-        readable = wait(&tun, sleep);
-    }
-    Outcome {
-        links: p.counts,
-        samples: p.samples,
-        flows: p.flow_counts,
-        lateness: p.lateness,
-        unclassified: p.unclassified,
-        write_errors: p.write_errors,
-        read_errors: p.read_errors,
-        links_back: p.links,
-        end_ns: (epoch.elapsed().as_nanos() as u64).min(end_ns),
-        interrupted,
-        marked: p.marked,
-    }
-}
-
-/// Runs the calling thread under SCHED_FIFO at a low real-time priority, so that
-/// a busy machine (compilers, other runs) delays the data plane as little as it
-/// can. Best effort: without the right it stays a normal thread. The thread
-/// sleeps whenever nothing is due within [`SPIN_NS`], and the kernel's real-time
-/// throttling leaves other threads their share.
-fn realtime() {
-    let p = libc::sched_param { sched_priority: 10 };
-    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
-}
-
-/// Sleeps until either device is readable or `ns` have passed (0: does not
-/// sleep); returns which are readable.
-fn wait(tun: &[File; 2], ns: u64) -> [bool; 2] {
-    let mut fds = [
-        libc::pollfd {
-            fd: tun[0].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: tun[1].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: two valid pollfds and a timespec on the stack.
-    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-    if n < 0 {
-        // Interrupted: look at both.
-        return [true, true];
-    }
-    fds.map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0)
 }

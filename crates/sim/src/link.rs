@@ -237,11 +237,13 @@ impl Queue {
             .qdisc = qdisc;
     }
 
-    /// Enqueues `pkt` at `now`; a lazy DropTail takes one from `pool` first.
+    /// Enqueues `pkt` at `now`, stamping `enqueued_at` (the sojourn CoDel, PIE
+    /// and DualPI2 read) so every caller, the engine and the emulator alike, gets
+    /// it; a lazy DropTail takes one from `pool` first.
     #[inline]
     pub fn enqueue(
         &mut self,
-        pkt: Packet,
+        mut pkt: Packet,
         now: Time,
         sink: &mut VecSink,
         pool: &mut QueuePool,
@@ -251,6 +253,7 @@ impl Queue {
                 QueueState::new(Self::droptail(), aqm::rng::stream(0, DROPTAIL_STREAM), true)
             })
         });
+        pkt.enqueued_at = now;
         #[cfg(debug_assertions)]
         let before = sink.drops.len();
         let verdict = q.qdisc.enqueue(pkt, &mut Ctx::new(now, &mut q.rng, sink));

@@ -42,6 +42,8 @@ pub struct Bottleneck {
     pub model: Option<LinkModel>,
     pub(super) busy: bool,
     pub(super) in_tx: Option<Packet>,
+    /// When the packet in transmission started and when it finishes, ns.
+    pub(super) in_tx_span: (u64, u64),
 }
 
 impl Bottleneck {
@@ -52,6 +54,7 @@ impl Bottleneck {
             model,
             busy: false,
             in_tx: None,
+            in_tx_span: (0, 0),
         }
     }
 

@@ -1,0 +1,201 @@
+//! The data plane's loop: reads the devices when `ppoll` finds them readable,
+//! handles every event whose logical time has come, and sleeps (or, close to
+//! the next event, spins) until the next.
+
+use super::{spin_ns, Config, Ev, Outcome, Plane, FWD, READ_BATCH, REV};
+use crate::stats::{FlowCounters, Lateness, LinkCounters};
+use aqm::VecSink;
+use sim::link::QueuePool;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+
+/// Runs the data plane until `cfg.end_ns` (or the stop flag).
+pub fn run(cfg: Config) -> Outcome {
+    let Config {
+        flows,
+        links,
+        mut tun,
+        epoch,
+        warmup_ns,
+        end_ns,
+        queue_interval_ns,
+        stop,
+        capture_marked,
+    } = cfg;
+    // SAFETY: prctl on the calling thread; asks for timers as exact as the
+    // hardware allows.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    realtime();
+    let n = flows.len();
+    let mut p = Plane {
+        flows,
+        links,
+        pool: QueuePool::default(),
+        sink: VecSink::default(),
+        events: BinaryHeap::new(),
+        seq: 0,
+        bufs: Vec::new(),
+        enq_at: Vec::new(),
+        enq_dir: Vec::new(),
+        slot_flow: Vec::new(),
+        free: Vec::new(),
+        measuring: warmup_ns == 0,
+        measure_from: 0,
+        counts: [LinkCounters::new(n), LinkCounters::new(n)],
+        samples: [Vec::new(), Vec::new()],
+        flow_counts: vec![FlowCounters::default(); n],
+        lateness: Lateness::default(),
+        unclassified: 0,
+        write_errors: 0,
+        read_errors: 0,
+        udp_id: 0,
+        capture_marked,
+        marked: Vec::new(),
+    };
+    for _ in 0..1024 {
+        let t = p.alloc();
+        p.free.push(t);
+    }
+    if warmup_ns > 0 {
+        p.push(warmup_ns, Ev::MeasureStart);
+    }
+    if queue_interval_ns > 0 {
+        p.push(0, Ev::Sample);
+    }
+    for i in 0..n {
+        if let Some(u) = &p.flows[i].udp {
+            let s = u.start_ns;
+            p.push(s, Ev::Udp(i as u32));
+        }
+    }
+    let mut interrupted = false;
+    let spin = spin_ns();
+    // Which devices the last poll found readable.
+    let mut readable = [true, true];
+    loop {
+        let now = epoch.elapsed().as_nanos() as u64;
+        if now >= end_ns {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        for (dir, dev) in [(FWD, 0), (REV, 1)] {
+            if !readable[dev] {
+                continue;
+            }
+            for _ in 0..READ_BATCH {
+                let tag = p.alloc();
+                match tun[dev].read(&mut p.bufs[tag as usize]) {
+                    Ok(len) => p.admit(dir, tag, len, now),
+                    Err(e) => {
+                        p.free.push(tag);
+                        if e.kind() != ErrorKind::WouldBlock {
+                            p.read_errors += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        while let Some(&Reverse((t, _, ev))) = p.events.peek() {
+            if t > now.max(epoch.elapsed().as_nanos() as u64) {
+                break;
+            }
+            p.events.pop();
+            p.dispatch(ev, t, &mut tun, epoch, queue_interval_ns, end_ns);
+        }
+        let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
+        let now = epoch.elapsed().as_nanos() as u64;
+        // Sleep until a device is readable or the next event is near; within
+        // the spin margin, only ask.
+        let sleep = if next > now + spin {
+            next - now - spin / 2
+        } else {
+            0
+        };
+        readable = wait(&tun, sleep);
+    }
+    // What was due before the end and not yet handled (the last wake-up came
+    // late) is handled now, as the simulator handles every event before its end.
+    // Their writes are not timekeeping, so their lateness is not counted.
+    if !interrupted {
+        let lateness = std::mem::take(&mut p.lateness);
+        while let Some(&Reverse((t, _, ev))) = p.events.peek() {
+            if t >= end_ns {
+                break;
+            }
+            p.events.pop();
+            p.dispatch(ev, t, &mut tun, epoch, queue_interval_ns, end_ns);
+        }
+        p.lateness = lateness;
+    }
+    let end = if interrupted {
+        (epoch.elapsed().as_nanos() as u64).min(end_ns)
+    } else {
+        end_ns
+    };
+    for dir in [FWD, REV] {
+        if let Some(pkt) = p.links[dir].in_tx {
+            p.count_tx(dir, &pkt, end);
+        }
+    }
+    p.settle_queued(end);
+    Outcome {
+        links: p.counts,
+        samples: p.samples,
+        flows: p.flow_counts,
+        lateness: p.lateness,
+        unclassified: p.unclassified,
+        write_errors: p.write_errors,
+        read_errors: p.read_errors,
+        links_back: p.links,
+        end_ns: end,
+        interrupted,
+        marked: p.marked,
+    }
+}
+
+/// Runs the calling thread under SCHED_FIFO at a low real-time priority, so that
+/// a busy machine (compilers, other runs) delays the data plane as little as it
+/// can. Best effort: without the right it stays a normal thread. The thread
+/// sleeps whenever nothing is due within [`SPIN_NS`](super::SPIN_NS), and the kernel's real-time
+/// throttling leaves other threads their share.
+fn realtime() {
+    let p = libc::sched_param { sched_priority: 10 };
+    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+}
+
+/// Sleeps until either device is readable or `ns` have passed (0: does not
+/// sleep); returns which are readable.
+fn wait(tun: &[File; 2], ns: u64) -> [bool; 2] {
+    let mut fds = [
+        libc::pollfd {
+            fd: tun[0].as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: tun[1].as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: two valid pollfds and a timespec on the stack.
+    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    if n < 0 {
+        // Interrupted: look at both.
+        return [true, true];
+    }
+    fds.map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0)
+}
