@@ -53,7 +53,7 @@ pub struct InfoSample {
     /// Retransmission timeouts so far (`tcpi_total_rto`, Linux 6.7 and later;
     /// SYN timeouts included).
     pub total_rto: u32,
-    /// Entries into fast recovery so far, as polled (see [`Recoveries`]).
+    /// Entries into fast recovery so far, polled every 2 ms (`Recoveries`).
     pub recoveries: u32,
 }
 

@@ -2,9 +2,6 @@
 //! bottleneck, real TCP and a CBR flow through it for a second.
 mod common;
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
 #[test]
 fn every_qdisc_kind_forwards_real_tcp() {
     require_emulation!();
@@ -26,8 +23,7 @@ fn every_qdisc_kind_forwards_real_tcp() {
             ],
         });
         let s = sim::Scenario::from_json(&json.to_string()).unwrap();
-        let r = emu::emulate(&s, Arc::new(AtomicBool::new(false)))
-            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let r = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let link = &r.links[0];
         eprintln!(
             "{kind:>10}: util {:.3} tcp {:.2} Mb/s udp {:.2} Mb/s drops {} marks {}",
@@ -80,8 +76,7 @@ fn every_qdisc_kind_decides_as_in_simulation_on_the_same_arrivals() {
         });
         let s = sim::Scenario::from_json(&json.to_string()).unwrap();
         let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-        let emulated = emu::emulate(&s, Arc::new(AtomicBool::new(false)))
-            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let (a, b) = (&simulated.links[0], &emulated.links[0]);
         eprintln!(
             "{kind:>10}: arrivals {} / {}, drops {} / {}, marks {} / {}",

@@ -35,9 +35,13 @@ pub fn scenario(text: &str) -> Scenario {
 }
 
 pub fn emulate(text: &str) -> RunResult {
-    let s = scenario(text);
+    emulate_scenario(&scenario(text)).unwrap()
+}
+
+/// Emulates `s`, one emulation at a time.
+pub fn emulate_scenario(s: &Scenario) -> Result<RunResult, emu::EmuError> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    emu::emulate(&s, Arc::new(AtomicBool::new(false))).unwrap()
+    emu::emulate(s, Arc::new(AtomicBool::new(false)))
 }
 
 pub fn simulate(text: &str) -> RunResult {
