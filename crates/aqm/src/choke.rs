@@ -25,7 +25,7 @@
 //! below 1/2; a draw retries [`RANDOM_RETRIES`] times before taking the head.
 //!
 //! Choices where the paper is silent or Linux differs: flows are compared by
-//! [`FlowId`](crate::FlowId) (Linux: a flow hash); a matched arrival is
+//! [`FlowId`] (Linux: a flow hash); a matched arrival is
 //! `ChokeMatch` in every region (Linux); a match leaves RED's `count` alone
 //! (Linux); matched drops are never ECN marks; m = 2i *candidates* in region i
 //! (II-A and DESIGN.md; III-C counts drops); random candidates are drawn with

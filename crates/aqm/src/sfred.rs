@@ -19,8 +19,8 @@
 //! the bin's average inside the middle fifth of [`min_th`, `max_th`] (up by
 //! min(0.01, max_p / 4), down by x0.9). An arrival is judged by the bin that
 //! treats it most leniently (the Bloom filter's minimum, as SFB's pmin): the least
-//! of its bins' RED probabilities ([`red_region`]), spaced by that bin's count
-//! ([`spaced_probability`]). A heavy flow fills all its bins, pushing their
+//! of its bins' RED probabilities ([`Curve::region`](crate::parts::red::Curve::region)), spaced by that bin's count
+//! ([`spaced_probability`](crate::parts::red::spaced_probability)). A heavy flow fills all its bins, pushing their
 //! averages and max_p up; a light flow with one clean bin is judged by that bin.
 //!
 //! Choices: thresholds are per bin, in packets. Adaptive RED bounds max_p to

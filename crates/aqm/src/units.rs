@@ -225,7 +225,7 @@ fn rate_scale(unit: &str) -> Option<f64> {
     })
 }
 
-/// Parses a rate: a number and a unit of [`RATE_UNITS`]'s (SI prefixes, k = 1000,
+/// Parses a rate: a number and a unit of `RATE_UNITS`'s (SI prefixes, k = 1000,
 /// as tc and ns-3 read them). `"10Mbps"`, `"10Mbit"`, `"10Mb/s"` and `"1.25MBps"`
 /// are the same rate; `"10mbps"` is an error that says what to write.
 pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {

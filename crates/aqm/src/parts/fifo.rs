@@ -1,6 +1,6 @@
 //! Packet storage and the admit tail: [`PacketFifo`], the ring most qdiscs keep
 //! packets in; [`LimitedQueue`], a store with a packet limit and the
-//! admit-or-overflow step that ends nearly every enqueue; and [`backlog_of!`],
+//! admit-or-overflow step that ends nearly every enqueue; and `backlog_of!`,
 //! which answers `Qdisc::len`, `bytes` and `limit` from a `LimitedQueue` field.
 //!
 //! A `VecDeque` is a growable power-of-two ring: it starts empty and grows with the
