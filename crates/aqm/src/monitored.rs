@@ -52,6 +52,10 @@ impl<Q: Qdisc> Monitored<Q> {
     pub fn qdisc(&self) -> &Q {
         &self.qdisc
     }
+    /// The link's rate changed (`Qdisc::set_link_rate`).
+    pub fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        self.qdisc.set_link_rate(rate);
+    }
     /// The counters so far.
     pub fn counts(&self) -> QueueCounts {
         self.counts.clone()

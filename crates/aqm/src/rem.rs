@@ -232,6 +232,14 @@ impl Rem {
 }
 
 impl Qdisc for Rem {
+    /// The price integrates input minus capacity: a varying link's capacity is
+    /// its rate now.
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        let p = &self.params;
+        let packets_per_sec = rate.as_f64() / (8.0 * p.mean_pkt_size as f64);
+        self.capacity = p.update_interval.as_secs_f64() * packets_per_sec;
+    }
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         self.advance_clock(ctx.now);
         let p = &self.params;

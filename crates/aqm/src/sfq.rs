@@ -447,6 +447,15 @@ impl Sfq {
 }
 
 impl Qdisc for Sfq {
+    /// Every bin's RED average (and a fresh bin's) decays while idle as fast as
+    /// the link would now send.
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        self.fresh_average.set_link_rate(rate);
+        for bin in &mut self.bins {
+            bin.average.set_link_rate(rate);
+        }
+    }
+
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         self.advance_clock(ctx);
         let b = self.bin_of(pkt.flow);

@@ -189,6 +189,13 @@ impl Sfred {
 }
 
 impl Qdisc for Sfred {
+    /// Every bin's idle decay follows the link's rate now.
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        for bin in &mut self.bins {
+            bin.average.set_link_rate(rate);
+        }
+    }
+
     backlog_of!(queue);
 
     fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {

@@ -75,6 +75,9 @@ struct WfqClass {
 pub struct WfqScheduler {
     /// Link rate, bytes per nanosecond.
     rate: f64,
+    /// A new rate, told since the last `advance`: V runs at the old one up to
+    /// then.
+    pending_rate: Option<f64>,
     /// Tag every packet at arrival (the livelock) instead of only heads.
     per_packet: bool,
     /// Virtual time, and the real time (ns) it was computed for.
@@ -131,6 +134,7 @@ impl Scheduler for WfqScheduler {
         Self::check_link(link)?;
         Ok(WfqScheduler {
             rate: link.rate.as_f64() / 8e9,
+            pending_rate: None,
             per_packet: params.tags_every_packet(),
             v: 0.0,
             clock: 0.0,
@@ -172,6 +176,17 @@ impl Scheduler for WfqScheduler {
             }
         }
         self.clock = now;
+        if let Some(rate) = self.pending_rate.take() {
+            self.rate = rate;
+        }
+    }
+
+    /// A link at rate 0 sends nothing and V would stand still; it keeps the
+    /// last positive rate instead, so no tag becomes infinite.
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        if rate.bps() > 0 {
+            self.pending_rate = Some(rate.as_f64() / 8e9);
+        }
     }
 
     fn arrived(&mut self, c: ClassId, pkt: &mut Packet, classes: &Classes) {
@@ -362,6 +377,28 @@ mod tests {
             0.0,
         );
         assert_eq!(sent, vec![1_000_000, 100_000]);
+    }
+
+    #[test]
+    fn virtual_time_runs_at_the_rate_told_from_the_next_event_on() {
+        // A flow alone advances V at the full rate: 1000 per ms at 8 Mbit/s.
+        let mut h = build("kind = \"wfq\"\nbuffer = \"droptail\"", &[]);
+        offer(&mut h, 1, 0, 1500, 1);
+        offer(&mut h, 1, 0, 1500, 2);
+        h.advance(Dur::from_millis(1));
+        h.q.set_link_rate(Rate::from_mbps(4));
+        h.dequeue();
+        // Up to the event that follows the change, at the old rate.
+        assert!((wfq(&h).scheduler().virtual_time() - 1000.0).abs() < 1e-9);
+        h.advance(Dur::from_millis(1));
+        h.dequeue();
+        assert!((wfq(&h).scheduler().virtual_time() - 1500.0).abs() < 1e-9);
+        // A rate of 0 (an outage) is not taken: V would stand still for ever.
+        h.q.set_link_rate(Rate::from_bps(0));
+        offer(&mut h, 1, 0, 1500, 3);
+        h.advance(Dur::from_millis(1));
+        h.dequeue();
+        assert!((wfq(&h).scheduler().virtual_time() - 2000.0).abs() < 1e-9);
     }
 
     #[test]

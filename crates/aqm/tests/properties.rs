@@ -4,8 +4,8 @@
 //! defaults and the small ones its own file lists (`QdiscParams::property_configs`).
 
 use aqm::{
-    rng, Dur, Ecn, FlowClass, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec, Rate, Time,
-    VecSink, Verdict,
+    rng, AnyQdisc, Dur, Ecn, FlowClass, FlowId, LinkInfo, Monitored, Packet, Qdisc, QdiscSpec,
+    Rate, Time, VecSink, Verdict,
 };
 use proptest::prelude::*;
 
@@ -48,9 +48,25 @@ struct Trace {
 
 /// Runs `ops` with every ECN-capable arrival carrying `capable` (ECT(0) or ECT(1)).
 fn run(spec: &QdiscSpec, ops: &[Op], seed: u64, capable: Ecn) -> Result<Trace, TestCaseError> {
+    run_built(spec, build(spec, Rate::from_mbps(10)), ops, seed, capable)
+}
+
+/// `spec` built for a link of `rate` that announces [`flow_table`].
+fn build(spec: &QdiscSpec, rate: Rate) -> AnyQdisc {
     let table = flow_table();
-    let link = LinkInfo::new(Rate::from_mbps(10)).with_flows(&table);
-    let mut q = Monitored::new(spec.build(&link).unwrap());
+    spec.build(&LinkInfo::new(rate).with_flows(&table))
+        .unwrap_or_else(|e| panic!("{spec:?}: {e}"))
+}
+
+/// [`run`] on a qdisc already built from `spec`.
+fn run_built(
+    spec: &QdiscSpec,
+    q: AnyQdisc,
+    ops: &[Op],
+    seed: u64,
+    capable: Ecn,
+) -> Result<Trace, TestCaseError> {
+    let mut q = Monitored::new(q);
     let mut rng = rng::stream(seed, 3);
     let mut sink = VecSink::default();
     let mut now = Time::ZERO;
@@ -160,10 +176,9 @@ fn every_configuration_builds_and_round_trips_through_toml() {
     }
 }
 
-#[test]
-fn a_long_random_workload_never_breaks_the_invariants() {
-    // One long run per config, beyond proptest's short sequences: queues fill and
-    // drain many times and averages travel the whole curve.
+/// One long workload, beyond proptest's short sequences: queues fill and drain
+/// many times, with idle gaps, and averages travel the whole curve.
+fn long_workload() -> Vec<Op> {
     let mut ops = Vec::new();
     let mut r = rng::stream(9, 9);
     for _ in 0..50_000 {
@@ -178,6 +193,12 @@ fn a_long_random_workload_never_breaks_the_invariants() {
             _ => Op::Advance(rand::Rng::gen_range(&mut r, 0..5_000_000)),
         });
     }
+    ops
+}
+
+#[test]
+fn a_long_random_workload_never_breaks_the_invariants() {
+    let ops = long_workload();
     for spec in QdiscSpec::property_configs() {
         run(&spec, &ops, 1, Ecn::Ect).unwrap();
         run(&spec, &ops, 1, Ecn::Ect1).unwrap();
@@ -190,4 +211,38 @@ fn qdisc_trait_is_object_safe() {
     let spec: QdiscSpec = toml::from_str("kind = \"droptail\"").unwrap();
     let q: Box<dyn Qdisc> = Box::new(spec.build(&LinkInfo::new(Rate::from_mbps(1))).unwrap());
     assert_eq!(q.len(), 0);
+}
+
+/// On a link whose rate varies, a qdisc told the new rate (`set_link_rate`)
+/// decides as one built for that rate: whatever it derived from the rate (RED's
+/// idle decay, REM's capacity, FRED's, SFQ's and SFRED's averages, WFQ's virtual
+/// time) follows.
+/// The kinds listed keep their build rate (docs/links.md says so); for them the
+/// test shows the rate matters, so the list cannot hide a kind that ignores it
+/// for no reason.
+#[test]
+fn a_qdisc_told_a_new_rate_decides_as_one_built_for_it() {
+    const KEEP_BUILD_RATE: &[&str] = &["breathe"];
+    let ops = long_workload();
+    let (from, to) = (Rate::from_mbps(10), Rate::from_mbps(2));
+    let mut kept_and_differs = Vec::new();
+    for spec in QdiscSpec::property_configs() {
+        let mut told = build(&spec, from);
+        told.set_link_rate(to);
+        let a = run_built(&spec, told, &ops, 1, Ecn::Ect).unwrap();
+        let b = run_built(&spec, build(&spec, to), &ops, 1, Ecn::Ect).unwrap();
+        if KEEP_BUILD_RATE.contains(&spec.kind()) {
+            if a != b {
+                kept_and_differs.push(spec.kind());
+            }
+        } else {
+            assert!(a == b, "{spec:?} told {to} decides unlike one built for it");
+        }
+    }
+    for kind in KEEP_BUILD_RATE {
+        assert!(
+            kept_and_differs.contains(kind),
+            "{kind} decides alike at both rates: it follows the rate, or does not use it"
+        );
+    }
 }

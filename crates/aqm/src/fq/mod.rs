@@ -362,6 +362,9 @@ pub trait Scheduler: Sized {
     /// Brings the scheduler's clock to `now` (WFQ's virtual time); called first in
     /// every enqueue and dequeue.
     fn advance(&mut self, _now: Time, _classes: &Classes) {}
+    /// The link's rate is now `rate` (a varying link; WFQ's virtual time runs at
+    /// it from the next `advance` on).
+    fn set_link_rate(&mut self, _rate: crate::units::Rate) {}
     /// `pkt` is about to join class `c` (still at its old length).
     fn arrived(&mut self, c: ClassId, pkt: &mut Packet, classes: &Classes);
     /// Class `c`'s head `head` was just dropped, not sent; `replaced` when the
@@ -445,6 +448,10 @@ impl<S: Scheduler> FairQueue<S> {
 }
 
 impl<S: Scheduler> Qdisc for FairQueue<S> {
+    fn set_link_rate(&mut self, rate: crate::units::Rate) {
+        self.sched.set_link_rate(rate);
+    }
+
     fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         self.sched.advance(ctx.now, &self.classes);
         self.release_candidates();
