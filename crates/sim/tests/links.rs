@@ -2,7 +2,7 @@
 //! trace's opportunities, random loss matches its model (Bernoulli within a
 //! binomial interval, Gilbert-Elliott's loss rate and burst length their closed
 //! forms), jitter has the configured mean and spread and overtakes nothing unless
-//! asked.
+//! asked, and a qdisc is told a varying link's rate.
 
 use aqm::{Dur, Time};
 use sim::link_model::{DeliveryTrace, Distribution, LossSpec};
@@ -274,4 +274,49 @@ fn jitter_overtakes_only_when_asked() {
     };
     assert_eq!(order(false), 0);
     assert!(order(true) > 100);
+}
+
+/// The engine tells a qdisc its link's new rate: a link whose schedule drops
+/// from 10 to 2 Mbit/s a microsecond in (before anything arrives) gives every
+/// qdisc that derives something from the rate (RED's idle decay, REM's capacity,
+/// WFQ's virtual time, the bins of SFQ and SFRED, FRED) the same decisions as a
+/// constant 2 Mbit/s link. Built for 10 Mbit/s and never told, REM's capacity
+/// alone would be five times too large.
+#[test]
+fn a_qdisc_on_a_varying_link_is_told_its_rate() {
+    let text = |qdisc: &str, rate: &str| {
+        format!(
+            r#"
+name = "told"
+duration = "10s"
+warmup = "2s"
+qdisc = {{ kind = "{qdisc}" }}
+[topology]
+kind = "dumbbell"
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = {rate}, delay = "10ms" }}
+[[flows]]
+name = "tcp"
+kind = "tcp"
+count = 4
+"#
+        )
+    };
+    let schedule =
+        r#"{ schedule = [{ at = "0s", rate = "10Mbps" }, { at = "1us", rate = "2Mbps" }] }"#;
+    for qdisc in ["red", "rem", "wfq", "sfq", "sfred", "fred"] {
+        let constant = run(&text(qdisc, "\"2Mbps\""));
+        let varying = run(&text(qdisc, schedule));
+        let (a, b) = (&constant.links[0], &varying.links[0]);
+        assert_eq!(a.drops, b.drops, "{qdisc}: drops");
+        assert_eq!(a.tx_packets, b.tx_packets, "{qdisc}: packets sent");
+        for (f, g) in constant.flows.iter().zip(&varying.flows) {
+            assert_eq!(f.delivered, g.delivered, "{qdisc}: flow {}", f.id);
+        }
+        let (qa, qb) = (a.mean_queue_packets, b.mean_queue_packets);
+        assert!(
+            (qa - qb).abs() <= 1e-3 * qa,
+            "{qdisc}: mean queue {qa} / {qb}"
+        );
+    }
 }
