@@ -59,6 +59,7 @@ def command_line(argv: list[_Path]) -> tuple[int, str, str, tuple[str, str] | No
 # `--set` texts (KEY=VALUE) parsed as `aqmlab run` parses them: a JSON list of
 # [key, value], what run_json's and run_builtin_or_path's `sets` take.
 def parse_sets(texts: list[str]) -> str: ...
+def assign(table: str, sets: str) -> str: ...
 
 # Check a scenario (a dict as JSON) as run_json would, without simulating it; returns
 # what the run would simulate, as JSON (no name, description, seed or unused [qdisc]).

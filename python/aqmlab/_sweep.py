@@ -38,7 +38,7 @@ from typing import Any
 from aqmlab._sweep_result import Sweep
 from aqmlab._sweep_result import label_text as _label_text
 
-__all__ = ["Sweep", "parse_assignment", "set_path", "sweep"]
+__all__ = ["Sweep", "assign", "parse_assignment", "set_path", "sweep"]
 
 
 # ---- the grid -----------------------------------------------------------------------
@@ -101,54 +101,25 @@ def _check_key(key: str) -> list[str]:
 
 
 def set_path(scenario: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
-    """A copy of ``scenario`` with the dotted ``key`` set to ``value``."""
-    out = copy.deepcopy(dict(scenario))
-    steps = _check_key(key)
-    node: Any = out
-    for depth, step in enumerate(steps):
-        last = depth == len(steps) - 1
-        where = ".".join(steps[:depth]) or "the scenario"
-        if isinstance(node, list):
-            index = _list_index(node, step, key, where)
-            if last:
-                node[index] = value
-            else:
-                node = node[index]
-        elif isinstance(node, dict):
-            if last:
-                node[step] = value
-            else:
-                node = node.setdefault(step, {})
-        else:
-            raise ValueError(f"sweep key {key!r}: {where} is {node!r}, not a table")
-    return out
+    """A copy of ``scenario`` with the dotted ``key`` set to ``value`` (see
+    :func:`assign`)."""
+    return assign(scenario, {key: value})
 
 
-def _keep_what_the_kind_takes(
-    point: dict[str, Any], base: Mapping[str, Any], label: Mapping[str, Any]
-) -> dict[str, Any]:
-    """``point`` without the keys of its ``[qdisc]`` that its (new) kind does not
-    take (``aqmlab.qdisc_keys``). A key the sweep itself set is never dropped, nor
-    is any key of a kind that does not exist, so their errors stand."""
+def assign(scenario: Mapping[str, Any], sets: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``scenario`` with each dotted key of ``sets`` set to its value, by
+    the rules of ``aqmlab run --set``, which the extension holds (one
+    implementation for both): a step into a list names an entry by its ``name`` or
+    its index, a missing key is added, and a new ``qdisc.kind`` keeps only the
+    ``[qdisc]`` keys that kind takes, besides those ``sets`` gives."""
     from aqmlab import _aqmlab
+    from aqmlab._run import to_json
 
-    base_qdisc = base.get("qdisc")
-    kind = point["qdisc"].get("kind")
-    if not isinstance(base_qdisc, dict) or kind == base_qdisc.get("kind"):
-        return point
-    if not isinstance(kind, str) or kind not in _aqmlab.qdisc_kinds() or "tc" in base_qdisc:
-        return point
-    takes = set(_aqmlab.qdisc_keys(kind))
-    swept = {k.removeprefix("qdisc.") for k in label}
-    dropped = [
-        k for k in point["qdisc"] if k in base_qdisc and k != "kind" and k not in swept and k not in takes
-    ]
-    if not dropped:
-        return point
-    point = copy.deepcopy(point)
-    for k in dropped:
-        del point["qdisc"][k]
-    return point
+    for key in sets:
+        _check_key(key)
+    # The values checked as a scenario's are (`to_json`), in the order given.
+    pairs = list(json.loads(to_json(dict(sets))).items())
+    return json.loads(_aqmlab.assign(to_json(scenario), json.dumps(pairs)))
 
 
 def _point_error(message: str, label: Mapping[str, Any], scenario: object) -> str:
@@ -160,17 +131,6 @@ def _point_error(message: str, label: Mapping[str, Any], scenario: object) -> st
         name = "the default scenario" if scenario is None else os.fsdecode(os.fspath(scenario))
         message = f"{name} with it: {message.removeprefix('<dict>: ')}"
     return f"sweep point {_describe(label)}: {message}"
-
-
-def _list_index(items: list[Any], step: str, key: str, where: str) -> int:
-    names = [item.get("name") for item in items if isinstance(item, dict)]
-    for i, item in enumerate(items):
-        if isinstance(item, dict) and item.get("name") == step:
-            return i
-    if step.isdigit() and int(step) < len(items):
-        return int(step)
-    known = ", ".join(repr(n) for n in names if n is not None) or "none named"
-    raise ValueError(f"sweep key {key!r}: {where} has no entry named {step!r} (entries: {known})")
 
 
 def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -327,12 +287,8 @@ def sweep(
     planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
     simulated: list[str] = []
     for label in labels:
-        point = base
-        for key, value in label.items():
-            point = set_path(point, key, value)
-        if "qdisc.kind" in label:
-            point = _keep_what_the_kind_takes(point, base, label)
         try:
+            point = assign(base, label)
             simulated.append(_aqmlab.check_json(to_json(point)))
         except ValueError as e:
             raise ValueError(_point_error(str(e), label, scenario)) from None

@@ -8,7 +8,7 @@ import pytest
 
 import aqmlab
 from aqmlab._run import tomllib
-from aqmlab._sweep import parse_assignment, set_path
+from aqmlab._sweep import assign, parse_assignment, set_path
 
 from conftest import CHOKE_FIG3, run_cli
 
@@ -37,6 +37,19 @@ def test_set_path_reaches_tables_list_entries_by_name_and_new_keys(short_fig3):
     assert s["qdisc"]["ecn"] is True
     s = set_path(s, "topology.bottleneck.rate", "2Mbps")
     assert s["topology"]["bottleneck"] == {"rate": "2Mbps", "delay": "1ms"}
+
+
+def test_a_sweep_point_is_made_by_the_rules_of_run_set(short_fig3):
+    # One implementation (the extension's): a new kind keeps the [qdisc] keys it
+    # takes and those given, and every integer a scenario holds survives.
+    base = dict(short_fig3, seed=2**63 + 5)
+    base["qdisc"] = dict(base["qdisc"], w_q=0.002, max_p=0.1)
+    point = assign(base, {"qdisc.kind": "codel", "qdisc.target": "5ms"})
+    assert point["qdisc"] == {"kind": "codel", "target": "5ms"} | {
+        k: v for k, v in base["qdisc"].items() if k in aqmlab.qdisc_keys("codel") and k != "kind"
+    }
+    assert point["seed"] == 2**63 + 5
+    assert base["qdisc"]["kind"] == "red"  # a copy
 
 
 def test_set_path_names_what_is_missing(short_fig3):

@@ -61,6 +61,18 @@ pub fn parse_sets(texts: Vec<String>) -> PyResult<String> {
     Ok(serde_json::to_string(&pairs).map_err(|e| Error::Internal(e.to_string()))?)
 }
 
+/// The scenario `table` (JSON) with the assignments `sets` (a JSON list of
+/// [key, value]) applied as `aqmlab run --set` applies them, as JSON: a sweep's
+/// point.
+#[pyfunction]
+pub fn assign(table: &str, sets: &str) -> PyResult<String> {
+    let mut table: sim::assign::Table = serde_json::from_str(table)
+        .map_err(|e| Error::Usage(format!("the scenario as a table: {e}")))?;
+    let sets = assignments(sets)?;
+    sim::assign::apply_all(&mut table, &sets).map_err(Error::Usage)?;
+    Ok(serde_json::to_string(&table).map_err(|e| Error::Internal(e.to_string()))?)
+}
+
 /// A JSON list of [key, value] (what [`parse_sets`] returns, or `aqmlab.run`'s
 /// `set=`) as assignments.
 pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {

@@ -282,7 +282,7 @@ fn run_json(
     let labels = sets.map(command::assignments).transpose()?;
     let s = match labels.as_deref() {
         Some(sets) if !sets.is_empty() => {
-            let mut table: toml::Table =
+            let mut table: sim::assign::Table =
                 serde_json::from_str(json).map_err(|e| Error::Usage(format!("<dict>: {e}")))?;
             sim::assign::with(&mut table, sets, "<dict>").map_err(Error::Usage)?
         }
@@ -548,6 +548,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Finished>()?;
     m.add_function(wrap_pyfunction!(command::command_line, m)?)?;
     m.add_function(wrap_pyfunction!(command::parse_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(command::assign, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;

@@ -1,8 +1,10 @@
 //! Dotted-key assignments to a scenario: `aqmlab run --set qdisc.kind=red`
 //! (`aqmlab.run(..., set={...})` in Python), one value per key.
 //!
-//! Keys and values are those of `aqmlab sweep --set`: a key is a dotted path into
-//! the scenario as its TOML spells it (`qdisc.max_th`, `topology.bottleneck.rate`);
+//! The one implementation of these rules: `aqmlab sweep` and Python's sweep
+//! grids make each point with [`apply_all`] (`_aqmlab.assign`). A key is a
+//! dotted path into the scenario as its TOML spells it (`qdisc.max_th`,
+//! `topology.bottleneck.rate`);
 //! a step into a list (`flows`) names an element by its `name` or its index; a
 //! missing key is added. A value is a TOML value (`300`, `0.02`, `true`,
 //! `{kind = "red"}`), or the text itself when it is not one (`red`, `2Mbps`).
@@ -15,7 +17,22 @@
 use crate::overrides::Overrides;
 use crate::scenario::Scenario;
 use crate::source;
+use serde_json::Value;
 use std::fmt::Write;
+
+/// A scenario as a table of JSON values: what a file's TOML and a Python dict
+/// both become (JSON holds every integer a scenario may, TOML not those above
+/// 2^63).
+pub type Table = serde_json::Map<String, Value>;
+
+/// `table`, a parsed TOML file, as a [`Table`].
+pub fn from_toml(table: toml::Table) -> Result<Table, String> {
+    match serde_json::to_value(table) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => unreachable!("a TOML table is an object"),
+        Err(e) => Err(e.to_string()),
+    }
+}
 
 /// One `KEY=VALUE`, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,17 +114,24 @@ pub fn check_unique(sets: &[Assignment]) -> Result<(), String> {
 }
 
 /// Sets `a.key` in `table` to `a.value`.
-pub fn apply(table: &mut toml::Table, a: &Assignment) -> Result<(), String> {
+pub fn apply(table: &mut Table, a: &Assignment) -> Result<(), String> {
     let steps: Vec<&str> = a.key.split('.').collect();
-    let mut root = toml::Value::Table(std::mem::take(table));
-    let done = set(&mut root, &steps, 0, a);
-    if let toml::Value::Table(t) = root {
+    let value = serde_json::to_value(&a.value).map_err(|e| format!("--set {}: {e}", a.key))?;
+    let mut root = Value::Object(std::mem::take(table));
+    let done = set(&mut root, &steps, 0, &a.key, &value);
+    if let Value::Object(t) = root {
         *table = t;
     }
     done
 }
 
-fn set(node: &mut toml::Value, steps: &[&str], depth: usize, a: &Assignment) -> Result<(), String> {
+fn set(
+    node: &mut Value,
+    steps: &[&str],
+    depth: usize,
+    key: &str,
+    value: &Value,
+) -> Result<(), String> {
     let (step, last) = (steps[depth], depth + 1 == steps.len());
     let where_ = if depth == 0 {
         "the scenario".to_string()
@@ -115,39 +139,39 @@ fn set(node: &mut toml::Value, steps: &[&str], depth: usize, a: &Assignment) -> 
         steps[..depth].join(".")
     };
     match node {
-        toml::Value::Table(t) if last => {
-            t.insert(step.to_string(), a.value.clone());
+        Value::Object(t) if last => {
+            t.insert(step.to_string(), value.clone());
             Ok(())
         }
-        toml::Value::Table(t) => {
+        Value::Object(t) => {
             let next = t
                 .entry(step.to_string())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            set(next, steps, depth + 1, a)
+                .or_insert_with(|| Value::Object(Table::new()));
+            set(next, steps, depth + 1, key, value)
         }
-        toml::Value::Array(items) => {
-            let i = index(items, step, &a.key, &where_)?;
+        Value::Array(items) => {
+            let i = index(items, step, key, &where_)?;
             if last {
-                items[i] = a.value.clone();
+                items[i] = value.clone();
                 Ok(())
             } else {
-                set(&mut items[i], steps, depth + 1, a)
+                set(&mut items[i], steps, depth + 1, key, value)
             }
         }
-        other => Err(format!("--set {}: {where_} is {other}, not a table", a.key)),
+        other => Err(format!("--set {key}: {where_} is {other}, not a table")),
     }
 }
 
 /// The index of the element of `items` named `step` (its `name`), or `step` as an
 /// index.
-fn index(items: &[toml::Value], step: &str, key: &str, list: &str) -> Result<usize, String> {
+fn index(items: &[Value], step: &str, key: &str, list: &str) -> Result<usize, String> {
     let names: Vec<&str> = items
         .iter()
-        .filter_map(|i| i.get("name").and_then(toml::Value::as_str))
+        .filter_map(|i| i.get("name").and_then(Value::as_str))
         .collect();
     if let Some(i) = items
         .iter()
-        .position(|i| i.get("name").and_then(toml::Value::as_str) == Some(step))
+        .position(|i| i.get("name").and_then(Value::as_str) == Some(step))
     {
         return Ok(i);
     }
@@ -170,14 +194,11 @@ fn index(items: &[toml::Value], step: &str, key: &str, list: &str) -> Result<usi
 
 /// After `qdisc.kind` changed: drops the `[qdisc]` keys the new kind does not
 /// take, except those a `--set` gave.
-fn keep_what_the_kind_takes(table: &mut toml::Table, base_kind: Option<&str>, sets: &[Assignment]) {
-    let Some(toml::Value::Table(q)) = table.get_mut("qdisc") else {
+fn keep_what_the_kind_takes(table: &mut Table, base_kind: Option<&str>, sets: &[Assignment]) {
+    let Some(Value::Object(q)) = table.get_mut("qdisc") else {
         return;
     };
-    let kind = q
-        .get("kind")
-        .and_then(toml::Value::as_str)
-        .map(str::to_string);
+    let kind = q.get("kind").and_then(Value::as_str).map(str::to_string);
     let Some(kind) = kind else { return };
     if Some(kind.as_str()) == base_kind {
         return;
@@ -189,7 +210,10 @@ fn keep_what_the_kind_takes(table: &mut toml::Table, base_kind: Option<&str>, se
         .iter()
         .filter_map(|a| a.key.strip_prefix("qdisc."))
         .collect();
-    q.retain(|k: &str, _| k == "kind" || takes.contains(&k) || given.contains(&k));
+    q.retain(|k, _| {
+        let k = k.as_str();
+        k == "kind" || takes.contains(&k) || given.contains(&k)
+    });
 }
 
 /// Parses the texts of the `--set`s (each `KEY=VALUE`); a key given twice is
@@ -214,23 +238,21 @@ pub fn load<A: AsRef<std::ffi::OsStr> + ?Sized>(
     let src = source::resolve(arg).map_err(|e| e.to_string())?;
     let mut s = Scenario::from_toml(&src.text, &src.origin).map_err(|e| e.to_string())?;
     if !sets.is_empty() {
-        let mut table: toml::Table = toml::from_str(&src.text).map_err(|e| e.to_string())?;
-        s = with(&mut table, sets, &src.origin)?;
+        let table: toml::Table = toml::from_str(&src.text).map_err(|e| e.to_string())?;
+        s = with(&mut from_toml(table)?, sets, &src.origin)?;
     }
     o.apply(&mut s).map_err(|e| e.to_string())?;
     Ok(s)
 }
 
-/// The scenario `table` (from `origin`) with `assignments` applied.
-pub fn with(
-    table: &mut toml::Table,
-    assignments: &[Assignment],
-    origin: &str,
-) -> Result<Scenario, String> {
+/// Applies `assignments` to `table` in order; when they change `qdisc.kind`, the
+/// `[qdisc]` keys the new kind does not take go, unless an assignment gave them.
+/// The one rule set of `run --set`, `sweep --set` and Python's sweep grids.
+pub fn apply_all(table: &mut Table, assignments: &[Assignment]) -> Result<(), String> {
     let base_kind = table
         .get("qdisc")
         .and_then(|q| q.get("kind"))
-        .and_then(toml::Value::as_str)
+        .and_then(Value::as_str)
         .map(str::to_string);
     for a in assignments {
         apply(table, a)?;
@@ -238,6 +260,16 @@ pub fn with(
     if assignments.iter().any(|a| a.key == "qdisc.kind") {
         keep_what_the_kind_takes(table, base_kind.as_deref(), assignments);
     }
+    Ok(())
+}
+
+/// The scenario `table` (from `origin`) with `assignments` applied.
+pub fn with(
+    table: &mut Table,
+    assignments: &[Assignment],
+    origin: &str,
+) -> Result<Scenario, String> {
+    apply_all(table, assignments)?;
     let shown: Vec<String> = assignments
         .iter()
         .map(|a| format!("{}={}", a.key, a.value))

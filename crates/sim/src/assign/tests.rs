@@ -1,10 +1,10 @@
 use super::*;
 
-fn table(text: &str) -> toml::Table {
-    toml::from_str(text).unwrap()
+fn table(text: &str) -> Table {
+    from_toml(toml::from_str(text).unwrap()).unwrap()
 }
 
-fn set(t: &mut toml::Table, text: &str) -> Result<(), String> {
+fn set(t: &mut Table, text: &str) -> Result<(), String> {
     apply(t, &parse(text)?)
 }
 
@@ -30,12 +30,12 @@ fn keys_reach_tables_and_list_entries_by_name_or_index() {
     set(&mut t, "flows.udp.rate=2Mbps").unwrap();
     set(&mut t, "flows.0.count=5").unwrap();
     set(&mut t, "topology.bottleneck.rate=10Mbps").unwrap();
-    assert_eq!(t["qdisc"]["max_th"], toml::Value::Integer(20));
-    assert_eq!(t["flows"][1]["rate"], toml::Value::String("2Mbps".into()));
-    assert_eq!(t["flows"][0]["count"], toml::Value::Integer(5));
+    assert_eq!(t["qdisc"]["max_th"], serde_json::json!(20));
+    assert_eq!(t["flows"][1]["rate"], serde_json::json!("2Mbps"));
+    assert_eq!(t["flows"][0]["count"], serde_json::json!(5));
     assert_eq!(
         t["topology"]["bottleneck"]["rate"],
-        toml::Value::String("10Mbps".into())
+        serde_json::json!("10Mbps")
     );
 }
 
@@ -96,7 +96,7 @@ fn set_reaches_the_link_keys() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/dumbbell-red.toml"
     );
-    let mut t: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut t = table(&std::fs::read_to_string(path).unwrap());
     let sets = parse_all(&[
         "topology.bottleneck.loss={ gemodel = [0.01, 0.3] }".into(),
         "topology.bottleneck.rate={ trace = \"lte-driving\" }".into(),
