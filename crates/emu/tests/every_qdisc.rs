@@ -1,28 +1,44 @@
 //! Every qdisc kind of the registry runs emulated: its defaults on the
-//! bottleneck, real TCP and a CBR flow through it for a second.
+//! bottleneck, real TCP and a CBR flow through it for a second; and with UDP
+//! alone it decides as the simulator does, packet for packet.
 mod common;
+
+/// A dumbbell (10 Mbit/s, 5 ms bottleneck) with `qdisc` and `flows`.
+fn dumbbell(
+    name: String,
+    duration: &str,
+    qdisc: serde_json::Value,
+    flows: serde_json::Value,
+) -> sim::Scenario {
+    let json = serde_json::json!({
+        "name": name,
+        "duration": duration,
+        "warmup": "500ms",
+        "qdisc": qdisc,
+        "topology": {
+            "kind": "dumbbell",
+            "access": { "rate": "100Mbps", "delay": "1ms" },
+            "bottleneck": { "rate": "10Mbps", "delay": "5ms" },
+        },
+        "flows": flows,
+    });
+    sim::Scenario::from_json(&json.to_string()).unwrap()
+}
 
 #[test]
 fn every_qdisc_kind_forwards_real_tcp() {
     require_emulation!();
     for kind in aqm::QdiscSpec::KINDS {
-        let json = serde_json::json!({
-            "name": format!("every-{kind}"),
-            "duration": "1500ms",
-            "warmup": "500ms",
-            "qdisc": { "kind": kind },
-            "topology": {
-                "kind": "dumbbell",
-                "access": { "rate": "100Mbps", "delay": "1ms" },
-                "bottleneck": { "rate": "10Mbps", "delay": "5ms" },
-            },
-            "flows": [
+        let s = dumbbell(
+            format!("every-{kind}"),
+            "1500ms",
+            serde_json::json!({ "kind": kind }),
+            serde_json::json!([
                 { "name": "tcp", "kind": "tcp", "count": 2, "variant": "cubic",
                   "start_spread": "0s" },
                 { "name": "udp", "kind": "cbr", "rate": "3Mbps" },
-            ],
-        });
-        let s = sim::Scenario::from_json(&json.to_string()).unwrap();
+            ]),
+        );
         let r = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let link = &r.links[0];
         eprintln!(
@@ -58,23 +74,21 @@ fn every_qdisc_kind_forwards_real_tcp() {
 fn every_qdisc_kind_decides_as_in_simulation_on_the_same_arrivals() {
     require_emulation!();
     for kind in aqm::QdiscSpec::KINDS {
-        let json = serde_json::json!({
-            "name": format!("same-{kind}"),
-            "duration": "2s",
-            "warmup": "500ms",
-            "qdisc": { "kind": kind },
-            "topology": {
-                "kind": "dumbbell",
-                "access": { "rate": "100Mbps", "delay": "1ms" },
-                "bottleneck": { "rate": "10Mbps", "delay": "5ms" },
-            },
-            "flows": [
+        // Marking too, where the kind can mark.
+        let mut qdisc = serde_json::json!({ "kind": kind });
+        if aqm::QdiscSpec::keys(kind).is_some_and(|k| k.contains(&"ecn")) {
+            qdisc["ecn"] = true.into();
+        }
+        let s = dumbbell(
+            format!("same-{kind}"),
+            "2s",
+            qdisc,
+            serde_json::json!([
                 { "name": "poisson", "kind": "poisson", "count": 3, "rate": "2.5Mbps" },
                 { "name": "small", "kind": "poisson", "count": 2, "rate": "1.5Mbps",
                   "packet_size": 500, "ecn": true },
-            ],
-        });
-        let s = sim::Scenario::from_json(&json.to_string()).unwrap();
+            ]),
+        );
         let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
         let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let (a, b) = (&simulated.links[0], &emulated.links[0]);
