@@ -188,6 +188,42 @@ def test_a_killed_pool_worker_costs_no_run(expected, tmp_path):
     assert files(tmp_path / "out") == expected
 
 
+def broken(pool) -> bool:
+    """Whether ``pool`` knows itself broken (a submit is refused)."""
+    from concurrent.futures import TimeoutError as NoAnswer
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        pool.submit(os.getpid).result(timeout=1)
+    except BrokenProcessPool:
+        return True
+    except NoAnswer:
+        return False
+    return False
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL")
+def test_the_parent_sees_a_dead_worker_the_pool_may_miss():
+    # A worker killed holding one of the pool's queue locks leaves every run
+    # waiting; the parent then looks at the workers itself.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from aqmlab._runner.local import _a_worker_died, _stop
+
+    pool = ProcessPoolExecutor(max_workers=2)
+    try:
+        pids = {pool.submit(os.getpid).result() for _ in range(8)}
+        assert not _a_worker_died(pool)
+        os.kill(next(iter(pids)), signal.SIGKILL)
+        # Seen by the parent, unless the pool saw it first and let its workers go.
+        deadline = time.monotonic() + 10
+        while not _a_worker_died(pool) and not broken(pool) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _a_worker_died(pool) or broken(pool)
+    finally:
+        _stop(pool)
+
+
 # ---- SIGKILL and resume --------------------------------------------------------------------
 
 KILLED = """

@@ -27,6 +27,8 @@ _PER_WORKER = 4
 _CRASHES = 2
 #: How often a worker looks whether the process that started it is still there.
 _PARENT_POLL_SECONDS = 0.5
+#: How often the parent looks for a worker that died unnoticed by the pool.
+_DEATH_POLL_SECONDS = 5.0
 
 
 class LocalPool:
@@ -82,12 +84,15 @@ class LocalPool:
         try:
             fill()
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                done, _ = wait(pending, timeout=_DEATH_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                if not done and not _a_worker_died(pool):
+                    continue
+                if not done or any(isinstance(f.exception(), BrokenProcessPool) for f in done):
                     # A worker died (killed, out of memory): the pool fails every run
                     # in flight. Those runs go to a new pool; one that was in flight
-                    # in _CRASHES deaths is taken to be the cause and fails.
-                    wait(pending, timeout=30)
+                    # in _CRASHES deaths is taken to be the cause and fails. (When
+                    # the parent noticed the death, the pool will not: no waiting.)
+                    wait(pending, timeout=30 if done else 0)
                     done = set(pending)
                     _stop(pool)
                     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
@@ -114,6 +119,15 @@ class LocalPool:
                 pool.shutdown()
             else:
                 _stop(pool)
+
+
+def _a_worker_died(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker process of ``pool`` has ended. The pool itself notices
+    (its futures fail with ``BrokenProcessPool``), except when the worker died
+    holding one of the pool's queue locks: then every run waits for ever, and the
+    parent must notice instead."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    return any(p.exitcode is not None for p in procs)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
