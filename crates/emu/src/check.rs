@@ -3,7 +3,8 @@
 //! model become warnings in the results.
 
 use crate::plane::PORT_BASE;
-use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
+use sim::scenario::{EcnSetting, FlowKind, KeyPath, Topology, Traffic};
+use sim::tcp::TcpConfig;
 use sim::{Scenario, ScenarioError};
 
 /// The highest bottleneck rate at which the emulator was measured to keep time
@@ -189,21 +190,31 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         plan.sack = sack;
         plan.ecn = ecn;
         plan.congestion.push(Some(cc));
-        // Keys other than their defaults (or written, for those without one).
-        let d = TcpKeys::default();
+        // Keys written with a value other than what Linux does: the kernel runs
+        // the Linux profile whatever the group asks.
+        let linux = TcpConfig::linux(tcp.variant);
+        let differs = |written: Option<bool>, linux: bool| written.is_some_and(|w| w != linux);
         let ignored = [
-            ("initial_window", tcp.initial_window != d.initial_window),
-            ("min_rto", tcp.min_rto != d.min_rto),
-            ("delayed_ack", tcp.delayed_ack != d.delayed_ack),
-            ("delack_timeout", tcp.delack_timeout.is_some()),
+            (
+                "initial_window",
+                tcp.initial_window
+                    .is_some_and(|w| w != linux.initial_window),
+            ),
+            ("min_rto", tcp.min_rto != linux.min_rto),
+            ("delayed_ack", differs(tcp.delayed_ack, linux.delayed_ack)),
+            (
+                "delack_timeout",
+                tcp.delack_timeout
+                    .is_some_and(|d| d != linux.delack_timeout),
+            ),
             (
                 "limited_transmit",
-                tcp.limited_transmit != d.limited_transmit,
+                differs(tcp.limited_transmit, linux.limited_transmit),
             ),
-            ("counting", tcp.counting != d.counting),
-            ("hystart", tcp.hystart.is_some()),
+            ("counting", tcp.counting.is_some()),
+            ("hystart", differs(tcp.hystart, linux.hystart)),
             ("pacing", tcp.pacing.is_some()),
-            ("prr", tcp.prr),
+            ("prr", differs(tcp.prr, linux.prr)),
         ];
         for (key, set) in ignored {
             if set {

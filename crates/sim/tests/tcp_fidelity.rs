@@ -145,3 +145,35 @@ fn prr_is_refused_without_sack_recovery() {
     assert!(msg.starts_with("t.toml:18:"), "{msg}");
     assert!(msg.contains("prr applies to SACK recovery"), "{msg}");
 }
+
+/// `profile = "linux"` brings Linux's defaults in one key (IW 10 here), and a
+/// key the group writes overrides its profile's value.
+#[test]
+fn the_linux_profile_sets_its_defaults_and_a_written_key_overrides_them() {
+    let first_window = |keys: &str| {
+        let mut sim = Simulation::new(&scenario(&one_reno(keys))).unwrap();
+        sim.run_until(Time::ZERO + Dur::from_millis(1), &mut |_| {});
+        sim.tcp_sender(0).unwrap().outstanding()
+    };
+    assert_eq!(first_window(""), 1, "ns-2's initial window");
+    assert_eq!(first_window("profile = \"linux\""), 10, "Linux's");
+    assert_eq!(first_window("profile = \"linux\"\ninitial_window = 4"), 4);
+}
+
+#[test]
+fn a_key_that_contradicts_the_profile_or_an_unknown_profile_names_its_line() {
+    let e = |keys: &str| {
+        Scenario::from_toml(&overshoot(keys), "t.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    let msg = e("profile = \"linux\"\ncounting = \"byte\"");
+    assert!(msg.starts_with("t.toml:19:"), "{msg}");
+    assert!(
+        msg.contains("counting applies to profile = \"ns2\" only"),
+        "{msg}"
+    );
+    let msg = e("profile = \"bsd\"");
+    assert!(msg.starts_with("t.toml:18:"), "{msg}");
+    assert!(msg.contains("profile") && msg.contains("linux"), "{msg}");
+}

@@ -6,7 +6,7 @@
 
 use super::validate::MAX_WINDOW;
 use super::{FlowKind, RateStep};
-use crate::tcp::{Counting, NewRenoTimer, Recovery, TcpConfig, Variant};
+use crate::tcp::{Counting, NewRenoTimer, Profile, Recovery, TcpConfig, Variant};
 use crate::udp::{Distribution, Pattern, UdpConfig};
 use aqm::{Dur, Ecn, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -154,29 +154,36 @@ macro_rules! tcp_keys {
         #[serde(deny_unknown_fields, default)]
         pub struct $name {
             pub variant: Variant,
+            /// Whose defaults the keys below take: `"ns2"` (the papers') or
+            /// `"linux"` (today's hosts); a key written here overrides it.
+            pub profile: Profile,
             pub max_window: u32,
-            pub initial_window: u32,
+            /// The profile's unless written: 1 (ns-2), 10 (Linux).
+            pub initial_window: Option<u32>,
             pub min_rto: Dur,
-            pub delayed_ack: bool,
+            /// The profile's unless written: off (ns-2), on (Linux).
+            pub delayed_ack: Option<bool>,
             /// How long a delayed ACK waits for a second packet; needs `delayed_ack`.
             pub delack_timeout: Option<Dur>,
-            /// RFC 3042 limited transmit.
-            pub limited_transmit: bool,
+            /// RFC 3042 limited transmit; the profile's unless written.
+            pub limited_transmit: Option<bool>,
             /// NewReno: restart the retransmission timer on the first partial ACK of
             /// a recovery only (`"impatient"`, the default) or on every one.
             pub newreno_timer: Option<NewRenoTimer>,
             /// Reno: no second fast retransmit within a window (ns-2's `bugFix_`;
             /// default on).
             pub reno_bugfix: Option<bool>,
-            pub counting: Counting,
-            /// `variant = "cubic"` only: HyStart++ (RFC 9406) in the first slow start.
+            /// The ns-2 profile's window arithmetic (Linux counts whole segments).
+            pub counting: Option<Counting>,
+            /// `variant = "cubic"` only: HyStart++ (RFC 9406, ns-2 profile) or
+            /// Linux's HyStart (Linux profile, on there by default).
             pub hystart: Option<bool>,
             /// Pace new packets at a multiple of cwnd / srtt; default on for
             /// Prague, off otherwise.
             pub pacing: Option<bool>,
             /// SACK recovery (`sack`, `cubic`): proportional rate reduction
-            /// (RFC 6937), as Linux does; off by default, as in ns-2 and ns-3.
-            pub prr: bool,
+            /// (RFC 6937); the profile's unless written: off (ns-2), on (Linux).
+            pub prr: Option<bool>,
             $( $(#[$fdoc])* pub $field: $ty, )*
         }
 
@@ -185,18 +192,19 @@ macro_rules! tcp_keys {
                 let d = TcpConfig::default();
                 $name {
                     variant: d.variant,
+                    profile: d.profile,
                     max_window: d.max_window,
-                    initial_window: d.initial_window,
+                    initial_window: None,
                     min_rto: d.min_rto,
-                    delayed_ack: d.delayed_ack,
+                    delayed_ack: None,
                     delack_timeout: None,
-                    limited_transmit: d.limited_transmit,
+                    limited_transmit: None,
                     newreno_timer: None,
                     reno_bugfix: None,
-                    counting: d.counting,
+                    counting: None,
                     hystart: None,
                     pacing: None,
-                    prr: false,
+                    prr: None,
                     $( $field: $default, )*
                 }
             }
@@ -206,9 +214,14 @@ macro_rules! tcp_keys {
             /// The rules across these keys, as the key to blame and the message:
             /// keys of one variant, the delayed ACK's timeout, the windows.
             pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
-                if self.prr && self.variant.recovery() != Recovery::Sack {
+                if self.prr == Some(true) && self.variant.recovery() != Recovery::Sack {
                     let rule = "prr applies to SACK recovery (variant = \"sack\", \"cubic\", \"dctcp\" or \"prague\") only";
                     return Err(("prr", rule.into()));
+                }
+                if self.counting.is_some() && self.profile == Profile::Linux {
+                    let rule = "counting applies to profile = \"ns2\" only: the Linux profile \
+                                counts whole segments, as tcp_cong_avoid_ai does";
+                    return Err(("counting", rule.into()));
                 }
                 tcp_rules(
                     self.variant,
@@ -217,33 +230,38 @@ macro_rules! tcp_keys {
                         ("newreno_timer", self.newreno_timer.is_some(), Variant::NewReno, "newreno"),
                         ("reno_bugfix", self.reno_bugfix.is_some(), Variant::Reno, "reno"),
                     ],
-                    self.delayed_ack,
+                    self.delayed_ack.unwrap_or(self.profile == Profile::Linux),
                     self.delack_timeout,
-                    [("max_window", self.max_window), ("initial_window", self.initial_window)],
+                    [
+                        ("max_window", self.max_window),
+                        ("initial_window", self.initial_window.unwrap_or(1)),
+                    ],
                 )
             }
 
             /// The sender's configuration: these keys over TcpConfig's defaults.
             fn tcp_config(&self, packet_size: u32, ecn: Option<EcnSetting>) -> TcpConfig {
-                let d = TcpConfig::default();
+                let d = match self.profile {
+                    Profile::Ns2 => TcpConfig { variant: self.variant, ..TcpConfig::default() },
+                    Profile::Linux => TcpConfig::linux(self.variant),
+                };
                 let ecn = ecn.unwrap_or(EcnSetting::Off).codepoint(Some(self.variant));
                 TcpConfig {
-                    variant: self.variant,
                     packet_size,
                     max_window: self.max_window,
-                    initial_window: self.initial_window,
+                    initial_window: self.initial_window.unwrap_or(d.initial_window),
                     min_rto: self.min_rto,
-                    delayed_ack: self.delayed_ack,
+                    delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
                     delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
-                    limited_transmit: self.limited_transmit,
+                    limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
                     newreno_timer: self.newreno_timer.unwrap_or(d.newreno_timer),
                     reno_bugfix: self.reno_bugfix.unwrap_or(d.reno_bugfix),
                     ecn: ecn.is_ect(),
                     ect1: ecn == Ecn::Ect1,
                     pacing: self.pacing.unwrap_or(self.variant == Variant::Prague),
-                    counting: self.counting,
-                    hystart: self.hystart.unwrap_or(false),
-                    prr: self.prr,
+                    counting: self.counting.unwrap_or(d.counting),
+                    hystart: self.hystart.unwrap_or(d.hystart),
+                    prr: self.prr.unwrap_or(d.prr),
                     ..d
                 }
             }

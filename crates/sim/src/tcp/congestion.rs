@@ -40,7 +40,11 @@
 
 use super::dctcp::Scalable;
 use super::{Counting, TcpConfig, Variant};
-use aqm::Time;
+use aqm::{Dur, Time};
+
+pub mod linux;
+
+use linux::{segments, LinuxCubic, Round, Segments};
 
 /// RFC 9438 section 4.1.
 const BETA_CUBIC: f64 = 0.7;
@@ -60,7 +64,8 @@ const HS_CSS_ROUNDS: u32 = 5;
 #[derive(Copy, Clone, Debug)]
 pub struct AckInfo {
     pub now: Time,
-    /// Packets this ACK newly acknowledged.
+    /// Packets this ACK newly delivered: acknowledged or SACKed by it, each
+    /// counted once (a packet SACKed earlier is not credited again).
     pub acked: u32,
     /// The cumulative ACK (one past the highest packet acknowledged).
     pub ack: u32,
@@ -99,6 +104,10 @@ pub enum Congestion {
 #[derive(Debug, Clone)]
 pub enum Boxed {
     Cubic(Cubic),
+    /// Reno under the Linux profile: its segment count (`snd_cwnd_cnt`).
+    LinuxReno(Segments),
+    /// CUBIC under the Linux profile, as `tcp_cubic.c` ([`linux`]).
+    LinuxCubic(LinuxCubic),
     /// DCTCP and Prague ([`super::dctcp`]).
     Scalable(Scalable),
 }
@@ -280,6 +289,15 @@ impl Cubic {
 
 impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
+        if cfg.is_linux() {
+            return Congestion::Boxed(Box::new(match cfg.variant {
+                Variant::Cubic => Boxed::LinuxCubic(LinuxCubic::new(cfg.hystart)),
+                Variant::Dctcp | Variant::Prague => Boxed::Scalable(Scalable::new(cfg.variant)),
+                Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => {
+                    Boxed::LinuxReno(Segments::default())
+                }
+            }));
+        }
         match cfg.variant {
             Variant::Cubic => Congestion::Boxed(Box::new(Boxed::Cubic(Cubic::new(cfg)))),
             Variant::Dctcp | Variant::Prague => {
@@ -297,12 +315,25 @@ impl Congestion {
         matches!(self, Congestion::Boxed(b) if matches!(&**b, Boxed::Cubic(c) if c.hystart.is_some_and(|h| !h.done)))
     }
 
+    /// An RTT sample of the Linux profile (the newest segment an ACK delivered,
+    /// `cubictcp_acked`): CUBIC's minimum delay and HyStart. Returns the new
+    /// ssthresh when HyStart ends slow start.
+    pub fn on_linux_rtt(&mut self, rtt: Dur, round: &Round) -> Option<f64> {
+        match self {
+            Congestion::Boxed(b) => match &mut **b {
+                Boxed::LinuxCubic(c) => c.on_rtt(rtt, round).map(|s| s as f64),
+                _ => None,
+            },
+            Congestion::Reno => None,
+        }
+    }
+
     /// DCTCP's or Prague's alpha.
     pub fn alpha(&self) -> Option<f64> {
         match self {
             Congestion::Boxed(b) => match &**b {
                 Boxed::Scalable(s) => Some(s.alpha()),
-                Boxed::Cubic(_) => None,
+                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) => None,
             },
             Congestion::Reno => None,
         }
@@ -314,7 +345,7 @@ impl Congestion {
         match self {
             Congestion::Boxed(b) => match &mut **b {
                 Boxed::Scalable(s) => Some(s),
-                Boxed::Cubic(_) => None,
+                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) => None,
             },
             Congestion::Reno => None,
         }
@@ -352,6 +383,12 @@ impl Congestion {
                         *cwnd + s.avoid(*cwnd, per_ack, info.ece, info.srtt)
                     }
                 }
+                Boxed::LinuxReno(seg) => {
+                    seg.reno(segments(*cwnd), segments(*ssthresh), info.acked) as f64
+                }
+                Boxed::LinuxCubic(c) => {
+                    c.on_ack(segments(*cwnd), segments(*ssthresh), info.acked, info.now) as f64
+                }
                 Boxed::Cubic(c) => {
                     if *cwnd < *ssthresh {
                         let (divisor, end) = c.hystart(info);
@@ -381,6 +418,13 @@ impl Congestion {
             Congestion::Reno => cwnd / 2.0,
             Congestion::Boxed(b) => match &mut **b {
                 Boxed::Cubic(c) => c.on_signal(cwnd, signal),
+                Boxed::LinuxReno(seg) => {
+                    seg.clear();
+                    linux::reno_ssthresh(segments(cwnd)) as f64
+                }
+                Boxed::LinuxCubic(c) => {
+                    c.on_signal(segments(cwnd), signal == Signal::Timeout) as f64
+                }
                 // Loss and timeouts as Reno; echoes through `Scalable::on_echo`.
                 Boxed::Scalable(_) => cwnd / 2.0,
             },

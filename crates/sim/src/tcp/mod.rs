@@ -44,6 +44,8 @@ use serde::{Deserialize, Serialize};
 
 mod congestion;
 pub mod dctcp;
+#[cfg(test)]
+mod packetdrill_tests;
 mod receiver;
 mod sender;
 #[cfg(test)]
@@ -72,6 +74,22 @@ pub enum Variant {
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): DCTCP's
     /// response on ECT(1), Reno's on loss, RTT independence toward 25 ms, paced.
     Prague,
+}
+
+/// Whose TCP a group runs: one key for a stack's defaults, each of which a group
+/// may still set itself (docs/tcp.md, "Profiles").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The papers' simulator: IW 1, an ACK per packet, ns-2's recovery and RFC
+    /// 6298's timer, window arithmetic by `counting`, CUBIC as RFC 9438.
+    #[default]
+    Ns2,
+    /// Today's Linux hosts: IW 10, delayed ACKs with quick-ACK mode, limited
+    /// transmit, PRR, an RTT sample per ACK with Linux's RTO estimator, window
+    /// arithmetic in whole segments (`tcp_cong_avoid_ai`), CUBIC as `tcp_cubic.c`
+    /// with its HyStart.
+    Linux,
 }
 
 /// How a sender repairs losses.
@@ -130,6 +148,9 @@ pub enum Counting {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     pub variant: Variant,
+    /// Whose stack: decides the window arithmetic, the RTT estimator and the
+    /// receiver's ACK policy; the other keys take its defaults in the scenario.
+    pub profile: Profile,
     /// Data packet size on the wire, bytes.
     pub packet_size: u32,
     pub ack_size: u32,
@@ -156,7 +177,9 @@ pub struct TcpConfig {
     /// default but for Prague.
     pub pacing: bool,
     pub counting: Counting,
-    /// CUBIC only: HyStart++ (RFC 9406) in the first slow start.
+    /// CUBIC only: a slow start that ends before the first loss: HyStart++ (RFC
+    /// 9406) under the ns-2 profile, Linux's HyStart (ACK trains and delay) under
+    /// Linux's.
     pub hystart: bool,
     pub dupthresh: u32,
     /// NewReno only: which partial ACKs restart the retransmission timer.
@@ -178,6 +201,7 @@ impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             variant: Variant::NewReno,
+            profile: Profile::Ns2,
             packet_size: 1000,
             ack_size: 40,
             max_window: 131,
@@ -206,6 +230,30 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// The Linux profile's defaults over ns-2's: what `profile = "linux"` sets
+    /// before a group's own keys.
+    pub fn linux(variant: Variant) -> TcpConfig {
+        TcpConfig {
+            variant,
+            profile: Profile::Linux,
+            initial_window: 10,
+            delayed_ack: true,
+            delack_timeout: Dur::from_millis(40),
+            limited_transmit: true,
+            // TCP_RTO_MAX.
+            max_rto: Dur::from_secs(120),
+            prr: variant.recovery() == Recovery::Sack,
+            hystart: variant == Variant::Cubic,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// Whether the window arithmetic and the RTT estimator are Linux's.
+    #[inline]
+    pub fn is_linux(&self) -> bool {
+        self.profile == Profile::Linux
+    }
+
     /// The codepoint of the data packets.
     pub fn codepoint(&self) -> Ecn {
         match (self.ecn, self.ect1) {

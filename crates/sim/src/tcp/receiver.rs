@@ -16,6 +16,9 @@ pub struct TcpReceiver {
     #[allow(clippy::box_collection)] // the box is the point: 8 bytes, not 24
     ooo: Option<Box<Vec<(u32, u32)>>>,
     unacked: u32,
+    /// The Linux profile's quick-ACK mode: ACKs still to send at once
+    /// (`icsk_ack.quick`), whatever the delayed-ACK rule.
+    quick: u8,
     ece: bool,
     /// Packets delivered in order to the application.
     pub delivered: u64,
@@ -43,6 +46,9 @@ impl TcpReceiver {
     ) {
         // The ACK of this packet goes at once (DCTCP's CE state changed).
         let mut now_ack = false;
+        if cfg.is_linux() {
+            now_ack = self.linux_quick_ack(seq, ce, cfg);
+        }
         if cfg.variant.is_scalable() {
             // RFC 8257 (3.2), as Linux's `dctcp_ece_ack_update`: ECE is the CE
             // state of the last packet. When it changes, a delayed ACK of the
@@ -93,6 +99,29 @@ impl TcpReceiver {
             self.ack_now(Some(seq), act);
         } else {
             self.ack_now(None, act);
+        }
+    }
+
+    /// Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`):
+    /// the first 16 packets of a connection, a packet below `rcv_nxt` (a
+    /// retransmission the sender need not have sent: 16 more) and a CE mark on
+    /// a classic flow (2 more) are acknowledged at once. Says whether this one is.
+    fn linux_quick_ack(&mut self, seq: u32, ce: bool, cfg: &TcpConfig) -> bool {
+        const MAX_QUICKACKS: u8 = 16;
+        if self.delivered == 0 && self.rcv_nxt == 0 && self.ooo.is_none() {
+            self.quick = self.quick.max(MAX_QUICKACKS);
+        }
+        if seq < self.rcv_nxt {
+            self.quick = MAX_QUICKACKS;
+        }
+        if ce && !cfg.variant.is_scalable() {
+            self.quick = self.quick.max(2);
+        }
+        if self.quick > 0 {
+            self.quick -= 1;
+            true
+        } else {
+            false
         }
     }
 

@@ -12,11 +12,13 @@ use aqm::{Dur, Time};
 use std::collections::VecDeque;
 
 mod ecn;
+mod linux_rtt;
 mod pacing;
 mod prr;
 mod rto;
 mod sack;
 
+use linux_rtt::LinuxRtt;
 use prr::Prr;
 
 const SACKED: u8 = 1;
@@ -88,12 +90,15 @@ pub struct TcpSender {
 #[derive(Debug, Clone, Default)]
 struct Aside {
     /// Send times of packets `base..base + times.len()` from the first not yet
-    /// acknowledged, kept only while the congestion control wants an RTT sample
-    /// per ACK (HyStart++ in the first slow start).
+    /// acknowledged, kept while the congestion control wants an RTT sample per
+    /// ACK (HyStart++ in the first slow start) and always under the Linux
+    /// profile (each packet's last transmission).
     times: VecDeque<Time>,
     base: u32,
     /// Proportional rate reduction's state during a SACK recovery, when `prr` is on.
     prr: Option<Prr>,
+    /// The Linux profile's RTT estimator.
+    linux: Option<LinuxRtt>,
 }
 
 impl TcpSender {
@@ -197,7 +202,7 @@ impl TcpSender {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.scoreboard.push_back(0);
-            if self.cc.wants_rtt_samples() {
+            if cfg.is_linux() || self.cc.wants_rtt_samples() {
                 let s = self.aside.get_or_insert_with(Box::default);
                 if s.times.is_empty() {
                     s.base = seq;
@@ -205,12 +210,16 @@ impl TcpSender {
                 s.times.push_back(now);
             }
             // Karn: time one packet per window, never during recovery, where a
-            // cumulative ACK waits for the holes below it and would inflate the sample.
-            if self.timed().is_none() && !self.in_recovery {
+            // cumulative ACK waits for the holes below it and would inflate the
+            // sample. The Linux profile samples every ACK instead (timestamps).
+            if self.timed().is_none() && !self.in_recovery && !cfg.is_linux() {
                 self.set_timed(Some((seq, now)));
             }
         } else {
             self.stats.retransmits += 1;
+            if cfg.is_linux() {
+                self.resent_at(seq, now);
+            }
             if matches!(self.timed(), Some((s, _)) if s == seq) {
                 self.set_timed(None); // Karn: never time a retransmitted packet.
             }
@@ -277,8 +286,17 @@ impl TcpSender {
 
     fn forget_send_times(&mut self) {
         match &mut self.aside {
-            Some(a) if a.prr.is_some() => a.times.clear(),
+            Some(a) if a.prr.is_some() || a.linux.is_some() => a.times.clear(),
             _ => self.aside = None,
+        }
+    }
+
+    /// Forgets the send times of packets below `ack`.
+    fn drain_send_times(&mut self, ack: u32) {
+        if let Some(s) = self.aside.as_deref_mut() {
+            let covered = (ack.saturating_sub(s.base) as usize).min(s.times.len());
+            s.times.drain(..covered);
+            s.base += covered as u32;
         }
     }
 
@@ -286,7 +304,7 @@ impl TcpSender {
         match (&mut self.aside, prr) {
             (Some(a), prr) => {
                 a.prr = prr;
-                if a.prr.is_none() && a.times.is_empty() {
+                if a.prr.is_none() && a.times.is_empty() && a.linux.is_none() {
                     self.aside = None;
                 }
             }
@@ -314,9 +332,7 @@ impl TcpSender {
             .flatten()
             .filter(|_| self.scoreboard[(last - self.snd_una) as usize] & RETX == 0)
             .map(|&t| now.saturating_since(t).as_secs_f64());
-        let covered = (ack.saturating_sub(s.base) as usize).min(s.times.len());
-        s.times.drain(..covered);
-        s.base += covered as u32;
+        self.drain_send_times(ack);
         sample
     }
 
@@ -362,9 +378,17 @@ impl TcpSender {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
         let (una_before, sacked_before) = (self.snd_una, self.sacked);
-        if recovery == Recovery::Sack {
-            self.mark_sacked(blocks);
-        }
+        let newly_sacked = if recovery == Recovery::Sack {
+            self.mark_sacked(blocks)
+        } else {
+            None
+        };
+        let linux = cfg.is_linux();
+        let samples = if linux {
+            self.linux_samples(now, ack, newly_sacked)
+        } else {
+            Default::default()
+        };
         let mut object_ended = false;
         if ack > self.snd_una {
             // RFC 6298 (5.3): a new ACK restarts the timer; an impatient NewReno's
@@ -377,7 +401,7 @@ impl TcpSender {
                     self.set_timed(None);
                 }
             }
-            let rtt = self.ack_rtt(ack, now);
+            let rtt = if linux { None } else { self.ack_rtt(ack, now) };
             let slow_start = self.cwnd < self.ssthresh;
             let snd_max = self.snd_max;
             if let Some(sc) = self.cc.scalable() {
@@ -404,12 +428,16 @@ impl TcpSender {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.high_sack = self.high_sack.max(ack);
+            if linux {
+                self.linux_feed(samples, now, cfg);
+                self.drain_send_times(ack);
+            }
             // The ACK that ends recovery deflates the window to ssthresh and then
             // opens it as any new ACK does (ns-2's `recv_newack_helper`, ns-3's
             // `ProcessAck`): a window halved to 2 reaches 4 packets one ACK sooner.
             // CUBIC, whose reference is RFC 9438 and not ns-2, starts its curve on
             // the next ACK as before.
-            let exit_grows = cfg.variant != Variant::Cubic;
+            let exit_grows = linux || cfg.variant != Variant::Cubic;
             let mut grow = !self.in_recovery;
             if self.in_recovery {
                 if ack >= self.recover {
@@ -448,9 +476,13 @@ impl TcpSender {
                 self.dupacks = 0;
             } else if grow {
                 self.dupacks = 0;
+                // Each packet credited once (Linux's `tp->delivered`): those
+                // newly acknowledged or SACKed by this ACK, not those SACKed
+                // before, which the ACK that ends a SACK recovery also covers.
+                let delivered = (ack - una_before + self.sacked).saturating_sub(sacked_before);
                 let info = AckInfo {
                     now,
-                    acked: newly,
+                    acked: delivered,
                     ack,
                     snd_max: self.snd_max,
                     srtt: self.srtt,
@@ -472,6 +504,9 @@ impl TcpSender {
                 self.object_done(now, cfg, act);
             }
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
+            if linux {
+                self.linux_feed(samples, now, cfg);
+            }
             self.dupacks += 1;
             if !self.in_recovery {
                 if self.dupacks == cfg.dupthresh && self.may_fast_retransmit(ack, cfg) {

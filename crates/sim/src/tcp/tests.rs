@@ -538,3 +538,43 @@ proptest::proptest! {
 fn a_sender_fits_a_240_byte_allocation() {
     assert!(std::mem::size_of::<TcpSender>() <= 232);
 }
+
+/// With byte counting, the ACK that ends a SACK recovery credits only what it
+/// delivers: the retransmitted hole, not the packets SACKed before it, which
+/// earlier ACKs reported (Linux counts each segment once, `tp->delivered`).
+#[test]
+fn the_ack_that_ends_sack_recovery_credits_each_packet_once() {
+    let cfg = TcpConfig {
+        variant: Variant::Sack,
+        initial_window: 20,
+        max_window: 100,
+        counting: Counting::Byte,
+        ..Default::default()
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut act = Actions::default();
+    s.start(Time::ZERO, &cfg, &mut act);
+    // Packet 0 is lost; packets 1..20 arrive and are SACKed one by one.
+    for k in 1..20u32 {
+        let at = Time::ZERO + Dur::from_millis(100) + Dur::from_micros(k as u64);
+        s.on_ack(at, 0, &[(1, k + 1)], false, &cfg, &mut act);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.ssthresh(), 10.0);
+    // The retransmission of 0 arrives: the cumulative ACK covers 0..20.
+    s.on_ack(
+        Time::ZERO + Dur::from_millis(200),
+        20,
+        &[],
+        false,
+        &cfg,
+        &mut act,
+    );
+    assert!(!s.in_recovery());
+    // One packet delivered (0): ssthresh + 1 / cwnd, not + 20 / cwnd.
+    assert!(
+        (s.cwnd() - 10.1).abs() < 1e-9,
+        "cwnd {} after recovery, expected 10.1",
+        s.cwnd()
+    );
+}

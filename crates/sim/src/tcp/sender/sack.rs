@@ -22,7 +22,10 @@ impl TcpSender {
         None
     }
 
-    pub(super) fn mark_sacked(&mut self, blocks: &[(u32, u32)]) {
+    /// Marks the blocks' packets SACKed; returns the first and last packet this
+    /// newly SACKed, if any.
+    pub(super) fn mark_sacked(&mut self, blocks: &[(u32, u32)]) -> Option<(u32, u32)> {
+        let mut newly: Option<(u32, u32)> = None;
         for &(start, end) in blocks {
             let start = start.max(self.snd_una);
             let end = end.min(self.snd_max);
@@ -34,11 +37,16 @@ impl TcpSender {
                     }
                     *f |= SACKED;
                     self.sacked += 1;
+                    newly = Some(match newly {
+                        Some((lo, hi)) => (lo.min(seq), hi.max(seq)),
+                        None => (seq, seq),
+                    });
                 }
             }
             if end > self.high_sack {
                 self.high_sack = end;
             }
         }
+        newly
     }
 }

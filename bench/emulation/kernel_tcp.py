@@ -1,0 +1,193 @@
+"""The simulator's TCP held against the kernel's, through the same qdisc (needs root).
+
+    sudo python3 bench/emulation/kernel_tcp.py --bin target/release/aqmlab > grid.md
+    sudo python3 bench/emulation/kernel_tcp.py --variants cubic --flows 8 --cbr yes
+
+Each cell is one scenario run twice by ``aqmlab emulate --compare --json``: the
+kernel's TCP through aqmlab's qdisc (emulated) and aqmlab's TCP with
+``profile = "linux"`` through the same qdisc (simulated), means over ``--seeds``.
+The grid: TCP ``reno`` (SACK), ``cubic``, ``bbr``, and BBR against CUBIC, under
+DropTail at 0.2, 1 and 4 bandwidth-delay products, RED, CHOKe, SFB, FQ-CoDel, PIE
+and DualPI2, with 1, 8 and 32 TCP flows, with and without a CBR flow at 40% of
+the bottleneck. Prints a Markdown table with the kernel's version, each metric as
+simulated / emulated, and PASS or MISS against the tolerances below.
+
+The tolerances were fixed before any run and are never changed to fit a result:
+shares (the UDP flow's, BBR's of the TCP goodput) within 15% relative, as the
+kernel's own ``multipath_eval`` compares shares, or 0.03 absolute, whichever is
+larger; utilization within 2 points; Jain's index among TCP flows within 0.03;
+drop rate and mean queue within 15% relative (or 0.002 and one packet absolute,
+for rates and queues near zero).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+RATE_MBPS = 20
+RTT_MS = 40
+PACKET = 1500
+BDP = RATE_MBPS * 1e6 * RTT_MS / 1e3 / 8 / PACKET  # 66.7 packets
+
+QDISCS = {
+    "droptail-0.2bdp": f'{{ kind = "droptail", limit = {round(0.2 * BDP)} }}',
+    "droptail-1bdp": f'{{ kind = "droptail", limit = {round(BDP)} }}',
+    "droptail-4bdp": f'{{ kind = "droptail", limit = {round(4 * BDP)} }}',
+    "red": '{ kind = "red", limit = 200, min_th = 15, max_th = 45, mean_pkt_size = 1500 }',
+    "choke": '{ kind = "choke", limit = 200, min_th = 15, max_th = 45, mean_pkt_size = 1500 }',
+    "sfb": '{ kind = "sfb", limit = 200 }',
+    "fq_codel": '{ kind = "fq_codel" }',
+    "pie": '{ kind = "pie", limit = 200 }',
+    "dualpi2": '{ kind = "dualpi2", limit = 200 }',
+}
+
+# variant set -> its TCP groups: (name, variant)
+VARIANTS = {
+    "reno": [("tcp", "sack")],
+    "cubic": [("tcp", "cubic")],
+    "bbr": [("tcp", "bbr")],
+    "bbr-vs-cubic": [("bbr", "bbr"), ("cubic", "cubic")],
+}
+
+TOLERANCE = {
+    "udp_share": ("share", 0.15, 0.03),
+    "bbr_share": ("share", 0.15, 0.03),
+    "utilization": ("abs", 0.02, 0.02),
+    "jain": ("abs", 0.03, 0.03),
+    "drop_rate": ("rel", 0.15, 0.002),
+    "mean_queue": ("rel", 0.15, 1.0),
+}
+
+
+def scenario(qdisc: str, variant: str, flows: int, cbr: bool, duration: str, warmup: str) -> str:
+    lines = [
+        f'name = "kernel-{variant}-{qdisc}-{flows}{"-cbr" if cbr else ""}"',
+        f'duration = "{duration}"',
+        f'warmup = "{warmup}"',
+        f"qdisc = {QDISCS[qdisc]}",
+        "[topology]",
+        'kind = "dumbbell"',
+        'access = { rate = "100Mbps", delay = "5ms" }',
+        f'bottleneck = {{ rate = "{RATE_MBPS}Mbps", delay = "{RTT_MS / 2 - 10:g}ms" }}',
+    ]
+    groups = VARIANTS[variant]
+    # BBR against CUBIC: half each (one each for a single flow).
+    counts = [flows] if len(groups) == 1 else [max(1, flows // 2), max(1, flows - flows // 2)]
+    for (name, v), count in zip(groups, counts):
+        lines += [
+            "[[flows]]",
+            f'name = "{name}"',
+            'kind = "tcp"',
+            f'variant = "{v}"',
+            'profile = "linux"',
+            f"count = {count}",
+            f"packet_size = {PACKET}",
+            "max_window = 2000",
+        ]
+    if cbr:
+        lines += [
+            "[[flows]]",
+            'name = "udp"',
+            'kind = "cbr"',
+            f'rate = "{0.4 * RATE_MBPS:g}Mbps"',
+            f"packet_size = {PACKET}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def metrics(r: dict) -> dict:
+    groups = r["groups"]
+    link = r["links"][0]
+    goodput = {g: v.get("goodput_bps", 0.0) for g, v in groups.items()}
+    total = sum(goodput.values())
+    tcp = sum(v for g, v in goodput.items() if g != "udp")
+    out = {
+        "utilization": link["utilization"],
+        "jain": r["fairness"]["tcp"]["jain"],
+        "drop_rate": link["drops_total"] / max(1, link["arrivals"]),
+        "mean_queue": link["mean_queue_packets"],
+    }
+    if "udp" in goodput and total:
+        out["udp_share"] = goodput["udp"] / total
+    if "bbr" in goodput and tcp:
+        out["bbr_share"] = goodput["bbr"] / tcp
+    return out
+
+
+def within(key: str, sim: float, emu: float) -> bool:
+    kind, rel, floor = TOLERANCE[key]
+    diff = abs(sim - emu)
+    if kind == "abs":
+        return diff <= rel
+    return diff <= max(rel * abs(emu), floor)
+
+
+def run(binary: str, text: str, seed: int) -> tuple[dict, dict]:
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(text)
+    try:
+        out = subprocess.run(
+            [binary, "emulate", f.name, "--compare", "--json", "--seed", str(seed)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        os.unlink(f.name)
+    both = json.loads(out.stdout)
+    return metrics(both["simulated"]), metrics(both["emulated"])
+
+
+def mean(rows: list[dict]) -> dict:
+    keys = set.intersection(*(set(r) for r in rows))
+    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default="target/release/aqmlab")
+    p.add_argument("--duration", default="20s")
+    p.add_argument("--warmup", default="5s")
+    p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--qdiscs", nargs="+", default=list(QDISCS), choices=list(QDISCS))
+    p.add_argument("--flows", type=int, nargs="+", default=[1, 8, 32])
+    p.add_argument("--cbr", nargs="+", default=["no", "yes"], choices=["no", "yes"])
+    a = p.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("needs root (aqmlab emulate makes network namespaces)")
+    print(f"Kernel {platform.release()}; {a.duration} with {a.warmup} warm-up; seeds 1-{a.seeds}.\n")
+    print("| TCP | qdisc | flows | CBR | metric (sim / emu) | verdict |")
+    print("|---|---|---|---|---|---|")
+    passed = total = 0
+    for variant, qdisc, flows, cbr in itertools.product(a.variants, a.qdiscs, a.flows, a.cbr):
+        text = scenario(qdisc, variant, flows, cbr == "yes", a.duration, a.warmup)
+        try:
+            pairs = [run(a.bin, text, seed) for seed in range(1, a.seeds + 1)]
+        except subprocess.CalledProcessError as e:
+            print(f"| {variant} | {qdisc} | {flows} | {cbr} | error: {e.stderr.strip()[:80]} | ERROR |", flush=True)
+            continue
+        sim, emu = mean([s for s, _ in pairs]), mean([e for _, e in pairs])
+        cells, misses = [], []
+        for k in TOLERANCE:
+            if k not in sim or k not in emu:
+                continue
+            cells.append(f"{k} {sim[k]:.3f} / {emu[k]:.3f}")
+            if not within(k, sim[k], emu[k]):
+                misses.append(k)
+        total += 1
+        passed += not misses
+        verdict = "PASS" if not misses else "MISS: " + ", ".join(misses)
+        print(f"| {variant} | {qdisc} | {flows} | {cbr} | {'; '.join(cells)} | {verdict} |", flush=True)
+    print(f"\n{passed} of {total} rows within every tolerance.")
+
+
+if __name__ == "__main__":
+    main()

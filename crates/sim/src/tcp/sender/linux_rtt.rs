@@ -1,0 +1,196 @@
+//! The Linux profile's RTT samples and retransmission timer: a sample on every
+//! ACK that delivers data (timestamps make retransmissions unambiguous, so Karn's
+//! one timed packet per window does not apply), and Linux's estimator
+//! (`tcp_rtt_estimator`, `tcp_set_rto`): `mdev` weighs a falling RTT by 1/32,
+//! `rttvar` is the window's largest `mdev` and never below `rto_min`, and the
+//! timeout is `srtt + rttvar` rounded up to a jiffy, so it is at least `srtt +
+//! rto_min` where RFC 6298's is at least `rto_min`.
+//!
+//! Which segment gives the sample follows `tcp_clean_rtx_queue`: the estimator
+//! takes the oldest segment the ACK newly acknowledges without a SACK before
+//! it, or else the oldest it newly SACKs; CUBIC takes the newest of either
+//! (`ca_rtt`). Send times are each segment's last transmission (what the
+//! timestamp a retransmission carries echoes back).
+
+use super::super::congestion::linux::{self, Round};
+use super::super::TcpConfig;
+use super::{TcpSender, SACKED};
+use aqm::{Dur, Time};
+
+/// `tcp_sock`'s estimator state, microseconds as the kernel keeps them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LinuxRtt {
+    /// Smoothed RTT, times 8 (`srtt_us`).
+    srtt8: u32,
+    /// Mean deviation, times 4 (`mdev_us`).
+    mdev: u32,
+    /// The largest `mdev` of the current window (`mdev_max_us`).
+    mdev_max: u32,
+    /// What the timeout adds to srtt (`rttvar_us`), at least rto_min.
+    rttvar: u32,
+    /// The window ends when snd_una passes this (`rtt_seq`).
+    rtt_seq: u32,
+}
+
+/// The samples one ACK gives: for the estimator, and for the congestion control.
+#[derive(Copy, Clone, Debug, Default)]
+pub(super) struct Samples {
+    pub(super) seq_rtt: Option<Dur>,
+    pub(super) ca_rtt: Option<Dur>,
+}
+
+impl TcpSender {
+    /// When segment `seq` was last sent, if the sender keeps it.
+    fn sent_at(&self, seq: u32) -> Option<Time> {
+        let a = self.aside.as_deref()?;
+        let i = seq.checked_sub(a.base)?;
+        a.times.get(i as usize).copied()
+    }
+
+    /// A retransmission of `seq` left at `now`: its timestamp is the new one.
+    pub(super) fn resent_at(&mut self, seq: u32, now: Time) {
+        if let Some(a) = self.aside.as_deref_mut() {
+            if let Some(t) = seq
+                .checked_sub(a.base)
+                .and_then(|i| a.times.get_mut(i as usize))
+            {
+                *t = now;
+            }
+        }
+    }
+
+    /// The samples of an ACK to `ack` that newly SACKed `sacked` (first and
+    /// last segment), read before the scoreboard moves past them.
+    pub(super) fn linux_samples(&self, now: Time, ack: u32, sacked: Option<(u32, u32)>) -> Samples {
+        let clean = |seq: &u32| self.scoreboard[(*seq - self.snd_una) as usize] & SACKED == 0;
+        let acked = self.snd_una..ack.max(self.snd_una);
+        let first = acked.clone().find(clean);
+        let last = acked.rev().find(clean);
+        let since = |seq: Option<u32>| {
+            seq.and_then(|s| self.sent_at(s))
+                .map(|t| now.saturating_since(t))
+        };
+        let (sack_first, sack_last) = match sacked {
+            Some((lo, hi)) => (since(Some(lo)), since(Some(hi))),
+            None => (None, None),
+        };
+        Samples {
+            seq_rtt: since(first).or(sack_first),
+            ca_rtt: sack_last.or(since(last)),
+        }
+    }
+
+    /// Feeds an ACK's samples to the estimator and to the congestion control
+    /// (CUBIC's minimum delay, HyStart); HyStart may end slow start.
+    pub(super) fn linux_feed(&mut self, s: Samples, now: Time, cfg: &TcpConfig) {
+        if let Some(r) = s.seq_rtt {
+            self.linux_estimate(r, cfg);
+        }
+        let Some(r) = s.ca_rtt else { return };
+        let round = Round {
+            now,
+            cwnd: linux::segments(self.cwnd),
+            ssthresh: linux::segments(self.ssthresh),
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            pacing_rate: if self.srtt > 0.0 {
+                2.0 * self.cwnd * cfg.packet_size as f64 / self.srtt
+            } else {
+                0.0
+            },
+        };
+        if let Some(ssthresh) = self.cc.on_linux_rtt(r, &round) {
+            self.ssthresh = ssthresh;
+        }
+    }
+
+    /// `tcp_rtt_estimator` and `tcp_set_rto` on a sample `r`.
+    fn linux_estimate(&mut self, r: Dur, cfg: &TcpConfig) {
+        let rto_min = (cfg.min_rto.as_nanos() / 1_000) as u32;
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        let a = self.aside.get_or_insert_with(Box::default);
+        let l = a.linux.get_or_insert_with(LinuxRtt::default);
+        let m = ((r.as_nanos() / 1_000) as i64).max(1);
+        if l.srtt8 != 0 {
+            let mut m = m - (l.srtt8 >> 3) as i64;
+            let srtt8 = l.srtt8 as i64 + m;
+            if m < 0 {
+                // A falling RTT moves mdev by a 1/32 weight only.
+                m = -m - (l.mdev >> 2) as i64;
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= (l.mdev >> 2) as i64;
+            }
+            l.mdev = (l.mdev as i64 + m).max(0) as u32;
+            if l.mdev > l.mdev_max {
+                l.mdev_max = l.mdev;
+                l.rttvar = l.rttvar.max(l.mdev_max);
+            }
+            if snd_una > l.rtt_seq {
+                // A window ended: rttvar decays toward its largest mdev.
+                if l.mdev_max < l.rttvar {
+                    l.rttvar -= (l.rttvar - l.mdev_max) >> 2;
+                }
+                l.rtt_seq = snd_max;
+                l.mdev_max = rto_min;
+            }
+            l.srtt8 = srtt8.max(1) as u32;
+        } else {
+            l.srtt8 = (m << 3) as u32;
+            l.mdev = (m << 1) as u32;
+            l.rttvar = l.mdev.max(rto_min);
+            l.mdev_max = l.rttvar;
+            l.rtt_seq = snd_max;
+        }
+        let rto_us = (l.srtt8 >> 3) as u64 + l.rttvar as u64;
+        let jiffy_us = 1_000_000 / linux::HZ;
+        let rto = Dur::from_micros(rto_us.div_ceil(jiffy_us) * jiffy_us);
+        self.srtt = (l.srtt8 >> 3) as f64 / 1e6;
+        self.rttvar = l.rttvar as f64 / 1e6;
+        self.has_rtt = true;
+        self.rto_base = rto.min(cfg.max_rto);
+        self.backoff = 1;
+        self.stats.rtt_sum_s += r.as_secs_f64();
+        self.stats.rtt_samples += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{Actions, TcpConfig, TcpSender, Variant};
+    use aqm::{Dur, Time};
+
+    /// The first sample sets srtt and an RTO of srtt + rto_min; a steady RTT then
+    /// lets rttvar decay to rto_min, never below: the timeout stays above
+    /// srtt + 200 ms where RFC 6298's would settle at 200 ms.
+    #[test]
+    fn the_timeout_is_srtt_plus_at_least_rto_min() {
+        let cfg = TcpConfig::linux(Variant::Sack);
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(Time::ZERO, &cfg, &mut act);
+        assert_eq!(s.rto(&cfg), Dur::from_secs(1), "before a sample");
+        let rtt = Dur::from_millis(50);
+        let mut now = Time::ZERO;
+        let mut ack = 0;
+        for round in 0..40 {
+            now += rtt;
+            let out = s.outstanding();
+            for _ in 0..out {
+                ack += 1;
+                s.on_ack(now, ack, &[], false, &cfg, &mut act);
+            }
+            if round == 0 {
+                // srtt 50 ms, rttvar max(2 x 50, 200) ms: 250 ms.
+                assert_eq!(s.rto(&cfg), Dur::from_millis(252));
+            }
+        }
+        let rto = s.rto(&cfg);
+        assert!(
+            rto >= Dur::from_millis(250) && rto <= Dur::from_millis(256),
+            "steady RTO {rto}"
+        );
+    }
+}
