@@ -120,3 +120,15 @@ def test_monitor_tables_reach_python():
     assert len(measured) == link.drops_total
     assert r.summary["delays"][0]["link"] == "left->right"
 
+
+def test_fq_codels_full_queue_drops_are_push_outs_from_the_fattest_queues_head():
+    # docs/qdiscs.md, FQ-CoDel: the victims of a full queue are queued packets, so
+    # `push_out`; `overflow` is only an arrival that was itself the victim. Linux's
+    # `drop_overlimit` is the two summed.
+    r = aqmlab.run("choke-fig3", duration="5s", warmup="1s", qdisc={"kind": "fq_codel", "limit": 20})
+    link = r.links.set_index("name").loc["left->right"]
+    assert link["drops_push_out"] > 100
+    assert link["drops_overflow"] < link["drops_push_out"] / 10
+    # The flood (UDP) has the fattest queue and loses most of them.
+    flows = r.flows.set_index("group")
+    assert flows.loc["udp", "drops_push_out"] > flows.loc["tcp", "drops_push_out"].sum()
