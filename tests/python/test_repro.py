@@ -435,3 +435,14 @@ def test_a_miss_points_to_its_section_of_reproduction_md():
     for eid in EXPERIMENTS:
         assert any(h.startswith(f"{eid}:") for h in headings), eid
     assert "What the verdicts mean" in headings
+
+
+def test_repro_and_sweep_each_say_what_their_plus_minus_is():
+    # repro's "±" is the sd over seeds, sweep's the 95% interval's half-width: each
+    # table says which in its heading, so the two are never read as one.
+    row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "9 ± 1", "tolerance": "t"}
+    exp = EXPERIMENTS["choke-fig3"]
+    table = pd.DataFrame([{**row, "verdict": "PASS", "pass": True, "experiment": exp.id}])
+    # (sweep's heading, "mean ± half-width of the 95% interval", is checked on its
+    # output in test_campaign.)
+    assert "ours (mean ± sd over seeds)" in _core.format_table(exp, table)
