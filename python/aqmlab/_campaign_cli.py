@@ -37,17 +37,25 @@ def parse_baseline(texts: Sequence[str], grid: Mapping[str, Sequence[Any]]) -> d
 
 def _metrics(columns: Sequence[str]) -> list[str]:
     goodputs = [c for c in columns if c.endswith("_goodput_bps")]
-    return (goodputs if len(goodputs) <= _MAX_GOODPUTS else []) + [
-        c for c in ("jain_tcp", "jain_all") if c in columns
-    ]
+    # The busiest link's queueing delay, when the runs recorded delays.
+    delays = [c for c in ("delay_p50_s", "delay_p99_s") if c in columns]
+    return (
+        (goodputs if len(goodputs) <= _MAX_GOODPUTS else [])
+        + delays
+        + [c for c in ("jain_tcp", "jain_all") if c in columns]
+    )
 
 
 def _heading(metric: str) -> str:
+    if metric.startswith("delay_") and metric.endswith("_s"):
+        return f"{metric[len('delay_') : -2]} delay ms"
     return metric.replace("_goodput_bps", " kbit/s")
 
 
 def _scale(metric: str) -> float:
-    return 1e3 if metric.endswith("_goodput_bps") else 1.0
+    if metric.endswith("_goodput_bps"):
+        return 1e3
+    return 1e-3 if metric.startswith("delay_") and metric.endswith("_s") else 1.0
 
 
 def _number(x: float) -> str:
@@ -129,5 +137,5 @@ def stopped_table(result: Sweep) -> str:
         shown[c] = [_number(x / s) for x in shown[c]]
     short = sum(stopped["reason"] != "precise")
     why = f"; {short} point(s) reached --max-seeds first" if short else ""
-    unit = " (kbit/s)" if s != 1 else ""
+    unit = {1e3: " (kbit/s)", 1e-3: " (ms)"}.get(s, "")
     return f"\nseeds until precise on {metric}{unit}{why}\n" + shown.to_string(index=False)

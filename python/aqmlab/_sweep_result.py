@@ -33,7 +33,7 @@ _ROWS_PER_BATCH = 1024
 #: The tables of one row per run or per point, written whole.
 _WHOLE = ("runs", "stats", "paired")
 #: The runs table's own columns, besides the per-group ones.
-_RUN_COLUMNS = ("events", "jain_tcp", "jain_all")
+_RUN_COLUMNS = ("events", "jain_tcp", "jain_all", "goodput_bps", "link", "mean_queue_packets")
 
 
 def label_text(value: Any) -> Any:
@@ -80,11 +80,18 @@ class _RunsDone(Sequence):
 
 class Sweep:
     """What a sweep produced: one :class:`~aqmlab.Result` per (point, seed), and
-    tables over all of them, each row labelled with the point's values (one column
-    per sweep key) and the ``seed``.
+    tables over all of them, each row labelled with the run's ``scenario``, the
+    point's values (one column per sweep key) and the ``seed``, as a
+    :class:`~aqmlab.Result`'s tables are (``group`` is a column in both).
 
     - ``runs``: one row per run: events, the Jain index over TCP flows and over all
-      flows, and per flow group ``<group>_goodput_bps`` and ``<group>_drops``.
+      flows, the goodput of all flows ``goodput_bps``, per flow group
+      ``<group>_goodput_bps``, ``<group>_drops`` and (for groups that took RTT
+      samples) ``<group>_rtt_mean_s``; at the busiest
+      monitored link (``link``, :func:`busiest_link`), ``mean_queue_packets`` and,
+      when the run recorded delays (``[monitor] delays = true``), the queueing
+      delay of all its packets ``delay_{mean,p50,p95,p99}_s`` and of each
+      group's ``<group>_delay_{mean,p50,p95,p99}_s``.
     - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
 
     A key's column is the key itself (``qdisc.kind``), unless a run's table has a
@@ -158,7 +165,7 @@ class Sweep:
     def columns(self) -> dict[str, str]:
         """{sweep key: the name of its column in the tables}."""
         if self._columns is None:
-            taken = {"seed", *_RUN_COLUMNS}
+            taken = {"scenario", "seed", *_RUN_COLUMNS}
             if self._done:
                 result = self.store.load(self._done[0][2])
                 for name in self._STACKED:
@@ -168,16 +175,24 @@ class Sweep:
 
     # ---- one run's rows -------------------------------------------------------------
 
-    def _label_columns(self, label: Mapping[str, Any], seed: int, n: int) -> list[tuple[str, pa.Array]]:
+    def _label_columns(
+        self, scenario: str, label: Mapping[str, Any], seed: int, n: int
+    ) -> list[tuple[str, pa.Array]]:
+        """The columns every row of a run starts with: ``scenario`` (the run's
+        name), each key's, ``seed`` (as ``aqmlab.run``'s results start)."""
         import pyarrow as pa
 
         columns = self.columns
         out = [(columns[k], pa.array([label_text(label[k])] * n, self._types[k])) for k in self.keys]
-        return [*out, ("seed", pa.array([seed] * n, self._seed_type))]
+        return [
+            ("scenario", pa.array([scenario] * n, pa.string())),
+            *out,
+            ("seed", pa.array([seed] * n, self._seed_type)),
+        ]
 
     def _labelled(self, name: str, label: Mapping[str, Any], seed: int, result: Result) -> pa.Table:
         t = result.arrow(name).replace_schema_metadata(None)
-        for i, (column, values) in enumerate(self._label_columns(label, seed, t.num_rows)):
+        for i, (column, values) in enumerate(self._label_columns(result.scenario, label, seed, t.num_rows)):
             t = t.add_column(i, column, values)
         return t
 
@@ -197,7 +212,7 @@ class Sweep:
             seen: dict[str, dict[str, pa.Schema]] = {name: {} for name in self._STACKED}
             for label, seed, key in self._done:
                 result = self.store.load(key)
-                head = self._label_columns(label, seed, 1)
+                head = self._label_columns(result.scenario, label, seed, 1)
                 row = {column: values[0].as_py() for column, values in head}
                 for column, values in head:
                     fields.setdefault(column, values.type)
@@ -384,7 +399,44 @@ def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
     for g in groups.select(["group", "goodput_bps", "drops_total"]).to_pylist():
         out[f"{g['group']}_goodput_bps"] = (g["goodput_bps"], goodput_type)
         out[f"{g['group']}_drops"] = (g["drops_total"], drops_type)
+    out["goodput_bps"] = (sum(groups.column("goodput_bps").to_pylist()), pa.float64())
+    for g in groups.select(["group", "rtt_mean_s"]).to_pylist():
+        if g["rtt_mean_s"] is not None:  # a group without RTT samples (UDP) has no column
+            out[f"{g['group']}_rtt_mean_s"] = (g["rtt_mean_s"], pa.float64())
+    link = busiest_link(result)
+    if link is None:
+        return out
+    out["link"] = (link, pa.string())
+    row = next(
+        r
+        for r in result.arrow("links").select(["name", "mean_queue_packets"]).to_pylist()
+        if r["name"] == link
+    )
+    out["mean_queue_packets"] = (row["mean_queue_packets"], pa.float64())
+    for d in result.arrow("delays").to_pylist():
+        if d["link"] != link or d["count"] == 0:
+            continue
+        prefix = "" if d["scope"] == "link" else f"{d['group']}_"
+        for q in DELAY_STATS:
+            out[f"{prefix}delay_{q}_s"] = (d[f"{q}_s"], pa.float64())
     return out
+
+
+#: The queueing-delay statistics the runs table has per run (``delay_<q>_s``) and
+#: per group (``<group>_delay_<q>_s``), from the delays table's ``<q>_s``.
+DELAY_STATS = ("mean", "p50", "p95", "p99")
+
+
+def busiest_link(result: Result) -> str | None:
+    """The monitored link direction whose metrics the runs table has
+    (``mean_queue_packets``, ``delay_*``): the one of highest throughput (a
+    dumbbell's data direction, not its ACKs), the first of equals; None when
+    no link is monitored."""
+    links = result.arrow("links").select(["name", "throughput_bps"]).to_pylist()
+    if not links:
+        return None
+    best = max(links, key=lambda r: r["throughput_bps"])
+    return str(best["name"])
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -5,10 +5,13 @@
 each line (error bars where ``x`` is not a number: qdisc kinds have no
 between). It reads :attr:`aqmlab.Sweep.stats`, or the ``stats`` table of a
 folder ``aqmlab sweep --out`` wrote, so a figure needs no run again. Each value
-of ``hue`` keeps one colour in every panel of a figure, values are in natural
-order (``udp10k`` before ``udp100k``, ``2Mbps`` before ``10Mbps``), and the axes
-carry the metric's unit. :func:`figure` draws one panel per metric;
-``aqmlab plot SWEEP_DIR`` is :func:`main`.
+of ``hue`` keeps one colour in every panel of a figure, values are in the order
+the sweep gave them (``--set qdisc.kind=red,choke`` draws red first; numbers on
+a numeric axis lie where they fall), and the axes carry the metric's unit.
+:func:`tradeoff` draws throughput against queueing delay, a point per point of
+the sweep (Pantheon's figure). :func:`figure` draws one panel per metric, and
+the trade-off when the runs recorded delays; ``aqmlab plot SWEEP_DIR`` is
+:func:`main`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ if TYPE_CHECKING:
 
     from aqmlab._sweep_result import Sweep
 
-#: The metrics ``aqmlab plot SWEEP_DIR`` draws, at most: one panel each.
-MAX_PANELS = 4
+#: The metrics ``aqmlab plot SWEEP_DIR`` draws, at most: one panel each (and
+#: the throughput-against-delay panel, when the runs recorded delays).
+MAX_PANELS = 5
 
 _UNIT_SCALE = {"k": 1e3, "m": 1e6, "g": 1e9, "": 1.0}
 
@@ -65,6 +69,16 @@ def metric_label(metric: str) -> tuple[str, float]:
         return f"Jain's index, {metric.removeprefix('jain_')} flows", 1.0
     if metric == "events":
         return "events (count)", 1.0
+    if metric == "goodput_bps":
+        return "goodput of all flows (Mbit/s)", 1e6
+    if metric == "mean_queue_packets":
+        return "mean queue (packets)", 1.0
+    if metric.endswith("_rtt_mean_s"):
+        return f"{metric.removesuffix('_rtt_mean_s')} mean RTT (ms)", 1e-3
+    m = re.fullmatch(r"(?:(.+)_)?delay_(mean|p50|p95|p99)_s", metric)
+    if m:
+        who = f"{m.group(1)} " if m.group(1) else ""
+        return f"{who}queueing delay, {m.group(2)} (ms)", 1e-3
     return metric, 1.0
 
 
@@ -105,12 +119,13 @@ def _column(keys: Sequence[str], name: str | None, what: str) -> str | None:
 
 
 def colours(values: Sequence[Any]) -> dict[Any, Any]:
-    """One colour per value, in natural order: the same value gets the same
-    colour in every panel that is drawn with this map."""
+    """One colour per value, in the order given (a sweep's stats table lists its
+    points in the order of ``--set``): the same value gets the same colour in
+    every panel that is drawn with this map."""
     import matplotlib as mpl
 
     cycle = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    ordered = sorted(dict.fromkeys(values), key=natural_key)
+    ordered = list(dict.fromkeys(values))
     if len(ordered) > len(cycle):
         cmap = mpl.colormaps["viridis"]
         return {v: cmap(i / max(1, len(ordered) - 1)) for i, v in enumerate(ordered)}
@@ -150,14 +165,16 @@ def sweep(
     label, scale = metric_label(y)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    # In the sweep's order (the stats table lists points as --set gave them).
     groups = [(None, rows)] if hc is None else list(rows.groupby(hc, sort=False))
-    groups.sort(key=lambda g: natural_key(g[0]))
     palette = palette or colours([g[0] for g in groups])
     numeric = (
         all(isinstance(v, (int, float, np.integer, np.floating)) for v in rows[xc])
         and not rows[xc].dtype == bool
     )
-    order = sorted(dict.fromkeys(rows[xc]), key=natural_key)
+    order = list(dict.fromkeys(rows[xc]))
+    if numeric:  # a line runs left to right
+        order.sort(key=natural_key)
     for n, (value, g) in enumerate(groups):
         g = g.set_index(xc).loc[[v for v in order if v in set(g[xc])]]
         mean = g["mean"].to_numpy(dtype=float) / scale
@@ -197,16 +214,102 @@ def sweep(
     return ax
 
 
+#: The delay :func:`tradeoff` draws and :func:`figure` puts beside goodput.
+TRADEOFF_DELAY = "delay_p95_s"
+#: The throughput :func:`tradeoff` draws.
+TRADEOFF_THROUGHPUT = "goodput_bps"
+
+
+def tradeoff(
+    result: Sweep | pd.DataFrame | str | os.PathLike[str],
+    x: str = TRADEOFF_DELAY,
+    y: str = TRADEOFF_THROUGHPUT,
+    hue: str | None = None,
+    ax: Axes | None = None,
+    palette: dict[Any, Any] | None = None,
+) -> Axes:
+    """Throughput against queueing delay, as Pantheon draws its schemes: one
+    point per point of the sweep at the mean of metric ``x`` (default the
+    busiest link's p95 queueing delay, ``delay_p95_s``) and of ``y`` (default
+    the goodput of all flows), each with its 95% interval both ways, labelled
+    with the point's values; coloured by the key ``hue`` (default the sweep's
+    last key). The delay axis runs from right to left, so better (more
+    throughput, less delay) is up and right."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    stats, keys = _stats(result)
+    missing = [m for m in (x, y) if not (stats["metric"] == m).any()]
+    if missing:
+        hint = " (record delays: --set monitor.delays=true)" if "delay" in missing[0] else ""
+        raise ValueError(f"plot.tradeoff: no metric {missing[0]!r} in the sweep{hint}")
+    hc = _column(keys, hue, "hue") if hue is not None else (keys[-1] if keys else None)
+    xs = stats[stats["metric"] == x].set_index(keys) if keys else stats[stats["metric"] == x]
+    ys = stats[stats["metric"] == y].set_index(keys) if keys else stats[stats["metric"] == y]
+    xlabel, xscale = metric_label(x)
+    ylabel, yscale = metric_label(y)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    palette = palette or (colours(stats[hc]) if hc is not None else {})
+    seen: set[Any] = set()
+    for point in xs.index:
+        px, py = xs.loc[point], ys.loc[point]
+        values = point if isinstance(point, tuple) else (point,)
+        label_of = dict(zip(keys, values))
+        colour_key = label_of.get(hc) if hc is not None else None
+        colour = palette.get(colour_key)
+        legend = None if hc is None or colour_key in seen else f"{colour_key}"
+        seen.add(colour_key)
+        ax.errorbar(
+            [px["mean"] / xscale],
+            [py["mean"] / yscale],
+            xerr=[[np.nan_to_num(px["half_width"] / xscale)]],
+            yerr=[[np.nan_to_num(py["half_width"] / yscale)]],
+            marker="o",
+            capsize=3,
+            color=colour,
+            label=legend,
+        )
+        others = [f"{v}" for k, v in label_of.items() if k != hc]
+        if others:
+            ax.annotate(
+                ", ".join(others),
+                (px["mean"] / xscale, py["mean"] / yscale),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize="x-small",
+            )
+    if not ax.xaxis_inverted():
+        ax.invert_xaxis()
+    ax.set_xlabel(f"{xlabel}, better to the right")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.set_title("throughput against delay: mean and 95% interval", fontsize="medium")
+    if hc is not None:
+        ax.legend(title=hue or hc, fontsize="small")
+    return ax
+
+
+def default_metrics(names: Sequence[str]) -> list[str]:
+    """What :func:`figure` draws of a sweep whose stats have the metrics
+    ``names``: each group's goodput, the busiest link's p95 queueing delay when
+    the runs recorded delays, and the Jain indices, at most :data:`MAX_PANELS`."""
+    goodputs = [m for m in names if m.endswith("_goodput_bps")]
+    rest = [m for m in (TRADEOFF_DELAY, "jain_tcp", "jain_all") if m in names]
+    return (goodputs[: max(1, MAX_PANELS - len(rest))] + rest)[:MAX_PANELS]
+
+
 def figure(
     result: Sweep | str | os.PathLike[str],
     x: str | None = None,
     hue: str | None = None,
     metrics: Sequence[str] | None = None,
 ) -> Figure:
-    """One panel per metric (default: each group's goodput and the Jain indices,
-    at most :data:`MAX_PANELS`), against ``x`` (default the first key), a line
-    per value of ``hue`` (default the second key), one colour per value in every
-    panel."""
+    """One panel per metric (default :func:`default_metrics`: each group's
+    goodput, the p95 queueing delay and the Jain indices), against ``x``
+    (default the first key), a line per value of ``hue`` (default the second
+    key), one colour per value in every panel; and, when the runs recorded
+    delays, the throughput-against-delay panel (:func:`tradeoff`)."""
     import matplotlib.pyplot as plt
 
     stats, keys = _stats(result)
@@ -215,20 +318,25 @@ def figure(
     x = x or keys[0]
     if hue is None and len(keys) > 1:
         hue = next(k for k in keys if k != _column(keys, x, "x"))
+    names = list(dict.fromkeys(stats["metric"]))
     if metrics is None:
-        names = list(dict.fromkeys(stats["metric"]))
-        goodputs = [m for m in names if m.endswith("_goodput_bps")]
-        metrics = (goodputs + [m for m in ("jain_tcp", "jain_all") if m in names])[:MAX_PANELS]
+        metrics = default_metrics(names)
+    with_tradeoff = TRADEOFF_DELAY in names and TRADEOFF_THROUGHPUT in names
     hc = _column(keys, hue, "hue")
     palette = colours(stats[hc]) if hc is not None else None
-    cols = min(2, len(metrics))
-    rows = (len(metrics) + cols - 1) // cols
+    panels = len(metrics) + with_tradeoff
+    cols = min(2, panels)
+    rows = (panels + cols - 1) // cols
     fig, axes = plt.subplots(
         rows, cols, figsize=(6.0 * cols, 3.8 * rows), layout="constrained", squeeze=False
     )
     for ax, metric in zip(axes.flat, metrics):
         sweep(stats, x, metric, hue, ax=ax, palette=palette)
-    for ax in list(axes.flat)[len(metrics) :]:
+    if with_tradeoff:
+        tradeoff(
+            stats, hue=hue or x, ax=list(axes.flat)[len(metrics)], palette=None if hue is None else palette
+        )
+    for ax in list(axes.flat)[panels:]:
         ax.set_visible(False)
     return fig
 

@@ -56,7 +56,8 @@ class Result:
       wall_seconds (the one value that differs between replays), sim_seconds.
     - ``flows``: one row per flow (goodput, drops by reason as ``drops_<reason>``,
       marks, RTT, retransmits, fair share).
-    - ``groups``: one row per flow group, indexed by group name.
+    - ``groups``: one row per flow group, its name in the column ``group`` (as
+      every table of a run and of a sweep has it: they concatenate).
     - ``links``: one row per monitored link direction (drops and marks by reason).
     - ``queue``: the sampled backlog of every monitored link, long format
       (``link, t_s, packets, bytes``).
@@ -68,8 +69,9 @@ class Result:
       flow's packets, bytes, throughput, drops and marks across each monitored link
       per interval), ``tcp_trace`` (cwnd, ssthresh, srtt, rto, packets in flight of
       every TCP flow per interval), ``delays`` (queueing-delay count, mean, p50,
-      p90, p99 and max per monitored queue, overall with ``group`` None and per
-      flow group) and ``delay_histogram`` (their buckets), ``objects`` (each web
+      p90, p95, p99 and max per monitored queue, over every packet with
+      ``scope`` "link" and ``group`` None, and per flow group with ``scope``
+      "group") and ``delay_histogram`` (their buckets), ``objects`` (each web
       object's transfer time), ``events`` (every drop and mark: time, link, flow,
       reason, mark).
     - ``summary``: the dict ``aqmlab run --json`` prints, rebuilt from the tables.
@@ -213,7 +215,7 @@ class Result:
 
     run = _table("run", "One row: what ran, for how long, and how long it took.")
     flows = _table("flows", "One row per flow.")
-    groups = _table("groups", "One row per flow group, indexed by its name.", index="group")
+    groups = _table("groups", "One row per flow group, its name in the column ``group`` (as in a sweep's).")
     links = _table("links", "One row per monitored link direction.")
     queue = _table("queue", "The sampled backlog of every monitored link (link, t_s, packets, bytes).")
     link_flows = _table("link_flows", "Each flow's throughput and mean queue across each monitored link.")
@@ -225,7 +227,10 @@ class Result:
     tcp_trace = _table(
         "tcp_trace", "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight)."
     )
-    delays = _table("delays", "Queueing delay per monitored queue, overall (group None) and per group.")
+    delays = _table(
+        "delays",
+        'Queueing delay per monitored queue: the whole link (scope "link", group None) and per group.',
+    )
     delay_histogram = _table("delay_histogram", "The delay histograms: count per [lo_s, hi_s).")
     objects = _table("objects", "Each web object's start, end and transfer time.")
     events = _table("events", "Every drop and mark at any queue (t_s, link, flow, reason, mark).")

@@ -47,7 +47,7 @@ def test_emulate_returns_the_tables_of_run_with_the_run_marked_emulated():
     assert simulated.arrow("run").to_pylist()[0]["emulated"] is False
     assert run["lateness_p99_s"] >= 0
     assert emulated.links.iloc[0]["qdisc"] == "choke"
-    assert emulated.groups.loc["udp"]["goodput_bps"] > 0
+    assert emulated.groups.set_index("group").loc["udp", "goodput_bps"] > 0
 
 
 def test_a_graph_is_refused_with_the_clis_message():

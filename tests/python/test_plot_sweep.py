@@ -1,4 +1,4 @@
-"""Sweep figures: natural order, one colour per value in every panel, units,
+"""Sweep figures: the sweep's order, one colour per value in every panel, units,
 intervals drawn from the stats table, and `aqmlab plot SWEEP_DIR`."""
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def test_a_line_and_band_per_hue_from_the_stats_table(swept):
     sw, _ = swept
     ax = plot_sweep.sweep(sw, x="qdisc.max_th", y="tcp_goodput_bps", hue="qdisc.kind")
     assert ax.get_ylabel() == "tcp goodput (Mbit/s)" and ax.get_xlabel() == "qdisc.max_th"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["choke", "red"]
+    # In the grid's order (red, choke), not alphabetical.
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["red", "choke"]
     stats = sw.stats[(sw.stats["metric"] == "tcp_goodput_bps") & (sw.stats["qdisc.kind"] == "red")]
     red = next(line for line in ax.get_lines() if line.get_label() == "red")
     assert list(red.get_xdata()) == [150, 200, 250]
@@ -146,3 +147,20 @@ def test_tcp_trace_draws_cwnd_and_rtt_per_flow_in_its_groups_colour():
     assert all(line.get_color() == colour for line in cwnd.get_lines())
     with pytest.raises(plot.NotRecorded, match="tcp_trace"):
         plot.tcp_trace(_groups_run(tcp=2))
+
+
+def test_categories_keep_the_order_the_sweep_gave_and_numbers_their_own():
+    import pandas as pd
+
+    rows = [
+        {"k": k, "r": r, "metric": "jain_tcp", "n": 2, "mean": 0.5, "sd": 0.1, "ci_low": 0.4, "ci_high": 0.6}
+        for k in ["sfb", "choke", "red"]
+        for r in [10, 2]
+    ]
+    stats = pd.DataFrame(rows)
+    ax = plot_sweep.sweep(stats, x="k", y="jain_tcp", hue="r")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["sfb", "choke", "red"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["10", "2"]
+    ax = plot_sweep.sweep(stats, x="r", y="jain_tcp", hue="k")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["sfb", "choke", "red"]
+    assert list(ax.get_lines()[0].get_xdata()) == [2, 10]  # a line runs left to right

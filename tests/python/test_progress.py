@@ -115,3 +115,36 @@ def test_an_exception_in_the_callback_ends_the_run():
 
     with pytest.raises(RuntimeError, match="stop"):
         _aqmlab.run_builtin_or_path("choke", None, "30s", None, None, boom)
+
+
+def test_a_sweeps_bar_goes_to_a_terminal_never_into_a_pipe(tmp_path, monkeypatch):
+    from aqmlab._runner import progress
+
+    # Into a pipe (a batch job's log): no bar, whatever was asked.
+    proc = subprocess.run(
+        [
+            _script(),
+            "sweep",
+            "choke-fig3",
+            "--set",
+            "qdisc.kind=red,choke",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "runs" not in proc.stderr and "\r" not in proc.stderr, proc.stderr
+    # On a terminal (or in a notebook), the bar is drawn when asked for.
+    monkeypatch.setattr(progress, "on_screen", lambda: True)
+    assert progress.Progress(4, 0, True).bar is not None
+    assert progress.Progress(4, 0, False).bar is None
+    monkeypatch.setattr(progress, "on_screen", lambda: False)
+    assert progress.Progress(4, 0, True).bar is None

@@ -414,3 +414,35 @@ def test_a_peer_without_a_value_in_a_table_adds_no_column():
     assert "ns-2.35" not in _core.format_table(exp, empty)
     full = _core.with_peer(table, _core.Peer("ns-2.35", {("choke-fig3", "q"): "2"}))
     assert "ns-2.35" in _core.format_table(exp, full)
+
+
+def test_a_miss_points_to_its_section_of_reproduction_md():
+    from pathlib import Path
+
+    row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "9", "tolerance": "t"}
+    exp = EXPERIMENTS["choke-fig3"]
+    passed = pd.DataFrame([{**row, "verdict": "PASS", "pass": True, "experiment": exp.id}])
+    assert "REPRODUCTION.md" not in _core.format_table(exp, passed)
+    missed = pd.DataFrame([{**row, "verdict": "MISS", "pass": False, "experiment": exp.id}])
+    last = _core.format_table(exp, missed).splitlines()[-1]
+    assert last.startswith('MISS: REPRODUCTION.md, section "choke-fig3: ...",')
+    # Every experiment has that section, its heading starting with its id.
+    headings = [
+        line[3:]
+        for line in (Path(__file__).parents[2] / "REPRODUCTION.md").read_text().splitlines()
+        if line.startswith("## ")
+    ]
+    for eid in EXPERIMENTS:
+        assert any(h.startswith(f"{eid}:") for h in headings), eid
+    assert "What the verdicts mean" in headings
+
+
+def test_repro_and_sweep_each_say_what_their_plus_minus_is():
+    # repro's "±" is the sd over seeds, sweep's the 95% interval's half-width: each
+    # table says which in its heading, so the two are never read as one.
+    row = {"quantity": "q", "source": "s", "paper": "1", "ours_text": "9 ± 1", "tolerance": "t"}
+    exp = EXPERIMENTS["choke-fig3"]
+    table = pd.DataFrame([{**row, "verdict": "PASS", "pass": True, "experiment": exp.id}])
+    # (sweep's heading, "mean ± half-width of the 95% interval", is checked on its
+    # output in test_campaign.)
+    assert "ours (mean ± sd over seeds)" in _core.format_table(exp, table)

@@ -73,9 +73,11 @@ def test_repr_names_the_run(result):
     assert "link left->right: red" in text
 
 
-def test_groups_indexed_by_name(result):
-    assert result.groups.index.name == "group"
-    assert sorted(result.groups.index) == ["tcp", "udp"]
+def test_groups_name_each_group_in_a_column_as_a_sweeps_do(result):
+    # A column, as in Sweep.groups and every other table: runs' tables concatenate.
+    assert list(result.groups.columns[:4]) == ["scenario", "seed", "group", "kind"]
+    assert sorted(result.groups["group"]) == ["tcp", "udp"]
+    assert list(result.groups.index) == [0, 1]
     assert result.fairness["all"]["n"] == 33
 
 
@@ -117,3 +119,16 @@ def test_monitor_tables_reach_python():
     measured = events[(events.link == "left->right") & (events.t_s >= 1.0) & ~events.mark]
     assert len(measured) == link.drops_total
     assert r.summary["delays"][0]["link"] == "left->right"
+
+
+def test_fq_codels_full_queue_drops_are_push_outs_from_the_fattest_queues_head():
+    # docs/qdiscs.md, FQ-CoDel: the victims of a full queue are queued packets, so
+    # `push_out`; `overflow` is only an arrival that was itself the victim. Linux's
+    # `drop_overlimit` is the two summed.
+    r = aqmlab.run("choke-fig3", duration="5s", warmup="1s", qdisc={"kind": "fq_codel", "limit": 20})
+    link = r.links.set_index("name").loc["left->right"]
+    assert link["drops_push_out"] > 100
+    assert link["drops_overflow"] < link["drops_push_out"] / 10
+    # The flood (UDP) has the fattest queue and loses most of them.
+    flows = r.flows.set_index("group")
+    assert flows.loc["udp", "drops_push_out"] > flows.loc["tcp", "drops_push_out"].sum()

@@ -24,9 +24,9 @@ def without_wall(summary: dict) -> dict:
 
 def test_red_lets_the_udp_flow_take_the_link(fig3):
     # CHOKe paper, Fig. 3: under RED the 2 Mbit/s UDP flow takes nearly all of 1 Mbit/s.
-    udp = fig3.groups.loc["udp"]
+    udp = fig3.groups.set_index("group").loc["udp"]
     assert udp["goodput_bps"] > 0.9e6
-    tcp = fig3.groups.loc["tcp"]
+    tcp = fig3.groups.set_index("group").loc["tcp"]
     assert tcp["count"] == 32
     assert tcp["goodput_bps"] < 0.1e6
     # approx: Time::as_secs_f64 multiplies by 1e-9, so 30 s prints as 30.000000000000004
@@ -42,7 +42,7 @@ def test_tables_have_one_row_per_thing(fig3):
     drop_columns = [c for c in flows.columns if c.startswith("drops_") and c != "drops_total"]
     assert (flows[drop_columns].sum(axis=1) == flows["drops_total"]).all()
     assert flows.groupby("group")["goodput_bps"].sum().to_dict() == pytest.approx(
-        fig3.groups["goodput_bps"].to_dict()
+        fig3.groups.set_index("group")["goodput_bps"].to_dict()
     )
 
     links = fig3.links
@@ -125,7 +125,7 @@ SMALL = {
 def test_a_dict_scenario_runs(tmp_path):
     r = aqmlab.run(SMALL)
     assert r.scenario == "small"
-    assert r.groups.loc["bulk", "count"] == 4
+    assert r.groups.set_index("group").loc["bulk", "count"] == 4
     assert r.links.loc[0, "name"] == "left->right"
     assert r.links.loc[0, "utilization"] > 0.9
     # The same scenario written as TOML gives the same results.
@@ -159,9 +159,9 @@ def test_overrides_replace_top_level_keys():
     udp_only = aqmlab.run(
         SMALL, flows=[{"name": "udp", "kind": "cbr", "rate": "2Mbps", "count": 3}], name="renamed"
     )
-    assert list(udp_only.groups.index) == ["udp"]
+    assert list(udp_only.groups["group"]) == ["udp"]
     assert udp_only.scenario == "renamed"
-    assert udp_only.groups.loc["udp", "goodput_bps"] == pytest.approx(6e6, rel=0.02)
+    assert udp_only.groups.set_index("group").loc["udp", "goodput_bps"] == pytest.approx(6e6, rel=0.02)
 
 
 def test_an_override_of_none_removes_the_key():

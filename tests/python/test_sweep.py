@@ -80,7 +80,7 @@ def test_parse_assignment_reads_toml_values_and_bare_words():
 def test_sweep_labels_every_run_and_applies_the_grid(short_fig3):
     sw = aqmlab.sweep(short_fig3, {"qdisc.kind": ["red", "choke"]}, seeds=2, jobs=2)
     runs = sw.runs
-    assert list(runs.columns[:2]) == ["qdisc.kind", "seed"]
+    assert list(runs.columns[:3]) == ["scenario", "qdisc.kind", "seed"]
     assert sorted(zip(runs["qdisc.kind"], runs["seed"])) == [
         ("choke", 1),
         ("choke", 2),
@@ -205,7 +205,7 @@ def test_cli_writes_labelled_tables(tmp_path):
         "summary.json",
     ]
     runs = pd.read_parquet(out / "runs.parquet")
-    assert list(runs.columns[:2]) == ["qdisc.kind", "seed"] and "udp_goodput_bps" in runs.columns
+    assert list(runs.columns[:3]) == ["scenario", "qdisc.kind", "seed"] and "udp_goodput_bps" in runs.columns
     assert len(runs) == 4
     for name in tables:
         assert len(pl.read_parquet(out / name)) == len(pd.read_parquet(out / name)) > 0, name
@@ -272,7 +272,7 @@ def test_a_key_that_names_a_column_gets_a_column_of_its_own(short_fig3):
     sw = aqmlab.sweep(short_fig3, {"qdisc": tables}, jobs=1)
     assert sw.columns == {"qdisc": "set.qdisc"}
     links = sw.links
-    assert list(links.columns[:2]) == ["set.qdisc", "seed"]
+    assert list(links.columns[:3]) == ["scenario", "set.qdisc", "seed"]
     assert set(links["qdisc"]) == {"droptail", "sfb"}  # the table's own column, intact
     assert sorted(set(sw.runs["set.qdisc"])) == sorted(json.dumps(t, sort_keys=True) for t in tables)
     assert len(sw.flows) == 2 * 33 and len(sw.groups) == 4

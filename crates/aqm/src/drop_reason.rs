@@ -28,7 +28,9 @@ pub enum DropReason {
     HeavyHitter,
     /// The flow was judged unresponsive (Scalable Fair RED over MRUL).
     Unresponsive,
-    /// A queued packet was pushed out to admit the arrival (LQD, ALQD).
+    /// A queued packet was pushed out to admit the arrival (LQD, ALQD; FQ-CoDel's
+    /// drops on a full queue, from the fattest flow's head: with `Overflow`, what
+    /// Linux's fq_codel counts as `drop_overlimit`).
     PushOut,
     /// The packet waited too long in the queue (CoDel, FQ-CoDel).
     Sojourn,

@@ -401,11 +401,13 @@ impl Simulation {
 fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult {
     DelayResult {
         link: link.to_string(),
+        scope: if group.is_some() { "group" } else { "link" }.to_string(),
         group,
         count: h.n,
         mean_s: h.mean_ns() * 1e-9,
         p50_s: h.quantile_ns(0.5) * 1e-9,
         p90_s: h.quantile_ns(0.9) * 1e-9,
+        p95_s: h.quantile_ns(0.95) * 1e-9,
         p99_s: h.quantile_ns(0.99) * 1e-9,
         max_s: h.max_ns as f64 * 1e-9,
     }
@@ -424,6 +426,7 @@ pub fn group_results(
         let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
         let fair = fairness(&xs);
         let sum: f64 = xs.iter().sum();
+        let rtts: Vec<f64> = members.iter().filter_map(|r| r.rtt_mean_s).collect();
         results.insert(
             g.name.clone(),
             GroupResult {
@@ -439,6 +442,8 @@ pub fn group_results(
                 marks: members.iter().map(|r| r.marks).sum(),
                 jain: fair.jain,
                 cov: fair.cov,
+                rtt_mean_s: (!rtts.is_empty())
+                    .then(|| rtts.iter().sum::<f64>() / rtts.len() as f64),
             },
         );
         group_fairness.insert(g.name.clone(), fair);

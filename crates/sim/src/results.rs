@@ -98,6 +98,10 @@ pub struct GroupResult {
     pub marks: u64,
     pub jain: f64,
     pub cov: f64,
+    /// The mean over the group's flows that took RTT samples of each one's
+    /// `rtt_mean_s`, seconds; `None` when none did (UDP).
+    #[serde(default)]
+    pub rtt_mean_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -198,15 +202,22 @@ pub struct TcpTraceResult {
 }
 
 /// The queueing delay at a monitored queue over the measured interval, for every
-/// packet it sent (`group` = None) or for one flow group's (`[monitor] delays`).
+/// packet it sent (`group` = None: the whole link, `scope` "link" in the tables) or
+/// for one flow group's (`[monitor] delays`). Quantiles are read from the
+/// histogram ([`crate::observe::delays::Histogram::quantile_ns`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DelayResult {
     pub link: String,
+    /// "link" (every packet of the queue; `group` None) or "group".
+    #[serde(default)]
+    pub scope: String,
     pub group: Option<String>,
     pub count: u64,
     pub mean_s: f64,
     pub p50_s: f64,
     pub p90_s: f64,
+    #[serde(default)]
+    pub p95_s: f64,
     pub p99_s: f64,
     pub max_s: f64,
 }

@@ -109,6 +109,7 @@ pub fn groups(r: &RunResult) -> RecordBatch {
     t.u64("marks", g.values().map(|g| g.marks));
     t.f64("jain", g.values().map(|g| g.jain));
     t.f64("cov", g.values().map(|g| g.cov));
+    t.opt_f64("rtt_mean_s", g.values().map(|g| g.rtt_mean_s));
     t.finish()
 }
 
@@ -212,17 +213,29 @@ pub fn tcp_trace(r: &RunResult) -> RecordBatch {
     t.finish()
 }
 
-/// Queueing-delay quantiles per monitored queue, over all packets (`group`
-/// null) and per flow group (`[monitor] delays`).
+/// `scope` of a delay row: "link" (every packet of the queue, `group` null) or
+/// "group" (one flow group's packets), as the fairness table's `scope`.
+fn delay_scope(group: &Option<String>) -> &'static str {
+    if group.is_some() {
+        "group"
+    } else {
+        "link"
+    }
+}
+
+/// Queueing-delay quantiles per monitored queue, over all packets (`scope` "link",
+/// `group` null) and per flow group (`scope` "group"), `[monitor] delays`.
 pub fn delays(r: &RunResult) -> RecordBatch {
     let x = &r.delays;
     let mut t = Columns::default();
     t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.str("scope", x.iter().map(|x| delay_scope(&x.group)));
     t.opt_str("group", x.iter().map(|x| x.group.as_deref()));
     t.u64("count", x.iter().map(|x| x.count));
     t.f64("mean_s", x.iter().map(|x| x.mean_s));
     t.f64("p50_s", x.iter().map(|x| x.p50_s));
     t.f64("p90_s", x.iter().map(|x| x.p90_s));
+    t.f64("p95_s", x.iter().map(|x| x.p95_s));
     t.f64("p99_s", x.iter().map(|x| x.p99_s));
     t.f64("max_s", x.iter().map(|x| x.max_s));
     t.finish()
@@ -233,6 +246,7 @@ pub fn delay_histogram(r: &RunResult) -> RecordBatch {
     let x = &r.delay_histogram;
     let mut t = Columns::default();
     t.str("link", x.iter().map(|x| x.link.as_str()));
+    t.str("scope", x.iter().map(|x| delay_scope(&x.group)));
     t.opt_str("group", x.iter().map(|x| x.group.as_deref()));
     t.f64("lo_s", x.iter().map(|x| x.lo_s));
     t.f64("hi_s", x.iter().map(|x| x.hi_s));
@@ -420,5 +434,107 @@ mod tests {
             (scope.value(0), scope.value(1), scope.value(2)),
             ("tcp", "all", "group")
         );
+    }
+
+    #[test]
+    fn delay_quantiles_and_group_rtts_are_those_of_the_recorded_delays() {
+        let sets = crate::assign::parse_all(&["monitor.delays=true".to_string()]).unwrap();
+        let o = crate::Overrides {
+            duration: Some("3s"),
+            warmup: Some("1s"),
+            ..Default::default()
+        };
+        let s = crate::assign::load(Some("choke-fig3"), &sets, &o).unwrap();
+        let r = crate::run_scenario(&s, &mut |_| {}).unwrap();
+        let t: std::collections::BTreeMap<_, _> = tables(&r).into_iter().collect();
+        let (d, h) = (&t["delays"], &t["delay_histogram"]);
+        assert!(d.num_rows() > 0);
+        let (link, scope, count) = (
+            column::<StringArray>(d, "link"),
+            column::<StringArray>(d, "scope"),
+            column::<UInt64Array>(d, "count"),
+        );
+        let group = column::<StringArray>(d, "group");
+        let (hl, hg, hs) = (
+            column::<StringArray>(h, "link"),
+            column::<StringArray>(h, "group"),
+            column::<StringArray>(h, "scope"),
+        );
+        let (lo, hi, hc) = (
+            column::<Float64Array>(h, "lo_s"),
+            column::<Float64Array>(h, "hi_s"),
+            column::<UInt64Array>(h, "count"),
+        );
+        for row in 0..d.num_rows() {
+            // The whole link is named, not left as a silent null.
+            assert_eq!(
+                scope.value(row),
+                if group.is_null(row) { "link" } else { "group" }
+            );
+            let n = count.value(row);
+            if n == 0 {
+                continue;
+            }
+            // This row's buckets: same link, same group (or both the whole link).
+            let buckets: Vec<(f64, f64, u64)> = (0..h.num_rows())
+                .filter(|&i| {
+                    hl.value(i) == link.value(row)
+                        && hs.value(i) == scope.value(row)
+                        && (group.is_null(row) || hg.value(i) == group.value(row))
+                })
+                .map(|i| (lo.value(i), hi.value(i), hc.value(i)))
+                .collect();
+            assert_eq!(buckets.iter().map(|b| b.2).sum::<u64>(), n);
+            let max = column::<Float64Array>(d, "max_s").value(row);
+            for (q, name) in [
+                (0.5, "p50_s"),
+                (0.9, "p90_s"),
+                (0.95, "p95_s"),
+                (0.99, "p99_s"),
+            ] {
+                // The ceil(q n)-th smallest delay lies in the bucket the
+                // cumulative counts reach it in; the table holds its midpoint.
+                let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+                let mut seen = 0;
+                let (l, u, _) = *buckets
+                    .iter()
+                    .find(|b| {
+                        seen += b.2;
+                        seen >= rank
+                    })
+                    .unwrap();
+                let got = column::<Float64Array>(d, name).value(row);
+                let want = if u - l <= 1.5e-9 { l } else { (l + u) / 2.0 }.min(max);
+                assert!(
+                    (got - want).abs() <= 1e-12,
+                    "{name} row {row}: {got} vs {want}"
+                );
+            }
+        }
+        let p95 = column::<Float64Array>(d, "p95_s");
+        let p99 = column::<Float64Array>(d, "p99_s");
+        assert!((0..d.num_rows()).any(|i| p95.value(i) > 0.0));
+        for i in 0..d.num_rows() {
+            assert!(p95.value(i) <= p99.value(i));
+        }
+        // A group's RTT is the mean of its flows' mean RTTs; null for UDP.
+        let g = &t["groups"];
+        let names = column::<StringArray>(g, "group");
+        let rtt = column::<Float64Array>(g, "rtt_mean_s");
+        for i in 0..g.num_rows() {
+            let xs: Vec<f64> = r
+                .flows
+                .iter()
+                .filter(|f| f.group == names.value(i))
+                .filter_map(|f| f.rtt_mean_s)
+                .collect();
+            if xs.is_empty() {
+                assert!(rtt.is_null(i));
+            } else {
+                let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+                assert!((rtt.value(i) - mean).abs() < 1e-12);
+                assert!(mean > r.flows[0].base_rtt_s);
+            }
+        }
     }
 }

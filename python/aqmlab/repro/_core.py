@@ -516,4 +516,16 @@ def format_table(exp: Experiment, table) -> str:
     n_pass = int(table["pass"].sum())
     n_open = int((table["verdict"] == "OPEN").sum())
     lines.append(f"{n_pass}/{len(table)} within tolerance" + (f", {n_open} open" if n_open else ""))
+    if (table["verdict"] == "MISS").any():
+        lines.append(miss_pointer(exp.id))
     return "\n".join(lines)
+
+
+def miss_pointer(experiment: str) -> str:
+    """Where a MISS of ``experiment`` is explained: its section of REPRODUCTION.md
+    (each experiment's heading starts with its id; a test checks every one has
+    one), and the section on what the verdicts mean."""
+    return (
+        f'MISS: REPRODUCTION.md, section "{experiment}: ...", says where and why ours differs '
+        'from the paper ("What the verdicts mean" explains the bands)'
+    )

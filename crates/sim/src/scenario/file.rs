@@ -11,7 +11,14 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// most [`MAX_FILE_BYTES`]: a FIFO would block the read until something writes to
 /// it, and a device such as `/dev/zero` never ends. The error is the message.
 pub fn read_file(path: &Path) -> Result<String, String> {
-    let cannot = |e: std::io::Error| format!("cannot read scenario file: {e}");
+    read_text(path, "scenario file")
+}
+
+/// [`read_file`] for another kind of file the scenario names (`what`: "trace
+/// file"), whose errors say what the file is.
+pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
+    let kind = what;
+    let cannot = |e: std::io::Error| format!("cannot read {kind}: {e}");
     // Asked before opening: opening a FIFO blocks until it has a writer.
     let meta = std::fs::metadata(path).map_err(cannot)?;
     let what = |m: &std::fs::Metadata| {
@@ -22,16 +29,16 @@ pub fn read_file(path: &Path) -> Result<String, String> {
         }
     };
     if !meta.is_file() {
-        return Err(format!("cannot read scenario file: it is {}", what(&meta)));
+        return Err(format!("cannot read {kind}: it is {}", what(&meta)));
     }
     let file = std::fs::File::open(path).map_err(cannot)?;
     let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
-        return Err(format!("cannot read scenario file: it is {}", what(&meta)));
+        return Err(format!("cannot read {kind}: it is {}", what(&meta)));
     }
     let too_big = |n: u64| {
         format!(
-            "scenario file is {n} bytes; at most {MAX_FILE_BYTES} ({} MiB) are read",
+            "{kind} is {n} bytes; at most {MAX_FILE_BYTES} ({} MiB) are read",
             MAX_FILE_BYTES >> 20
         )
     };
@@ -50,7 +57,7 @@ pub fn read_file(path: &Path) -> Result<String, String> {
     }
     String::from_utf8(bytes).map_err(|e| {
         format!(
-            "cannot read scenario file: it is not UTF-8 text (byte {} is not)",
+            "cannot read {kind}: it is not UTF-8 text (byte {} is not)",
             e.utf8_error().valid_up_to()
         )
     })

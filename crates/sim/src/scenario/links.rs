@@ -273,11 +273,12 @@ impl Scenario {
                     Some(dir) => dir.join(name),
                     None => std::path::PathBuf::from(name),
                 };
-                let text = super::read_file(&path).map_err(|e| {
+                let text = super::read_text(&path, "trace file").map_err(|e| {
                     let names: Vec<&str> = synthetic::SHIPPED.iter().map(|(n, _)| *n).collect();
                     format!(
-                        "trace \"{name}\": {e} (a trace is a file, relative to the scenario's \
-                         directory, or one of {})",
+                        "trace \"{name}\" ({}): {e} (a trace is a file, relative to the \
+                         scenario's directory, or one of {})",
+                        path.display(),
                         names.join(", ")
                     )
                 })?;

@@ -57,7 +57,7 @@ mod qdisc_table;
 mod validate;
 mod validate_net;
 
-pub use file::{read_file, MAX_FILE_BYTES};
+pub use file::{read_file, read_text, MAX_FILE_BYTES};
 pub use flow_spec::{EcnSetting, FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
 pub use link_keys::{DelayKey, JitterKeys, LinkKeys, LinkSpec, LossKey, RateKey};
 pub use links::{Direction, Side};

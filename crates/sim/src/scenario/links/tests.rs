@@ -85,12 +85,27 @@ fn a_trace_is_a_shipped_name_or_a_file_beside_the_scenario() {
     let e = Scenario::from_path(&file).unwrap_err();
     assert_eq!(e.line, Some(7), "{e}");
     assert!(e.to_string().contains("line 2"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(dir.join("t.up")).unwrap();
     let e = err_at("rate = { trace = \"no-such.up\" }\ndelay = \"5ms\"", 7);
     assert!(
         e.contains("topology.bottleneck.rate") && e.contains("lte-driving"),
         "{e}"
     );
+    // The trace's own path, and that it is the trace file that is missing.
+    assert!(
+        e.contains("trace \"no-such.up\" (no-such.up): cannot read trace file: "),
+        "{e}"
+    );
+    assert!(!e.contains("scenario file"), "{e}");
+    // Beside a scenario file, the path is where it was looked for.
+    let e = Scenario::from_path(&file).unwrap_err().to_string();
+    let beside = dir.join("t.up");
+    assert!(
+        e.starts_with(&format!("{}:7: ", file.display()))
+            && e.contains(&format!("({}): cannot read trace file", beside.display())),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
