@@ -15,11 +15,13 @@ mod ecn;
 mod linux_rtt;
 mod pacing;
 mod prr;
+mod rack_tlp;
 mod rto;
 mod sack;
 
 use linux_rtt::LinuxRtt;
 use prr::Prr;
+use rack_tlp::Tlp;
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -99,6 +101,8 @@ struct Aside {
     prr: Option<Prr>,
     /// The Linux profile's RTT estimator.
     linux: Option<LinuxRtt>,
+    /// The Linux profile's tail loss probe.
+    tlp: Tlp,
 }
 
 impl TcpSender {
@@ -227,7 +231,8 @@ impl TcpSender {
         self.stats.sent += 1;
         let cwr = std::mem::take(&mut self.cwr_pending);
         act.segs.push(Seg::Data { seq, cwr });
-        if !self.rto_running {
+        // A probe armed moves with every send (`tcp_schedule_loss_probe`).
+        if !self.rto_running || self.probe_armed() {
             self.restart_rto(now, cfg, act);
         }
         self.pace(now, cfg, act);
@@ -509,7 +514,10 @@ impl TcpSender {
             }
             self.dupacks += 1;
             if !self.in_recovery {
-                if self.dupacks == cfg.dupthresh && self.may_fast_retransmit(ack, cfg) {
+                let rack = linux
+                    && recovery == Recovery::Sack
+                    && samples.newest_sent.is_some_and(|t| self.rack_lost_head(t));
+                if (self.dupacks == cfg.dupthresh || rack) && self.may_fast_retransmit(ack, cfg) {
                     self.enter_recovery(now, cfg, act);
                 } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
                     self.limited_transmit(now, cfg, act);
@@ -520,6 +528,11 @@ impl TcpSender {
         }
         if cfg.ecn && ece {
             self.ecn_echo(now, ack, object_ended, cfg, act);
+        }
+        if linux && self.in_recovery && recovery == Recovery::Sack {
+            if let Some(t) = samples.newest_sent {
+                self.rack_lost_retransmissions(t);
+            }
         }
         if self.in_recovery {
             let delivered = (self.snd_una - una_before + self.sacked).saturating_sub(sacked_before);
@@ -594,6 +607,10 @@ impl TcpSender {
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.rto_running = false;
+        if self.probe_armed() && self.snd_una < self.snd_max {
+            self.send_probe(now, cfg, act);
+            return;
+        }
         let held = std::mem::take(&mut self.ecn_hold);
         if self.snd_una >= self.snd_max {
             if held {

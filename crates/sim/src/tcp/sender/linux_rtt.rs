@@ -30,6 +30,8 @@ pub(super) struct LinuxRtt {
     rttvar: u32,
     /// The window ends when snd_una passes this (`rtt_seq`).
     rtt_seq: u32,
+    /// The smallest sample (RACK's reordering window is a quarter of it).
+    min_rtt: u32,
 }
 
 /// The samples one ACK gives: for the estimator, and for the congestion control.
@@ -37,11 +39,14 @@ pub(super) struct LinuxRtt {
 pub(super) struct Samples {
     pub(super) seq_rtt: Option<Dur>,
     pub(super) ca_rtt: Option<Dur>,
+    /// When the most recently sent of the segments this ACK delivered left
+    /// (RACK's `rack.mstamp`).
+    pub(super) newest_sent: Option<Time>,
 }
 
 impl TcpSender {
     /// When segment `seq` was last sent, if the sender keeps it.
-    fn sent_at(&self, seq: u32) -> Option<Time> {
+    pub(super) fn sent_at(&self, seq: u32) -> Option<Time> {
         let a = self.aside.as_deref()?;
         let i = seq.checked_sub(a.base)?;
         a.times.get(i as usize).copied()
@@ -74,9 +79,11 @@ impl TcpSender {
             Some((lo, hi)) => (since(Some(lo)), since(Some(hi))),
             None => (None, None),
         };
+        let newest = sacked.map(|(_, hi)| hi).into_iter().chain(last);
         Samples {
             seq_rtt: since(first).or(sack_first),
             ca_rtt: sack_last.or(since(last)),
+            newest_sent: newest.filter_map(|s| self.sent_at(s)).max(),
         }
     }
 
@@ -104,6 +111,12 @@ impl TcpSender {
         }
     }
 
+    /// The smallest RTT sample, seconds (0 before one).
+    pub(super) fn min_rtt(&self) -> f64 {
+        let l = self.aside.as_deref().and_then(|a| a.linux.as_ref());
+        l.map_or(0.0, |l| l.min_rtt as f64 / 1e6)
+    }
+
     /// `tcp_rtt_estimator` and `tcp_set_rto` on a sample `r`.
     fn linux_estimate(&mut self, r: Dur, cfg: &TcpConfig) {
         let rto_min = (cfg.min_rto.as_nanos() / 1_000) as u32;
@@ -111,6 +124,11 @@ impl TcpSender {
         let a = self.aside.get_or_insert_with(Box::default);
         let l = a.linux.get_or_insert_with(LinuxRtt::default);
         let m = ((r.as_nanos() / 1_000) as i64).max(1);
+        l.min_rtt = if l.min_rtt == 0 {
+            m as u32
+        } else {
+            l.min_rtt.min(m as u32)
+        };
         if l.srtt8 != 0 {
             let mut m = m - (l.srtt8 >> 3) as i64;
             let srtt8 = l.srtt8 as i64 + m;

@@ -29,9 +29,12 @@ impl TcpSender {
             .min(cfg.max_rto)
     }
 
+    /// Arms the timer: a tail loss probe first where the Linux profile sends
+    /// one (`rack_tlp`), the retransmission timeout otherwise.
     pub(super) fn restart_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.rto_running = true;
-        act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
+        let after = self.probe_timeout(cfg).unwrap_or_else(|| self.rto(cfg));
+        act.timer(TimerKind::Rto, TimerCmd::Arm(now + after));
     }
 
     pub(super) fn stop_rto(&mut self, act: &mut Actions) {
