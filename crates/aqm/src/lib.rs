@@ -44,6 +44,7 @@ pub mod afd;
 pub mod any;
 pub mod blue;
 pub mod breathe;
+pub mod cake;
 pub mod choke;
 pub mod codel;
 pub mod drop_reason;
