@@ -224,6 +224,9 @@ registry! {
     /// CAKE (Høiland-Jørgensen, Täht & Morton 2018; Linux's sch_cake): set-
     /// associative flow queues with host isolation, DRR++, COBALT and a shaper.
     Cake = "cake": Box<crate::cake::Cake>, crate::cake::CakeParams;
+    /// Linux's fq (sch_fq): a queue per flow served by DRR with an initial
+    /// quantum for new flows, per-flow limits and pacing at `maxrate`.
+    Fq = "fq": Box<crate::linux_fq::Fq>, crate::linux_fq::FqParams;
 }
 
 impl QdiscSpec {
