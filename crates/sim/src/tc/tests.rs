@@ -542,3 +542,38 @@ fn cake_refuses_what_tc_refuses_and_what_aqmlab_does_not_model_by_name() {
         assert!(e.contains(&format!("`{word}` is not modelled")), "{e}");
     }
 }
+
+#[test]
+fn fq_lines_read_as_tc_fq_reads_them() {
+    let spec = parse("tc qdisc add dev eth0 root fq")
+        .unwrap()
+        .spec()
+        .unwrap();
+    assert_eq!(
+        spec,
+        QdiscSpec::Fq(Default::default()),
+        "tc's defaults are the kind's"
+    );
+    let k = keys(
+        "tc qdisc add dev eth0 root fq limit 2000 flow_limit 50 quantum 1514 \
+         initial_quantum 3028 maxrate 10mbit refill_delay 20ms nopacing ce_threshold 4ms",
+    );
+    assert_eq!(k["limit"], Value::Integer(2000));
+    assert_eq!(k["flow_limit"], Value::Integer(50));
+    assert_eq!(k["quantum"], Value::Integer(1514));
+    assert_eq!(k["initial_quantum"], Value::Integer(3028));
+    assert_eq!(k["maxrate"], s("10Mbps"));
+    assert_eq!(k["refill_delay"], s("20ms"));
+    assert_eq!(k["pacing"], Value::Boolean(false));
+    assert_eq!(k["ce_threshold"], s("4ms"));
+    let q = parse("tc qdisc add dev eth0 root fq buckets 4096 horizon 2s horizon_drop").unwrap();
+    assert_eq!(q.notes.len(), 3, "{:?}", q.notes);
+    assert_eq!(
+        err("tc qdisc add dev eth0 root fq quantum 1514 turbo"),
+        "tc line: fq has no option `turbo`"
+    );
+    assert!(
+        err("tc qdisc add dev eth0 root fq weights 1 2 3").contains("`weights` is not modelled")
+    );
+    assert!(err("tc qdisc add dev eth0 root fq flow_limit 0").contains("flow_limit"));
+}
