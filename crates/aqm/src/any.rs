@@ -163,6 +163,10 @@ macro_rules! registry {
             fn set_link_rate(&mut self, rate: crate::units::Rate) {
                 match self { $( AnyQdisc::$variant(q) => q.set_link_rate(rate), )* }
             }
+            #[inline]
+            fn wake_at(&self) -> Option<crate::time::Time> {
+                match self { $( AnyQdisc::$variant(q) => q.wake_at(), )* }
+            }
         }
     };
 }
@@ -217,6 +221,12 @@ registry! {
     /// DualPI2 (RFC 9332): an L4S queue and a classic queue coupled by one PI
     /// controller, p_C = p'^2 and p_L = k p', with a step in the L queue.
     DualPi2 = "dualpi2": Box<crate::dualpi2::DualPi2>, crate::dualpi2::DualPi2Params;
+    /// CAKE (Høiland-Jørgensen, Täht & Morton 2018; Linux's sch_cake): set-
+    /// associative flow queues with host isolation, DRR++, COBALT and a shaper.
+    Cake = "cake": Box<crate::cake::Cake>, crate::cake::CakeParams;
+    /// Linux's fq (sch_fq): a queue per flow served by DRR with an initial
+    /// quantum for new flows, per-flow limits and pacing at `maxrate`.
+    Fq = "fq": Box<crate::linux_fq::Fq>, crate::linux_fq::FqParams;
 }
 
 impl QdiscSpec {

@@ -24,7 +24,8 @@
 //!
 //! One qdisc per file, each registered in [`any`] (the list of kinds, and a
 //! section each: `docs/qdiscs.md`); the fair-queueing family's class table and
-//! buffer managers are in [`fq`]. Adding a qdisc is one new file (parameters with
+//! buffer managers are in [`fq`] (Linux's `fq` qdisc is [`linux_fq`]). Adding a
+//! qdisc is one new file (parameters with
 //! `qdisc_params!` or `red_params!`, its [`QdiscParams`], its tests) and one line
 //! in [`any`]'s registry (with its `pub mod` line here), and its tables' size in
 //! [`table_bytes`].
@@ -44,6 +45,7 @@ pub mod afd;
 pub mod any;
 pub mod blue;
 pub mod breathe;
+pub mod cake;
 pub mod choke;
 pub mod codel;
 pub mod drop_reason;
@@ -53,6 +55,7 @@ pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
 pub mod fred;
+pub mod linux_fq;
 pub mod lru_red;
 pub mod monitored;
 pub mod mrul;

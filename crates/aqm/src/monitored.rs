@@ -52,6 +52,11 @@ impl<Q: Qdisc> Monitored<Q> {
     pub fn qdisc(&self) -> &Q {
         &self.qdisc
     }
+    /// The qdisc itself, to configure it before traffic (CAKE's hosts) or to
+    /// look up its state in a test; nothing done through it is counted.
+    pub fn qdisc_mut(&mut self) -> &mut Q {
+        &mut self.qdisc
+    }
     /// The link's rate changed (`Qdisc::set_link_rate`).
     pub fn set_link_rate(&mut self, rate: crate::units::Rate) {
         self.qdisc.set_link_rate(rate);
@@ -71,6 +76,11 @@ impl<Q: Qdisc> Monitored<Q> {
     }
     pub fn limit(&self) -> Limit {
         self.qdisc.limit()
+    }
+    /// When a qdisc holding packets it would not send yet wants to be asked
+    /// again (`Qdisc::wake_at`).
+    pub fn wake_at(&self) -> Option<Time> {
+        self.qdisc.wake_at()
     }
 
     /// Whether [`Monitored::pass_through`] may be used now.

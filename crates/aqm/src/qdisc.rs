@@ -203,6 +203,12 @@ pub trait Qdisc {
     fn diagnostic(&self) -> Option<String> {
         None
     }
+    /// After a `dequeue` that returned `None` with packets queued (a shaper
+    /// holding them for their time, as CAKE's): when to ask again. A
+    /// work-conserving qdisc never does that and keeps the default `None`.
+    fn wake_at(&self) -> Option<Time> {
+        None
+    }
     /// The link's rate is now `rate` (a link whose rate varies; `LinkInfo::rate`
     /// was its rate when the qdisc was built). A qdisc that derived a constant
     /// from the rate may follow it (RED's idle-time decay); ignored unless

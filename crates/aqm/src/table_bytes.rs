@@ -61,6 +61,7 @@ no_tables!(
     crate::rem::RemParams,
     crate::fq::FqParams,
     crate::dualpi2::DualPi2Params,
+    crate::linux_fq::FqParams,
 );
 
 #[cfg(test)]

@@ -43,13 +43,15 @@ fn spec(kind: &str, extra: &str) -> QdiscSpec {
 #[test]
 fn the_links_seed_moves_the_hashes_unless_hash_seed_is_pinned() {
     let kinds = hashed_kinds();
-    assert_eq!(kinds, ["sfb", "sfred", "sfq", "fq_codel"]);
+    assert_eq!(kinds, ["sfb", "sfred", "sfq", "fq_codel", "cake"]);
     let rate = Rate::from_mbps(10);
     for kind in kinds {
         // Small tables, so that which flows share a bin decides what happens.
         let extra = match kind {
             "sfq" => "divisor = 16",
             "fq_codel" => "flows = 8\nset_ways = 2\nlimit = 40",
+            // 1024 queues: the hash decides which of equal queues is fattest.
+            "cake" => "limit = 40",
             _ => "bins = 8",
         };
         let free = spec(kind, extra);

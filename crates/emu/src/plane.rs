@@ -124,6 +124,8 @@ enum Ev {
     MeasureStart,
     Arrive(u8, u32),
     TxDone(u8),
+    /// A qdisc holding packets for their time (a shaper) is asked again.
+    Wake(u8),
     Deliver(u8, u32),
     Udp(u32),
 }
@@ -314,6 +316,11 @@ impl Plane {
         self.drain(dir, t);
         let Some(pkt) = pkt else {
             self.links[dir].busy = false;
+            // A shaper (CAKE, paced fq) holding packets says when to ask again.
+            let q = &self.links[dir].queue;
+            if let Some(at) = q.wake_at().filter(|_| !q.is_empty()) {
+                self.push(at.as_nanos().max(t), Ev::Wake(dir as u8));
+            }
             return;
         };
         let tx = self.links[dir].tx_ns(t, pkt.size);
@@ -426,6 +433,11 @@ impl Plane {
         match ev {
             Ev::Arrive(d, tag) => self.arrive(d as usize, tag, t),
             Ev::TxDone(d) => self.tx_done(d as usize, t),
+            Ev::Wake(d) => {
+                if !self.links[d as usize].busy {
+                    self.start_next(d as usize, t);
+                }
+            }
             Ev::Deliver(d, tag) => self.deliver(d as usize, tag, t, tun, epoch),
             Ev::Udp(f) => self.udp(f, t),
             Ev::MeasureStart => self.measure_start(t),

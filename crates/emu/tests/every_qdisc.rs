@@ -119,3 +119,38 @@ fn every_qdisc_kind_decides_as_in_simulation_on_the_same_arrivals() {
         );
     }
 }
+
+/// A qdisc that holds packets for their time (CAKE's shaper, fq's pacing) is
+/// asked again when it says (`Qdisc::wake_at`): emulated, the bottleneck
+/// carries the shaped rate and never stalls with packets queued.
+#[test]
+fn a_shaped_cake_and_a_paced_fq_are_woken_in_emulation() {
+    require_emulation!();
+    for (qdisc, want) in [
+        (
+            serde_json::json!({ "kind": "cake", "bandwidth": "6Mbps" }),
+            6e6,
+        ),
+        // Three flows paced at 2 Mbit/s each.
+        (serde_json::json!({ "kind": "fq", "maxrate": "2Mbps" }), 6e6),
+    ] {
+        let kind = qdisc["kind"].as_str().unwrap().to_string();
+        let s = dumbbell(
+            format!("shaped-{kind}"),
+            "2s",
+            qdisc,
+            serde_json::json!([
+                { "name": "tcp", "kind": "tcp", "count": 2, "variant": "cubic",
+                  "start_spread": "0s" },
+                { "name": "udp", "kind": "cbr", "rate": "3Mbps" },
+            ]),
+        );
+        let r = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let got = r.links[0].throughput_bps;
+        eprintln!("{kind}: {:.2} Mb/s through the bottleneck", got / 1e6);
+        assert!(
+            (got - want).abs() < 0.1 * want,
+            "{kind}: {got} bit/s, shaped to {want}"
+        );
+    }
+}

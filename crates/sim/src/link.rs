@@ -306,6 +306,13 @@ impl Queue {
         self.0.as_ref().map_or(0, |q| q.qdisc.len())
     }
 
+    /// When a qdisc that returned nothing while holding packets (a shaper)
+    /// wants to be asked again (`Qdisc::wake_at`).
+    #[inline]
+    pub fn wake_at(&self) -> Option<Time> {
+        self.0.as_ref().and_then(|q| q.qdisc.wake_at())
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0

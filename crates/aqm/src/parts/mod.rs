@@ -19,10 +19,13 @@
 //! - [`heavy_hitters`]: the O(1) frequent-elements set (BREATHe).
 //! - [`recency_list`]: a bounded list of recently seen flows with aged per-flow
 //!   counters (MRUL's list, LRU-RED's cache).
+//! - [`cobalt`]: COBALT, CoDel's control law with a decaying count plus BLUE
+//!   for unresponsive flows, in Linux's fixed point (CAKE).
 //! - [`codel`]: CoDel's control law (Linux's integer Newton step) and dequeue
 //!   state machine (CoDel, FQ-CoDel).
 
 pub mod blue_probability;
+pub mod cobalt;
 pub mod codel;
 pub mod fifo;
 pub mod flow_hash;

@@ -89,9 +89,21 @@ impl Simulation {
                 if let Some(m) = link.monitor() {
                     self.obs.links[m as usize].on_idle(busy.as_nanos());
                 }
+                // A shaper holding packets for their time: ask again then.
+                if let Some(at) = link.qdisc.wake_at().filter(|_| !link.qdisc.is_empty()) {
+                    self.events.push(at.max(now), Event::Wake(l as u32));
+                }
             }
         }
         self.settle_sink(l);
+    }
+
+    /// A qdisc's wake-up: the transmitter, if still idle (no arrival started it
+    /// in between), asks the qdisc again.
+    pub(super) fn on_wake(&mut self, l: usize) {
+        if !self.net.links[l].is_busy() {
+            self.start_next(l);
+        }
     }
 
     pub(super) fn on_tx_done(&mut self, l: usize) {

@@ -258,6 +258,7 @@ impl Simulation {
                 Event::TxDone(l) => self.on_tx_done(l as usize),
                 Event::Arrive(l) => self.on_arrive(l as usize),
                 Event::Jittered(node) => self.on_jittered(node),
+                Event::Wake(l) => self.on_wake(l as usize),
                 Event::Timer(f, k) => self.on_timer(f as usize, k),
                 Event::Tick(tick) => self.on_tick(tick),
                 Event::MeasureStart => {
@@ -287,7 +288,9 @@ impl Simulation {
     #[inline]
     fn prefetch_for(&self, ev: Event) {
         match ev {
-            Event::TxDone(l) | Event::Arrive(l) => prefetch(&self.net.links[l as usize]),
+            Event::TxDone(l) | Event::Arrive(l) | Event::Wake(l) => {
+                prefetch(&self.net.links[l as usize])
+            }
             Event::Timer(f, _) => prefetch(&self.flows[f as usize]),
             Event::Tick(_) | Event::MeasureStart | Event::Jittered(_) => {}
         }

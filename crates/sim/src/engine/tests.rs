@@ -397,3 +397,27 @@ proptest! {
         }
     }
 }
+
+/// A shaper that holds packets (CAKE's `bandwidth` below the link's rate) is
+/// asked again when it says (`Qdisc::wake_at`): the bottleneck carries the
+/// shaped rate, not the link's, and never stalls with packets queued.
+#[test]
+fn a_shaped_cake_sends_at_its_bandwidth_not_the_links() {
+    let text = dumbbell(4, "1gbit", "100mbit", "").replace(
+        "kind = \"droptail\"\nlimit = 40",
+        "kind = \"cake\"\nbandwidth = \"20mbit\"",
+    );
+    let mut s = sim(&text);
+    s.run(&mut |_| {});
+    let r = s.report(0.0);
+    let link = r
+        .links
+        .iter()
+        .find(|l| l.qdisc == "cake")
+        .expect("the bottleneck");
+    let got = link.throughput_bps;
+    assert!(
+        (got - 20e6).abs() < 0.05 * 20e6,
+        "{got} bit/s through a 20 Mbit/s shaper"
+    );
+}

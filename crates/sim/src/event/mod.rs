@@ -81,6 +81,9 @@ pub enum Event {
     /// A packet that may overtake others (jitter with `reorder`) reaches the far
     /// end of its link: the wire-slab node holding it, on no wire.
     Jittered(u32),
+    /// A link direction whose qdisc held its packets (a shaper, `Qdisc::wake_at`)
+    /// asks it again if its transmitter is still idle.
+    Wake(u32),
 }
 
 /// Bits of a packed event that carry its link or flow index.
@@ -103,6 +106,7 @@ impl Event {
             Event::Tick(t) => (3, t as u32),
             Event::MeasureStart => (4, 0),
             Event::Jittered(node) => (5, node),
+            Event::Wake(l) => (6, l),
         };
         debug_assert!(index <= INDEX_MASK, "{self:?} does not fit the event queue");
         tag << INDEX_BITS | index
@@ -117,7 +121,8 @@ impl Event {
             2 => Event::Timer(index >> 2, TimerKind::ALL[(index & 3) as usize]),
             3 => Event::Tick(Tick::ALL[index as usize]),
             4 => Event::MeasureStart,
-            _ => Event::Jittered(index),
+            5 => Event::Jittered(index),
+            _ => Event::Wake(index),
         }
     }
 }

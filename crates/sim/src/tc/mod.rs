@@ -3,7 +3,7 @@
 //!
 //! Operators configure Linux with `tc`; pasting their line is the shortest way to
 //! simulate what they run. The parser reads `pfifo`, `bfifo`, `red`, `sfb`,
-//! `choke`, `sfq`, `codel`, `fq_codel`, `pie` and `dualpi2` as iproute2's `tc/q_*.c` do: the
+//! `choke`, `sfq`, `codel`, `fq_codel`, `pie`, `dualpi2`, `cake` and `fq` as iproute2's `tc/q_*.c` do: the
 //! same option names, the same units (sizes in bytes with `k`/`kb` = 1024,
 //! `kbit` = 128 bytes; times in microseconds unless `s`, `ms` or `us` follow;
 //! rates in bits per second unless suffixed, `kbit`/`mbit` bits, `kbps`/`mbps`
@@ -19,12 +19,16 @@
 //! second are converted with `avpkt` when the line has one, otherwise with
 //! [`PACKET_SIZE`].
 
+mod cake;
 mod dualpi2;
+mod fq;
 pub mod netem;
 mod qdiscs;
 
 use aqm::{Dur, LinkInfo, QdiscSpec, Rate};
+use cake::cake;
 use dualpi2::dualpi2;
+use fq::fq;
 use qdiscs::{bfifo, choke, codel, fq_codel, pfifo, pie, red, sfb, sfq};
 use serde::Deserialize;
 use std::fmt;
@@ -70,7 +74,7 @@ impl fmt::Display for TcError {
             TcError::UnknownKind(k) => write!(
                 f,
                 "tc line: qdisc `{k}` is not one aqmlab reads (pfifo, bfifo, red, sfb, \
-                 choke, sfq, codel, fq_codel, pie, dualpi2)"
+                 choke, sfq, codel, fq_codel, pie, dualpi2, cake, fq)"
             ),
             TcError::UnknownOption { kind, option } => {
                 write!(f, "tc line: {kind} has no option `{option}`")
@@ -167,6 +171,8 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
         "fq_codel" => fq_codel(&mut p)?,
         "pie" => pie(&mut p)?,
         "dualpi2" => dualpi2(&mut p)?,
+        "cake" => cake(&mut p)?,
+        "fq" => fq(&mut p)?,
         _ => unreachable!("split_header checks the kind"),
     }
     // The qdisc's own checks, on a nominal link (none depends on its rate).
@@ -186,8 +192,9 @@ pub fn describe(line: &str) -> Result<String, TcError> {
     parse(line).map(|q| q.to_toml())
 }
 
-const KINDS: [&str; 10] = [
-    "pfifo", "bfifo", "red", "sfb", "choke", "sfq", "codel", "fq_codel", "pie", "dualpi2",
+const KINDS: [&str; 12] = [
+    "pfifo", "bfifo", "red", "sfb", "choke", "sfq", "codel", "fq_codel", "pie", "dualpi2", "cake",
+    "fq",
 ];
 
 /// Finds the kind after `tc qdisc add dev X root|parent P [handle H]`; a line may

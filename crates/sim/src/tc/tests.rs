@@ -461,3 +461,119 @@ fn dualpi2_lines() {
         .spec()
         .unwrap();
 }
+
+#[test]
+fn cake_lines_read_as_tc_cake_reads_them() {
+    let k = keys("tc qdisc add dev eth0 root cake bandwidth 20mbit besteffort flows");
+    assert_eq!(k["kind"], s("cake"));
+    assert_eq!(k["bandwidth"], s("20Mbps"));
+    assert_eq!(k["isolation"], s("flows"));
+    let spec = parse("tc qdisc add dev eth0 root cake")
+        .unwrap()
+        .spec()
+        .unwrap();
+    assert_eq!(
+        spec,
+        QdiscSpec::Cake(Default::default()),
+        "tc's defaults are the kind's"
+    );
+    // RTT presets set interval and target; `rtt TIME` sets target = rtt / 20.
+    let k = keys("tc qdisc add dev eth0 root cake satellite");
+    assert_eq!((&k["rtt"], &k["target"]), (&s("1s"), &s("50ms")));
+    let k = keys("tc qdisc add dev eth0 root cake rtt 50ms");
+    assert_eq!((&k["rtt"], &k["target"]), (&s("50ms"), &s("2500us")));
+    let k = keys("tc qdisc add dev eth0 root cake datacentre");
+    assert_eq!((&k["rtt"], &k["target"]), (&s("100us"), &s("5us")));
+    // Overhead keywords and presets; ether-vlan adds 4 to what came before.
+    let k = keys("tc qdisc add dev eth0 root cake bandwidth 50mbit ethernet ether-vlan");
+    assert_eq!(k["overhead"], Value::Integer(42));
+    assert_eq!(
+        (&k["mpu"], &k["framing"]),
+        (&Value::Integer(84), &s("none"))
+    );
+    let k = keys("tc qdisc add dev eth0 root cake docsis ingress dual-dsthost");
+    assert_eq!(k["overhead"], Value::Integer(18));
+    assert_eq!(k["mpu"], Value::Integer(64));
+    assert_eq!(k["ingress"], Value::Boolean(true));
+    assert_eq!(k["isolation"], s("dual-dsthost"));
+    let k = keys("tc qdisc add dev eth0 root cake pppoe-vcmux");
+    assert_eq!(
+        (&k["overhead"], &k["framing"]),
+        (&Value::Integer(32), &s("atm"))
+    );
+    let k = keys("tc qdisc add dev eth0 root cake overhead -14 mpu 60 ptm memlimit 1mb");
+    assert_eq!(k["overhead"], Value::Integer(-14));
+    assert_eq!(
+        (&k["framing"], &k["memlimit"]),
+        (&s("ptm"), &Value::Integer(1 << 20))
+    );
+    let k = keys("tc qdisc add dev eth0 root cake bandwidth 10mbit unlimited");
+    assert!(!k.contains_key("bandwidth"));
+    let q = parse("tc qdisc add dev eth0 root cake nat wash").unwrap();
+    assert_eq!(q.notes.len(), 2, "{:?}", q.notes);
+}
+
+#[test]
+fn cake_refuses_what_tc_refuses_and_what_aqmlab_does_not_model_by_name() {
+    let e = err("tc qdisc add dev eth0 root cake overhead 300");
+    assert!(
+        e.contains("overhead `300`") && e.contains("-64 to 256"),
+        "{e}"
+    );
+    let e = err("tc qdisc add dev eth0 root cake overhead -65");
+    assert!(e.contains("overhead `-65`"), "{e}");
+    let e = err("tc qdisc add dev eth0 root cake mpu 257");
+    assert!(e.contains("mpu `257`"), "{e}");
+    let e = err("tc qdisc add dev eth0 root cake rtt soon");
+    assert!(e.contains("rtt `soon`"), "{e}");
+    let e = err("tc qdisc add dev eth0 root cake rtt 0");
+    assert!(e.contains("rtt"), "{e}");
+    let e = err("tc qdisc add dev eth0 root cake bandwidth 20mbit turbo");
+    assert_eq!(e, "tc line: cake has no option `turbo`");
+    for o in [
+        "diffserv4",
+        "diffserv3",
+        "autorate-ingress",
+        "ack-filter",
+        "fwmark 0xff",
+    ] {
+        let e = err(&format!("tc qdisc add dev eth0 root cake {o}"));
+        let word = o.split(' ').next().unwrap();
+        assert!(e.contains(&format!("`{word}` is not modelled")), "{e}");
+    }
+}
+
+#[test]
+fn fq_lines_read_as_tc_fq_reads_them() {
+    let spec = parse("tc qdisc add dev eth0 root fq")
+        .unwrap()
+        .spec()
+        .unwrap();
+    assert_eq!(
+        spec,
+        QdiscSpec::Fq(Default::default()),
+        "tc's defaults are the kind's"
+    );
+    let k = keys(
+        "tc qdisc add dev eth0 root fq limit 2000 flow_limit 50 quantum 1514 \
+         initial_quantum 3028 maxrate 10mbit refill_delay 20ms nopacing ce_threshold 4ms",
+    );
+    assert_eq!(k["limit"], Value::Integer(2000));
+    assert_eq!(k["flow_limit"], Value::Integer(50));
+    assert_eq!(k["quantum"], Value::Integer(1514));
+    assert_eq!(k["initial_quantum"], Value::Integer(3028));
+    assert_eq!(k["maxrate"], s("10Mbps"));
+    assert_eq!(k["refill_delay"], s("20ms"));
+    assert_eq!(k["pacing"], Value::Boolean(false));
+    assert_eq!(k["ce_threshold"], s("4ms"));
+    let q = parse("tc qdisc add dev eth0 root fq buckets 4096 horizon 2s horizon_drop").unwrap();
+    assert_eq!(q.notes.len(), 3, "{:?}", q.notes);
+    assert_eq!(
+        err("tc qdisc add dev eth0 root fq quantum 1514 turbo"),
+        "tc line: fq has no option `turbo`"
+    );
+    assert!(
+        err("tc qdisc add dev eth0 root fq weights 1 2 3").contains("`weights` is not modelled")
+    );
+    assert!(err("tc qdisc add dev eth0 root fq flow_limit 0").contains("flow_limit"));
+}

@@ -1,0 +1,683 @@
+//! CAKE: Common Applications Kept Enhanced (Høiland-Jørgensen, Täht & Morton,
+//! "Piece of CAKE: A Comprehensive Queue Management Solution for Home
+//! Gateways", LANCS 2018), as Linux's `net/sched/sch_cake.c` runs it, in its
+//! best-effort configuration (one tin).
+//!
+//! - **Flow isolation** (section 4.1): 1024 queues, found by an 8-way
+//!   set-associative hash so that flows rarely share one (`cake/hash.rs`), served
+//!   by DRR++: a queue that becomes active is *sparse* and served first with a
+//!   fresh quantum; once its quantum is spent it joins the *bulk* rotation. A
+//!   queue that empties stays scheduled as *decaying* until its COBALT state has
+//!   decayed to rest, so a flow cannot regain priority by pausing briefly.
+//! - **Host isolation** (4.2): under `dual-srchost`, `dual-dsthost` and
+//!   `triple-isolate` each flow's quantum is divided by the number of bulk flows
+//!   of its source (destination; the larger of both) host, so hosts share first
+//!   and their flows share what their host gets.
+//! - **COBALT** (4.4, [`crate::parts::cobalt`]) in each queue: CoDel's control
+//!   law, ECN-marking when it can, and BLUE for flows that do not respond.
+//! - **Overflow** (4.1): past the byte budget (or `limit` packets), packets are
+//!   dropped from the head of the queue with the most bytes; each such drop
+//!   raises that queue's BLUE probability.
+//! - **The shaper** (4.3, `cake/shaper.rs`): deficit mode at `bandwidth`, with
+//!   framing compensation (`overhead`, `mpu`, ATM / PTM cells). In `ingress`
+//!   mode drops are charged to the shaper too, since the upstream link already
+//!   carried them, and COBALT counts two MTU times per bulk flow as no queue.
+//!
+//! A shaped CAKE is not work-conserving: `dequeue` returns `None` while packets
+//! wait for their time, and [`Qdisc::wake_at`] tells the caller when to ask
+//! again (Linux arms a watchdog timer).
+//!
+//! Where aqmlab differs from Linux (one tin, no `autorate-ingress`, no
+//! `ack-filter`, no `wash`, hosts of each flow, the byte budget in packet bytes
+//! rather than socket-buffer truesize) and the defaults' sources:
+//! `docs/qdiscs.md`, "CAKE".
+
+mod hash;
+mod shaper;
+
+use crate::drop_reason::DropReason;
+use crate::packet::{Ecn, FlowId, Packet};
+use crate::parts::cobalt::{CobaltParams, CobaltVars, Signal};
+use crate::parts::fifo::PacketFifo;
+use crate::parts::flow_hash::{hash_seed, keyed_hash};
+use crate::parts::params::qdisc_params;
+use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
+use crate::time::{Dur, Time};
+use crate::units::Rate;
+use hash::{mode_hashes, Tables};
+pub use shaper::Cells;
+use shaper::{ByteTime, Framing, Shaper};
+use std::collections::VecDeque;
+
+/// Linux's `CAKE_QUEUES`: flow queues (and host slots) per tin.
+pub const QUEUES: usize = 1024;
+/// Linux's `CAKE_SET_WAYS`.
+pub const WAYS: usize = 8;
+/// `psched_mtu` of an Ethernet device, which CAKE's rate constants use.
+const MTU: u32 = 1514;
+
+/// What separates flows from one another (tc's isolation keywords).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// One queue for everything.
+    Flowblind,
+    /// A queue per source host.
+    Srchost,
+    /// A queue per destination host.
+    Dsthost,
+    /// A queue per pair of hosts.
+    Hosts,
+    /// A queue per flow.
+    Flows,
+    /// Per flow, with fairness first between source hosts.
+    DualSrchost,
+    /// Per flow, with fairness first between destination hosts.
+    DualDsthost,
+    /// Per flow, with fairness between source hosts and between destination
+    /// hosts (Linux's default).
+    #[default]
+    TripleIsolate,
+}
+
+qdisc_params! {
+    /// CAKE parameters (tc-cake(8); defaults Linux's unless said).
+    pub struct CakeParams {
+        /// Packets the qdisc may hold. Default 10240 (Linux's `sch->limit`;
+        /// Linux bounds only bytes, this caps the byte budget at limit x 1514).
+        limit: u32 = 10240,
+        /// The shaper's rate; none for unlimited (tc's default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        bandwidth: Option<Rate> = None,
+        /// The RTT CoDel's interval is set for. Default 100 ms (`internet`).
+        rtt: Dur = Dur::from_millis(100),
+        /// CoDel's target. Default 5 ms (`internet`; tc's `rtt TIME` sets rtt / 20).
+        target: Dur = Dur::from_millis(5),
+        /// How flows are told apart. Default `triple-isolate`.
+        isolation: Isolation = Isolation::TripleIsolate,
+        /// Bytes added to each packet for the shaper, -64..=256. Default 0.
+        overhead: i32 = 0,
+        /// The least bytes a packet is charged, 0..=256. Default 0.
+        mpu: u32 = 0,
+        /// The link's cell framing: `none`, `atm` or `ptm`. Default none.
+        framing: Cells = Cells::None,
+        /// Ingress mode: drops count as sent for the shaper. Default false.
+        ingress: bool = false,
+        /// The byte budget; none derives it from the rate as Linux does.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memlimit: Option<u64> = None,
+        /// Seed of the flow and host hashes; the link's seed unless pinned.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hash_seed: Option<u64> = None,
+    }
+}
+
+impl QdiscParams for CakeParams {
+    type Qdisc = Cake;
+    fn validate(&self) -> Result<(), ParamError> {
+        check::limit("limit", self.limit)?;
+        if !(-64..=256).contains(&self.overhead) {
+            return Err(ParamError::new(
+                "overhead",
+                self.overhead,
+                "must be from -64 to 256 (Linux's range)",
+            ));
+        }
+        if self.mpu > 256 {
+            return Err(ParamError::new("mpu", self.mpu, "must be from 0 to 256"));
+        }
+        if self.rtt.is_zero() {
+            return Err(ParamError::new("rtt", self.rtt, "must be positive"));
+        }
+        if self.rtt > Dur::from_secs(3600) {
+            return Err(ParamError::new("rtt", self.rtt, "must be at most 3600s"));
+        }
+        if self.target.is_zero() || self.target > self.rtt {
+            return Err(ParamError::new(
+                "target",
+                self.target,
+                format!("must be positive and at most rtt = {}", self.rtt),
+            ));
+        }
+        if let Some(b) = self.bandwidth {
+            check::at_least("bandwidth", b.bps(), 8)?;
+        }
+        if let Some(m) = self.memlimit {
+            // A budget under one MTU would drop every full-sized packet.
+            check::at_least("memlimit", m, MTU as u64)?;
+        }
+        Ok(())
+    }
+    fn build(&self, link: &LinkInfo) -> Result<Cake, ParamError> {
+        Cake::new(self.clone(), link)
+    }
+    fn property_configs() -> Vec<Self> {
+        let ms = Dur::from_millis;
+        vec![
+            CakeParams {
+                limit: 12,
+                bandwidth: Some(Rate::from_mbps(2)),
+                rtt: ms(4),
+                target: ms(1),
+                isolation: Isolation::DualSrchost,
+                overhead: 18,
+                mpu: 64,
+                ..Default::default()
+            },
+            CakeParams {
+                limit: 20,
+                memlimit: Some(6000),
+                isolation: Isolation::Flows,
+                bandwidth: Some(Rate::from_mbps(1)),
+                framing: Cells::Atm,
+                overhead: -4,
+                ingress: true,
+                rtt: ms(2),
+                target: ms(1),
+                hash_seed: Some(5),
+                ..Default::default()
+            },
+            CakeParams {
+                limit: 8,
+                isolation: Isolation::Flowblind,
+                rtt: ms(3),
+                target: ms(1),
+                ..Default::default()
+            },
+            CakeParams {
+                limit: 10,
+                isolation: Isolation::Hosts,
+                framing: Cells::Ptm,
+                bandwidth: Some(Rate::from_mbps(5)),
+                ..Default::default()
+            },
+        ]
+    }
+}
+
+/// Which rotation a queue is in (Linux's `CAKE_SET_*`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum FlowSet {
+    /// Idle and unscheduled.
+    #[default]
+    None,
+    /// Newly active: served first.
+    Sparse,
+    /// Empty but in the bulk rotation with credit to settle; still counted sparse.
+    SparseWait,
+    /// In the bulk rotation.
+    Bulk,
+    /// Empty, kept scheduled until its COBALT state is at rest.
+    Decaying,
+}
+
+/// One flow queue.
+#[derive(Clone, Debug, Default)]
+pub struct Flow {
+    queue: PacketFifo,
+    deficit: i32,
+    set: FlowSet,
+    cobalt: CobaltVars,
+    /// Host slots it counts against.
+    src: u16,
+    dst: u16,
+}
+
+/// One host slot: its tags and bulk flows as a source and as a destination.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Host {
+    src_tag: u32,
+    dst_tag: u32,
+    src_bulk: u16,
+    dst_bulk: u16,
+}
+
+/// Which list a queue is served from.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum List {
+    New,
+    Old,
+    Decaying,
+}
+
+/// `quantum_div[i] = 65535 / i`, the fixed-point share of a host with `i` flows.
+const fn quantum_div(load: u16) -> u32 {
+    65535 / load as u32
+}
+
+#[derive(Debug, Clone)]
+pub struct Cake {
+    params: CakeParams,
+    cobalt: CobaltParams,
+    flow_quantum: u32,
+    framing: Framing,
+    shaper: Option<Shaper>,
+    t: Tables,
+    new_flows: VecDeque<u16>,
+    old_flows: VecDeque<u16>,
+    decaying_flows: VecDeque<u16>,
+    sparse_count: u32,
+    bulk_count: u32,
+    decaying_count: u32,
+    unresponsive_count: u32,
+    len: usize,
+    bytes: u64,
+    buffer_limit: u64,
+    keys: [u64; 3],
+    /// Source and destination host of each flow id given one; others are their
+    /// own hosts.
+    hosts: Vec<Option<(u32, u32)>>,
+    wake: Option<Time>,
+}
+
+impl Cake {
+    pub fn new(params: CakeParams, link: &LinkInfo) -> Result<Self, ParamError> {
+        params.validate()?;
+        let bytes_per_sec = params.bandwidth.map(|b| b.bps() / 8);
+        let target = params.target.as_nanos();
+        let rtt = params.rtt.as_nanos();
+        // cake_set_rate: constants from the rate and one MTU's time at it.
+        let (flow_quantum, mtu_time) = match bytes_per_sec {
+            Some(r) => (
+                (r >> 12).clamp(300, 1514) as u32,
+                ByteTime::new(r).duration(MTU),
+            ),
+            None => (1514, 0),
+        };
+        let c_target = (mtu_time * 3 / 2).max(target);
+        let cobalt = CobaltParams {
+            target: c_target,
+            interval: (rtt + c_target - target).max(c_target * 2),
+            mtu_time,
+            p_inc: CobaltParams::P_INC,
+            p_dec: CobaltParams::P_DEC,
+        };
+        // Linux: the configured budget, else four intervals at the rate (at least
+        // 4 MiB), capped at limit MTUs unless configured larger.
+        let derived = match (params.memlimit, bytes_per_sec) {
+            (Some(m), _) => m,
+            (None, Some(r)) => (r as u128 * (rtt / 1000) as u128 / 250_000)
+                .max(4 << 20)
+                .min(u64::MAX as u128) as u64,
+            (None, None) => u64::MAX,
+        };
+        let cap = (params.limit as u64 * MTU as u64).max(params.memlimit.unwrap_or(0));
+        let seed = hash_seed(params.hash_seed, link);
+        let key = |salt: u64| crate::rng::mix64(seed ^ salt);
+        Ok(Cake {
+            cobalt,
+            flow_quantum,
+            framing: Framing {
+                overhead: params.overhead,
+                mpu: params.mpu,
+                cells: params.framing,
+            },
+            shaper: bytes_per_sec.map(Shaper::new),
+            t: Tables::new(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            decaying_flows: VecDeque::new(),
+            sparse_count: 0,
+            bulk_count: 0,
+            decaying_count: 0,
+            unresponsive_count: 0,
+            len: 0,
+            bytes: 0,
+            buffer_limit: derived.min(cap),
+            keys: [
+                key(0x63616b65_666c6f77),
+                key(0x63616b65_73726368),
+                key(0x63616b65_64737468),
+            ],
+            hosts: Vec::new(),
+            wake: None,
+            params,
+        })
+    }
+
+    /// Declares `flow`'s source and destination hosts (by default each flow is
+    /// its own source and its own destination host).
+    pub fn set_hosts(&mut self, flow: FlowId, src: u32, dst: u32) {
+        if self.hosts.len() <= flow.index() {
+            self.hosts.resize(flow.index() + 1, None);
+        }
+        self.hosts[flow.index()] = Some((src, dst));
+    }
+
+    /// COBALT's constants as derived from the parameters and the rate.
+    pub fn cobalt_params(&self) -> &CobaltParams {
+        &self.cobalt
+    }
+
+    /// The byte budget past which the fattest queue loses packets.
+    pub fn buffer_limit(&self) -> u64 {
+        self.buffer_limit
+    }
+
+    /// The DRR quantum of a queue whose host has one bulk flow.
+    pub fn flow_quantum(&self) -> u32 {
+        self.flow_quantum
+    }
+
+    /// The queue `flow`'s next packet would join (classifying allocates it).
+    pub fn queue_of(&mut self, flow: FlowId) -> usize {
+        let h = self.hashes(flow);
+        self.t.classify(self.params.isolation, h)
+    }
+
+    /// Queue `q`'s COBALT state.
+    pub fn cobalt_vars(&self, q: usize) -> &CobaltVars {
+        &self.t.flows[q].cobalt
+    }
+
+    /// Queues whose BLUE is active (Linux's `unresponsive_flow_count`).
+    pub fn unresponsive_flows(&self) -> u32 {
+        self.unresponsive_count
+    }
+
+    /// Sparse, bulk and decaying queues.
+    pub fn flow_counts(&self) -> (u32, u32, u32) {
+        (self.sparse_count, self.bulk_count, self.decaying_count)
+    }
+
+    /// Set-associative lookups: tagged hits, idle queues taken, collisions.
+    pub fn way_counts(&self) -> (u64, u64, u64) {
+        (self.t.way_hits, self.t.way_misses, self.t.way_collisions)
+    }
+
+    fn hashes(&self, flow: FlowId) -> hash::Hashes {
+        let (src, dst) = self
+            .hosts
+            .get(flow.index())
+            .copied()
+            .flatten()
+            .unwrap_or((flow.0, flow.0));
+        mode_hashes(
+            self.params.isolation,
+            keyed_hash(self.keys[0], flow.0),
+            keyed_hash(self.keys[1], src),
+            keyed_hash(self.keys[2], dst),
+        )
+    }
+
+    /// `cake_get_flow_quantum`: the flow quantum over its host load, dithered.
+    fn quantum(&self, q: usize, ctx: &mut Ctx<'_>) -> i32 {
+        let load = self.t.host_load(self.params.isolation, q);
+        let dither = (rand::RngCore::next_u32(ctx.rng) >> 16) as u64;
+        ((self.flow_quantum as u64 * quantum_div(load) as u64 + dither) >> 16) as i32
+    }
+
+    fn list(&mut self, l: List) -> &mut VecDeque<u16> {
+        match l {
+            List::New => &mut self.new_flows,
+            List::Old => &mut self.old_flows,
+            List::Decaying => &mut self.decaying_flows,
+        }
+    }
+
+    /// `cake_drop`: one packet from the head of the queue with the most bytes.
+    /// Returns whether it was the arrival (the last packet of queue `arrival`).
+    fn drop_from_fattest(&mut self, arrival: usize, ctx: &mut Ctx<'_>) -> bool {
+        let mut fattest = 0;
+        let mut most = 0;
+        for (i, f) in self.t.flows.iter().enumerate() {
+            if f.queue.bytes() > most {
+                most = f.queue.bytes();
+                fattest = i;
+            }
+        }
+        let now = ctx.now;
+        let flow = &mut self.t.flows[fattest];
+        let pkt = flow.queue.pop_front().expect("a non-empty queue");
+        let is_arrival = fattest == arrival && flow.queue.is_empty();
+        if flow.cobalt.queue_full(&self.cobalt, now) {
+            self.unresponsive_count += 1;
+        }
+        self.len -= 1;
+        self.bytes -= pkt.size as u64;
+        if self.params.ingress {
+            if let Some(s) = &mut self.shaper {
+                s.advance(self.framing.adjusted_len(pkt.size), true);
+            }
+        }
+        let reason = if is_arrival {
+            DropReason::Overflow
+        } else {
+            DropReason::PushOut
+        };
+        ctx.drop(pkt, reason);
+        is_arrival
+    }
+
+    /// Takes queue `q` off the head of list `from` and appends it to `to`.
+    fn move_head(&mut self, from: List, to: List) {
+        let q = self.list(from).pop_front().expect("the served queue");
+        self.list(to).push_back(q);
+    }
+
+    /// The served queue `q` (head of `from`) was found empty.
+    fn on_empty(&mut self, q: usize, from: List, now: Time) {
+        let mode = self.params.isolation;
+        let flow = &mut self.t.flows[q];
+        if flow.cobalt.queue_empty(&self.cobalt, now) {
+            self.unresponsive_count = self.unresponsive_count.saturating_sub(1);
+        }
+        let set = flow.set;
+        if !flow.cobalt.at_rest(now) {
+            // Kept in the rotation until its state has decayed to rest.
+            self.move_head(from, List::Decaying);
+            match set {
+                FlowSet::Bulk => {
+                    self.bulk_count -= 1;
+                    self.decaying_count += 1;
+                    self.t.bulk_dec(mode, q);
+                }
+                FlowSet::Sparse | FlowSet::SparseWait => {
+                    self.sparse_count -= 1;
+                    self.decaying_count += 1;
+                }
+                _ => {}
+            }
+            self.t.flows[q].set = FlowSet::Decaying;
+        } else {
+            self.list(from).pop_front();
+            match set {
+                FlowSet::Sparse | FlowSet::SparseWait => self.sparse_count -= 1,
+                FlowSet::Bulk => {
+                    self.bulk_count -= 1;
+                    self.t.bulk_dec(mode, q);
+                }
+                _ => self.decaying_count -= 1,
+            }
+            self.t.flows[q].set = FlowSet::None;
+        }
+    }
+}
+
+impl Qdisc for Cake {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        let mode = self.params.isolation;
+        let h = self.hashes(pkt.flow);
+        let q = self.t.classify(mode, h);
+        if self.len == 0 {
+            if let Some(s) = &mut self.shaper {
+                s.restart_if_stale(ctx.now);
+            }
+        }
+        self.t.flows[q].queue.push_back(pkt);
+        self.len += 1;
+        self.bytes += pkt.size as u64;
+        match self.t.flows[q].set {
+            FlowSet::None | FlowSet::Decaying => {
+                if self.t.flows[q].set == FlowSet::None {
+                    self.new_flows.push_back(q as u16);
+                } else {
+                    self.decaying_count -= 1;
+                    let at = self.decaying_flows.iter().position(|&x| x as usize == q);
+                    // A decaying queue may sit on the old list (served once).
+                    match at {
+                        Some(i) => {
+                            self.decaying_flows.remove(i);
+                        }
+                        None => {
+                            let i = self.old_flows.iter().position(|&x| x as usize == q);
+                            self.old_flows.remove(i.expect("a scheduled queue"));
+                        }
+                    }
+                    self.new_flows.push_back(q as u16);
+                }
+                self.t.flows[q].set = FlowSet::Sparse;
+                self.sparse_count += 1;
+                self.t.flows[q].deficit = self.quantum(q, ctx);
+            }
+            FlowSet::SparseWait => {
+                self.t.flows[q].set = FlowSet::Bulk;
+                self.sparse_count -= 1;
+                self.bulk_count += 1;
+                self.t.bulk_inc(mode, q);
+            }
+            FlowSet::Sparse | FlowSet::Bulk => {}
+        }
+        let mut arrival_dropped = false;
+        while self.bytes > self.buffer_limit || self.len > self.params.limit as usize {
+            arrival_dropped |= self.drop_from_fattest(q, ctx);
+        }
+        if arrival_dropped {
+            Verdict::Dropped
+        } else {
+            Verdict::Queued
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_>) -> Option<Packet> {
+        let now = ctx.now;
+        let mode = self.params.isolation;
+        let mut first = true;
+        self.wake = None;
+        'begin: loop {
+            if self.len == 0 {
+                return None;
+            }
+            if let Some(at) = self.shaper.as_ref().and_then(|s| s.throttled(now)) {
+                self.wake = Some(at);
+                return None;
+            }
+            'retry: loop {
+                let from = if first && !self.decaying_flows.is_empty() {
+                    List::Decaying
+                } else if !self.new_flows.is_empty() {
+                    List::New
+                } else if !self.old_flows.is_empty() {
+                    List::Old
+                } else if !self.decaying_flows.is_empty() {
+                    List::Decaying
+                } else {
+                    debug_assert!(false, "packets queued but no queue scheduled");
+                    return None;
+                };
+                first = false;
+                let q = *self.list(from).front().expect("non-empty list") as usize;
+                if self.t.flows[q].deficit <= 0 {
+                    let quantum = self.quantum(q, ctx);
+                    self.t.flows[q].deficit += quantum;
+                    self.move_head(from, List::Old);
+                    if self.t.flows[q].set == FlowSet::Sparse {
+                        if self.t.flows[q].queue.is_empty() {
+                            self.t.flows[q].set = FlowSet::SparseWait;
+                        } else {
+                            self.t.flows[q].set = FlowSet::Bulk;
+                            self.sparse_count -= 1;
+                            self.bulk_count += 1;
+                            self.t.bulk_inc(mode, q);
+                        }
+                    }
+                    continue 'retry;
+                }
+                loop {
+                    let Some(mut pkt) = self.t.flows[q].queue.pop_front() else {
+                        self.on_empty(q, from, now);
+                        continue 'begin;
+                    };
+                    self.len -= 1;
+                    self.bytes -= pkt.size as u64;
+                    let bulk = if self.params.ingress {
+                        self.bulk_count
+                    } else {
+                        0
+                    };
+                    let draw = rand::RngCore::next_u32(ctx.rng);
+                    let sojourn = now.saturating_since(pkt.enqueued_at).as_nanos();
+                    let flow = &mut self.t.flows[q];
+                    let signal = flow.cobalt.should_drop(
+                        &self.cobalt,
+                        now,
+                        sojourn,
+                        bulk,
+                        pkt.ecn.is_ect(),
+                        draw,
+                    );
+                    let last = flow.queue.is_empty();
+                    let reason = match signal {
+                        Signal::Pass => None,
+                        Signal::Mark => {
+                            pkt.ecn = Ecn::Ce;
+                            ctx.sink.mark(&pkt, DropReason::Sojourn);
+                            None
+                        }
+                        // The last packet of a queue is never dropped.
+                        _ if last => None,
+                        Signal::Drop => Some(DropReason::Sojourn),
+                        Signal::Blue => Some(DropReason::Unresponsive),
+                    };
+                    let Some(reason) = reason else {
+                        let len = self.framing.adjusted_len(pkt.size);
+                        if let Some(s) = &mut self.shaper {
+                            s.advance(len, false);
+                        }
+                        self.t.flows[q].deficit -= len as i32;
+                        return Some(pkt);
+                    };
+                    if self.params.ingress {
+                        let len = self.framing.adjusted_len(pkt.size);
+                        if let Some(s) = &mut self.shaper {
+                            s.advance(len, true);
+                        }
+                        self.t.flows[q].deficit -= len as i32;
+                        ctx.drop(pkt, reason);
+                        continue 'retry;
+                    }
+                    ctx.drop(pkt, reason);
+                }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn limit(&self) -> Limit {
+        Limit::Packets(self.params.limit)
+    }
+    fn wake_at(&self) -> Option<Time> {
+        self.wake
+    }
+}
+
+impl crate::table_bytes::TableBytes for CakeParams {
+    /// 1024 flow queues, their tags and 1024 host slots: fixed, as Linux's.
+    fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
+        use crate::table_bytes::vec_bytes;
+        let n = QUEUES as u64;
+        Some(crate::table_bytes::KeyedTable {
+            key: "kind",
+            value: "cake (1024 queues and host slots, fixed)".into(),
+            bytes: vec_bytes::<Flow>(n) + vec_bytes::<u32>(n) + vec_bytes::<Host>(n),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
