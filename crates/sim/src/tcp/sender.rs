@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 mod ecn;
 mod pacing;
 mod prr;
+pub(super) mod rate;
 mod rto;
 mod sack;
 
@@ -173,6 +174,11 @@ impl TcpSender {
         }
     }
 
+    /// Seeds the congestion control's own randomness (BBR's), from the flow's stream.
+    pub fn seed(&mut self, seed: u64, cfg: &TcpConfig) {
+        self.cc.seed(seed, cfg);
+    }
+
     /// Starts sending.
     pub fn start(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.object_start = now;
@@ -190,6 +196,9 @@ impl TcpSender {
     }
 
     fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if cfg.variant.is_bbr() {
+            self.bbr_sent(seq, now);
+        }
         if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
             prr.sent(1);
         }
@@ -362,6 +371,7 @@ impl TcpSender {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
         let (una_before, sacked_before) = (self.snd_una, self.sacked);
+        let (cwnd_before, pipe_before) = (self.cwnd, self.pipe());
         if recovery == Recovery::Sack {
             self.mark_sacked(blocks);
         }
@@ -493,6 +503,9 @@ impl TcpSender {
             if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
                 self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
             }
+        }
+        if cfg.variant.is_bbr() {
+            self.bbr_acked(now, ack, blocks, cwnd_before, pipe_before, cfg);
         }
         self.send_allowed(now, cfg, act);
     }
