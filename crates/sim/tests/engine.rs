@@ -571,7 +571,13 @@ fn a_run_stopped_and_resumed_at_any_instant_equals_one_run() {
 /// One flow of `variant` over a 10 Mbit/s, 40 ms bottleneck with DropTail of
 /// 500 packets (5 BDP): the link and its mean queue.
 fn deep_buffer_run(variant: &str, seed: u64) -> (f64, f64, sim::RunResult) {
-    let text = format!(
+    let r = run(&deep_buffer_text(variant, seed));
+    let l = &r.links[0];
+    (l.utilization, l.mean_queue_packets, r)
+}
+
+fn deep_buffer_text(variant: &str, seed: u64) -> String {
+    format!(
         r#"
 name = "deep"
 duration = "40s"
@@ -592,10 +598,7 @@ max_window = 2000
 initial_window = 10
 start_spread = "0s"
 "#
-    );
-    let r = run(&text);
-    let l = &r.links[0];
-    (l.utilization, l.mean_queue_packets, r)
+    )
 }
 
 /// BBR fills the link from a queue of a few packets where CUBIC fills the
@@ -620,4 +623,22 @@ fn bbr_runs_are_deterministic() {
     let b = deep_buffer_run("bbr", 3).2;
     assert_eq!(a.flows, b.flows);
     assert_eq!(a.links[0].mean_queue_packets, b.links[0].mean_queue_packets);
+}
+
+/// BBR's keys that make no sense are refused, naming the key and its line.
+#[test]
+fn bbr_refuses_unpaced_prr_and_ect1() {
+    let base = deep_buffer_text("bbr", 1);
+    for (extra, key) in [
+        ("pacing = false", "pacing = false"),
+        ("prr = true", "prr = true"),
+        ("ecn = \"ect1\"", "ecn = \"ect1\""),
+    ] {
+        let text = format!("{base}{extra}\n");
+        let msg = Scenario::from_toml(&text, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("t.toml:20:"), "{msg}");
+        assert!(msg.contains(key) && msg.contains("\"bbr\""), "{msg}");
+    }
 }
