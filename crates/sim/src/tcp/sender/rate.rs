@@ -262,11 +262,10 @@ impl RateSampler {
     }
 
     /// A timeout: the sender forgets its SACKs and resends from the first hole.
+    /// Packets already delivered stay delivered (counted once); holes count as
+    /// lost again once a SACK above them comes back.
     pub fn on_timeout(&mut self) {
         self.high_sack = self.base;
-        for r in self.pkts.iter_mut() {
-            r.done = false;
-        }
     }
 }
 
