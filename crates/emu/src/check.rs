@@ -4,7 +4,7 @@
 
 use crate::plane::PORT_BASE;
 use sim::scenario::{EcnSetting, FlowKind, KeyPath, Topology, Traffic};
-use sim::tcp::TcpConfig;
+use sim::tcp::{TcpConfig, Variant};
 use sim::{Scenario, ScenarioError};
 
 /// The highest bottleneck rate at which the emulator was measured to keep time
@@ -34,14 +34,16 @@ pub struct Plan {
 
 /// Linux's congestion control for a simulator variant, and whether it wants SACK:
 /// Reno and NewReno are Linux `reno` without SACK (Linux recovers as NewReno
-/// does), SACK is `reno` with SACK, CUBIC is `cubic` with SACK.
-fn kernel_variant(name: &str) -> Option<(&'static str, bool)> {
-    Some(match name {
-        "reno" | "newreno" => ("reno", false),
-        "sack" => ("reno", true),
-        "cubic" => ("cubic", true),
-        "bbr" => ("bbr", true),
-        _ => return None,
+/// does), SACK is `reno` with SACK, CUBIC is `cubic` with SACK, BBR `bbr` (v1)
+/// with SACK; `None` for what the kernel has no module for. A `match` without a
+/// fallback, so a new variant must be decided here.
+fn kernel_variant(v: Variant) -> Option<(&'static str, bool)> {
+    Some(match v {
+        Variant::Reno | Variant::NewReno => ("reno", false),
+        Variant::Sack => ("reno", true),
+        Variant::Cubic => ("cubic", true),
+        Variant::Bbr => ("bbr", true),
+        Variant::Dctcp | Variant::Prague => return None,
     })
 }
 
@@ -143,23 +145,14 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
-        let variant = serde_json::to_value(tcp.variant)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        if tcp.variant.is_scalable() {
+        let variant = tcp.variant.name();
+        let Some((cc, sack)) = kernel_variant(tcp.variant) else {
             return Err(s.error_at(
                 &at.key("variant"),
                 format!(
                     "flows[{i}].variant = \"{variant}\" is simulation-only: the emulator \
                      runs the kernel's reno, cubic and bbr; simulate it with aqmlab run"
                 ),
-            ));
-        }
-        let Some((cc, sack)) = kernel_variant(&variant) else {
-            return Err(s.error_at(
-                &at.key("variant"),
-                format!("flows[{i}].variant = \"{variant}\" has no Linux congestion control"),
             ));
         };
         let ecn = spec.codepoint().is_ect();

@@ -567,3 +567,78 @@ fn a_run_stopped_and_resumed_at_any_instant_equals_one_run() {
     assert_eq!(stepped.events(), whole.events());
     assert_eq!(stepped.report(0.0), whole.report(0.0));
 }
+
+/// One flow of `variant` over a 10 Mbit/s, 40 ms bottleneck with DropTail of
+/// 500 packets (5 BDP): the link and its mean queue.
+fn deep_buffer_run(variant: &str, seed: u64) -> (f64, f64, sim::RunResult) {
+    let r = run(&deep_buffer_text(variant, seed));
+    let l = &r.links[0];
+    (l.utilization, l.mean_queue_packets, r)
+}
+
+fn deep_buffer_text(variant: &str, seed: u64) -> String {
+    format!(
+        r#"
+name = "deep"
+duration = "40s"
+warmup = "5s"
+seed = {seed}
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "18ms" }}
+[qdisc]
+kind = "droptail"
+limit = 500
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "{variant}"
+max_window = 2000
+initial_window = 10
+start_spread = "0s"
+"#
+    )
+}
+
+/// BBR fills the link from a queue of a few packets where CUBIC fills the
+/// buffer: what sets BBR apart from loss-based congestion control.
+#[test]
+fn bbr_fills_a_deep_buffered_link_with_a_short_queue() {
+    let (bbr_util, bbr_queue, _) = deep_buffer_run("bbr", 1);
+    let (cubic_util, cubic_queue, _) = deep_buffer_run("cubic", 1);
+    assert!(bbr_util > 0.95, "BBR utilization {bbr_util}");
+    assert!(cubic_util > 0.95, "CUBIC utilization {cubic_util}");
+    assert!(
+        bbr_queue < cubic_queue / 5.0 && bbr_queue < 50.0,
+        "mean queue: BBR {bbr_queue}, CUBIC {cubic_queue}"
+    );
+}
+
+/// BBR draws its PROBE_BW phases from the flow's stream: the same seed gives
+/// the same run.
+#[test]
+fn bbr_runs_are_deterministic() {
+    let a = deep_buffer_run("bbr", 3).2;
+    let b = deep_buffer_run("bbr", 3).2;
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.links[0].mean_queue_packets, b.links[0].mean_queue_packets);
+}
+
+/// BBR's keys that make no sense are refused, naming the key and its line.
+#[test]
+fn bbr_refuses_unpaced_prr_and_ect1() {
+    let base = deep_buffer_text("bbr", 1);
+    for (extra, key) in [
+        ("pacing = false", "pacing = false"),
+        ("prr = true", "prr = true"),
+        ("ecn = \"ect1\"", "ecn = \"ect1\""),
+    ] {
+        let text = format!("{base}{extra}\n");
+        let msg = Scenario::from_toml(&text, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("t.toml:20:"), "{msg}");
+        assert!(msg.contains(key) && msg.contains("\"bbr\""), "{msg}");
+    }
+}

@@ -179,7 +179,7 @@ macro_rules! tcp_keys {
             /// Linux's HyStart (Linux profile, on there by default).
             pub hystart: Option<bool>,
             /// Pace new packets at a multiple of cwnd / srtt; default on for
-            /// Prague, off otherwise.
+            /// Prague, off otherwise. BBR always paces, at its own rate.
             pub pacing: Option<bool>,
             /// SACK recovery (`sack`, `cubic`): proportional rate reduction
             /// (RFC 6937); the profile's unless written: off (ns-2), on (Linux).
@@ -214,6 +214,17 @@ macro_rules! tcp_keys {
             /// The rules across these keys, as the key to blame and the message:
             /// keys of one variant, the delayed ACK's timeout, the windows.
             pub(super) fn rules(&self) -> Result<(), (&'static str, String)> {
+                if self.variant.is_bbr() {
+                    let name = self.variant.name();
+                    if self.pacing == Some(false) {
+                        let rule = format!("pacing = false: variant = \"{name}\" paces at its model's rate by design");
+                        return Err(("pacing", rule));
+                    }
+                    if self.prr == Some(true) {
+                        let rule = format!("prr = true: variant = \"{name}\" sets the window in recovery itself (packet conservation), as Linux's does");
+                        return Err(("prr", rule));
+                    }
+                }
                 if self.prr == Some(true) && self.variant.recovery() != Recovery::Sack {
                     let rule = "prr applies to SACK recovery (variant = \"sack\", \"cubic\", \"dctcp\" or \"prague\") only";
                     return Err(("prr", rule.into()));
@@ -258,7 +269,9 @@ macro_rules! tcp_keys {
                     reno_bugfix: self.reno_bugfix.unwrap_or(d.reno_bugfix),
                     ecn: ecn.is_ect(),
                     ect1: ecn == Ecn::Ect1,
-                    pacing: self.pacing.unwrap_or(self.variant == Variant::Prague),
+                    pacing: self
+                        .pacing
+                        .unwrap_or(self.variant == Variant::Prague || self.variant.is_bbr()),
                     counting: self.counting.unwrap_or(d.counting),
                     hystart: self.hystart.unwrap_or(d.hystart),
                     prr: self.prr.unwrap_or(d.prr),

@@ -225,29 +225,6 @@ impl Scenario {
         )
     }
 
-    /// Refuses what only `aqmlab emulate` runs: `variant = "bbr"` (Linux's BBR;
-    /// the simulator has no model of it), naming the key and its line.
-    pub fn check_simulable(&self) -> Result<(), ScenarioError> {
-        for (i, g) in self.file.flows.iter().enumerate() {
-            let variant = match &g.get_ref().traffic {
-                Traffic::Tcp(k) => Some(k.variant),
-                Traffic::Web(k) => Some(k.variant),
-                _ => None,
-            };
-            if variant == Some(Variant::Bbr) {
-                return Err(self.error_at(
-                    &KeyPath::top("flows").index(i).key("variant"),
-                    format!(
-                        "flows[{i}].variant = \"bbr\" is emulation-only: aqmlab's \
-                         simulator has no BBR model; run it on Linux's with aqmlab \
-                         emulate, or simulate \"cubic\""
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// The keys of flow group `i`: its kind's own, then those every kind takes.
     fn validate_flow_keys(&self, i: usize) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
@@ -265,6 +242,18 @@ impl Scenario {
                     format!(
                         "ecn = false: variant = \"{name}\" responds to ECN marks and needs \
                          ecn (true, \"ect0\" or \"ect1\"; on when not written)"
+                    ),
+                ));
+            }
+        }
+        if let Some(v) = spec.variant().filter(|v| v.is_bbr()) {
+            if spec.ecn == Some(EcnSetting::Ect1) {
+                return Err(at(
+                    "ecn",
+                    format!(
+                        "ecn = \"ect1\": variant = \"{}\" does not respond to marks as \
+                         L4S (RFC 9331) requires of ECT(1) senders; use ect0 or false",
+                        v.name()
                     ),
                 ));
             }

@@ -110,10 +110,15 @@ pub fn build(
             };
             let start = Time::ZERO + spec.start + jitter;
             let endpoints = match &group.udp {
-                None => Endpoints::Tcp {
-                    sender: Box::new(TcpSender::new(&group.tcp)),
-                    receiver: TcpReceiver::default(),
-                },
+                None => {
+                    let mut sender = Box::new(TcpSender::new(&group.tcp));
+                    // BBR's random PROBE_BW phases, from the flow's own stream.
+                    sender.seed(frng.gen(), &group.tcp);
+                    Endpoints::Tcp {
+                        sender,
+                        receiver: TcpReceiver::default(),
+                    }
+                }
                 Some(u) => Endpoints::Udp(Box::new(UdpEnd {
                     source: UdpSource::new(u),
                     received: 0,

@@ -22,7 +22,6 @@ impl Simulation {
     /// Builds the network, flows and observers a scenario describes.
     pub fn new(s: &Scenario) -> Result<Simulation, ScenarioError> {
         let f = &s.file;
-        s.check_simulable()?;
         let total_flows = flows::count(s)?;
         memory::check(s, total_flows)?;
         let mut net = Network::build(s, total_flows)?;

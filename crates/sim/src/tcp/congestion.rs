@@ -38,6 +38,7 @@
 //!   slow start when the RTT falls back below the baseline. Linux runs the older
 //!   HyStart (ACK trains and delay, Ha and Rhee 2011) instead.
 
+use super::bbr::BbrFlow;
 use super::dctcp::Scalable;
 use super::{Counting, TcpConfig, Variant};
 use aqm::{Dur, Time};
@@ -110,6 +111,9 @@ pub enum Boxed {
     LinuxCubic(LinuxCubic),
     /// DCTCP and Prague ([`super::dctcp`]).
     Scalable(Scalable),
+    /// BBR ([`super::bbr`]), boxed again: its state is larger than CUBIC's and
+    /// would grow every CUBIC flow's box.
+    Bbr(Box<BbrFlow>),
 }
 
 /// CUBIC's state (RFC 9438 section 4.1's variables).
@@ -289,10 +293,11 @@ impl Cubic {
 
 impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
-        if cfg.is_linux() {
+        if cfg.is_linux() && cfg.variant != Variant::Bbr {
             return Congestion::Boxed(Box::new(match cfg.variant {
                 Variant::Cubic => Boxed::LinuxCubic(LinuxCubic::new(cfg.hystart)),
                 Variant::Dctcp | Variant::Prague => Boxed::Scalable(Scalable::new(cfg.variant)),
+                // BBR is tcp_bbr.c under either profile (below).
                 Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => {
                     Boxed::LinuxReno(Segments::default())
                 }
@@ -303,9 +308,11 @@ impl Congestion {
             Variant::Dctcp | Variant::Prague => {
                 Congestion::Boxed(Box::new(Boxed::Scalable(Scalable::new(cfg.variant))))
             }
-            // BBR is refused before a simulation is built; the emulator builds
-            // its flows only for their start times.
-            Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => Congestion::Reno,
+            Variant::Bbr => Congestion::Boxed(Box::new(Boxed::Bbr(Box::new(BbrFlow::new(
+                cfg.initial_window as f64,
+                0,
+            ))))),
+            Variant::Reno | Variant::NewReno | Variant::Sack => Congestion::Reno,
         }
     }
 
@@ -333,7 +340,9 @@ impl Congestion {
         match self {
             Congestion::Boxed(b) => match &**b {
                 Boxed::Scalable(s) => Some(s.alpha()),
-                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) => None,
+                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) | Boxed::Bbr(_) => {
+                    None
+                }
             },
             Congestion::Reno => None,
         }
@@ -345,9 +354,54 @@ impl Congestion {
         match self {
             Congestion::Boxed(b) => match &mut **b {
                 Boxed::Scalable(s) => Some(s),
-                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) => None,
+                Boxed::Cubic(_) | Boxed::LinuxReno(_) | Boxed::LinuxCubic(_) | Boxed::Bbr(_) => {
+                    None
+                }
             },
             Congestion::Reno => None,
+        }
+    }
+
+    /// BBR's state: it sets the window and the pacing rate itself on every ACK
+    /// (the sender calls it), as Linux's `cong_control` does.
+    #[inline]
+    pub fn bbr(&mut self) -> Option<&mut BbrFlow> {
+        match self {
+            Congestion::Boxed(b) => match &mut **b {
+                Boxed::Bbr(f) => Some(f),
+                _ => None,
+            },
+            Congestion::Reno => None,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn bbr_ref(&self) -> Option<&BbrFlow> {
+        match self {
+            Congestion::Boxed(b) => match &**b {
+                Boxed::Bbr(f) => Some(f),
+                _ => None,
+            },
+            Congestion::Reno => None,
+        }
+    }
+
+    /// The pacing rate a model-based control sets, packets per second.
+    #[inline]
+    pub fn pacing_rate(&self) -> Option<f64> {
+        match self {
+            Congestion::Boxed(b) => match &**b {
+                Boxed::Bbr(f) => Some(f.bbr.pacing_rate),
+                _ => None,
+            },
+            Congestion::Reno => None,
+        }
+    }
+
+    /// Seeds the algorithm's own randomness (BBR's PROBE_BW start phase).
+    pub fn seed(&mut self, seed: u64, cfg: &TcpConfig) {
+        if let Some(f) = self.bbr() {
+            *f = BbrFlow::new(cfg.initial_window as f64, seed);
         }
     }
 
@@ -389,6 +443,8 @@ impl Congestion {
                 Boxed::LinuxCubic(c) => {
                     c.on_ack(segments(*cwnd), segments(*ssthresh), info.acked, info.now) as f64
                 }
+                // BBR sets the window after the sender's own processing.
+                Boxed::Bbr(_) => *cwnd,
                 Boxed::Cubic(c) => {
                     if *cwnd < *ssthresh {
                         let (divisor, end) = c.hystart(info);
@@ -427,13 +483,29 @@ impl Congestion {
                 }
                 // Loss and timeouts as Reno; echoes through `Scalable::on_echo`.
                 Boxed::Scalable(_) => cwnd / 2.0,
+                // BBR keeps ssthresh (Linux's `bbr_ssthresh`) and saves the window
+                // it will restore.
+                Boxed::Bbr(f) => {
+                    if signal == Signal::Timeout {
+                        f.bbr.on_timeout(cwnd);
+                        f.rate.on_timeout();
+                        f.in_loss = true;
+                    } else {
+                        f.bbr.save_cwnd(cwnd);
+                    }
+                    f.bbr.ssthresh
+                }
             },
         }
     }
 
     /// A web object ended: the next starts as a new connection would.
     pub fn reset(&mut self, cfg: &TcpConfig) {
+        let seed = self.bbr().map(|f| f.bbr.next_seed());
         *self = Congestion::new(cfg);
+        if let Some(seed) = seed {
+            self.seed(seed, cfg);
+        }
     }
 }
 

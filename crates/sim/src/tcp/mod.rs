@@ -25,6 +25,9 @@
 //!   packet (RFC 8257 section 3.2: with delayed ACKs, an ACK at once when the state
 //!   changes), the sender keeps alpha, the fraction of packets marked (g = 1/16,
 //!   once per window of data), and cuts cwnd by alpha / 2 at most once per window.
+//! - BBR ([`bbr`]): a delivery-rate sampler (`sender/rate.rs`) feeds a model of
+//!   the path that sets cwnd and the pacing rate on every ACK, as Linux's
+//!   `tcp_bbr.c`.
 //! - Optional pacing: the next new packet leaves `srtt / (factor x cwnd)` after the
 //!   last, as Linux's internal pacing does (factor 2 in slow start, 1.2 after; 1
 //!   for Prague in congestion avoidance), with one timer per flow (the `Send` timer).
@@ -42,8 +45,10 @@ use crate::header::SackBlocks;
 use aqm::{Dur, Ecn, Time};
 use serde::{Deserialize, Serialize};
 
+mod bbr;
 mod congestion;
 pub mod dctcp;
+mod minmax;
 #[cfg(test)]
 mod packetdrill_tests;
 mod receiver;
@@ -64,8 +69,8 @@ pub enum Variant {
     Sack,
     /// CUBIC congestion control (RFC 9438) with SACK recovery, as Linux runs it.
     Cubic,
-    /// Linux's BBR, for `aqmlab emulate` only: the simulator has no model of it
-    /// and refuses it ([`crate::Scenario::check_simulable`]).
+    /// BBR v1 as Linux's `tcp_bbr.c` ([`bbr`]), with SACK recovery, always paced;
+    /// `aqmlab emulate` runs the kernel's.
     Bbr,
     /// DCTCP (RFC 8257): the window falls by alpha / 2 per window of marked data,
     /// alpha the fraction of packets marked, with SACK recovery and Reno's
@@ -115,6 +120,25 @@ impl Variant {
     /// packet's CE mark (RFC 8257 section 3.2) instead of latching ECE until CWR.
     pub fn is_scalable(self) -> bool {
         matches!(self, Variant::Dctcp | Variant::Prague)
+    }
+
+    /// The name a scenario writes (`variant = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Reno => "reno",
+            Variant::NewReno => "newreno",
+            Variant::Sack => "sack",
+            Variant::Cubic => "cubic",
+            Variant::Bbr => "bbr",
+            Variant::Dctcp => "dctcp",
+            Variant::Prague => "prague",
+        }
+    }
+
+    /// A model-based congestion control (BBR): it sets the window and the pacing
+    /// rate on every ACK from its estimates of the path.
+    pub fn is_bbr(self) -> bool {
+        matches!(self, Variant::Bbr)
     }
 }
 
@@ -242,7 +266,8 @@ impl TcpConfig {
             limited_transmit: true,
             // TCP_RTO_MAX.
             max_rto: Dur::from_secs(120),
-            prr: variant.recovery() == Recovery::Sack,
+            // BBR sets its window in recovery itself (packet conservation).
+            prr: variant.recovery() == Recovery::Sack && variant != Variant::Bbr,
             hystart: variant == Variant::Cubic,
             ..TcpConfig::default()
         }

@@ -16,6 +16,7 @@ mod linux_rtt;
 mod pacing;
 mod prr;
 mod rack_tlp;
+pub(super) mod rate;
 mod rto;
 mod sack;
 
@@ -182,6 +183,11 @@ impl TcpSender {
         }
     }
 
+    /// Seeds the congestion control's own randomness (BBR's), from the flow's stream.
+    pub fn seed(&mut self, seed: u64, cfg: &TcpConfig) {
+        self.cc.seed(seed, cfg);
+    }
+
     /// Starts sending.
     pub fn start(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.object_start = now;
@@ -199,6 +205,9 @@ impl TcpSender {
     }
 
     fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        if cfg.variant.is_bbr() {
+            self.bbr_sent(seq, now);
+        }
         if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
             prr.sent(1);
         }
@@ -383,6 +392,7 @@ impl TcpSender {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
         let (una_before, sacked_before) = (self.snd_una, self.sacked);
+        let (cwnd_before, pipe_before) = (self.cwnd, self.pipe());
         let newly_sacked = if recovery == Recovery::Sack {
             self.mark_sacked(blocks)
         } else {
@@ -541,6 +551,9 @@ impl TcpSender {
             if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
                 self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
             }
+        }
+        if cfg.variant.is_bbr() {
+            self.bbr_acked(now, ack, blocks, cwnd_before, pipe_before, cfg);
         }
         self.send_allowed(now, cfg, act);
     }

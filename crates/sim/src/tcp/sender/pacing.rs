@@ -6,6 +6,9 @@
 //! unbounded then). The new data and SACK retransmissions that `send_allowed`
 //! sends wait for the timer; a fast retransmit, NewReno's partial-ACK
 //! retransmissions and a timeout's first packet leave at once.
+//!
+//! BBR sets its own pacing rate (`congestion::Congestion::pacing_rate`), and
+//! paces from its first packet: the gap is one packet at that rate.
 
 use super::super::{Actions, TcpConfig, TimerCmd, Variant};
 use super::TcpSender;
@@ -16,7 +19,7 @@ impl TcpSender {
     /// A packet just left: the next waits for the pacing timer.
     #[inline]
     pub(super) fn pace(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        if cfg.pacing && self.has_rtt {
+        if cfg.pacing && (self.has_rtt || cfg.variant.is_bbr()) {
             self.pace_wait = true;
             act.timer(TimerKind::Send, TimerCmd::Arm(now + self.pacing_gap(cfg)));
         }
@@ -28,6 +31,9 @@ impl TcpSender {
     /// (`tcp_pacing_ss_ratio`), 1.2 after (`tcp_pacing_ca_ratio`); Prague paces at
     /// 1 after slow start (`prague_update_pacing_rate`).
     pub fn pacing_gap(&self, cfg: &TcpConfig) -> Dur {
+        if let Some(rate) = self.cc.pacing_rate() {
+            return Dur::from_secs_f64(1.0 / rate); // BBR's rate, packets per second
+        }
         let factor = if self.cwnd < self.ssthresh / 2.0 {
             2.0
         } else if cfg.variant == Variant::Prague {
