@@ -133,6 +133,22 @@ impl DeliveryTrace {
         Rate::from_bps((bits / self.period_ms as u128) as u64)
     }
 
+    /// The highest rate over any `window` (at least 1 ms) that starts at an
+    /// opportunity: its opportunities' bytes over the window. At least the mean.
+    pub fn peak_rate(&self, window: Dur) -> Rate {
+        let window = window.max(Dur::from_millis(1));
+        let most = (0..self.millis.len() as u64)
+            .map(|k| {
+                let from = self.at(k);
+                self.count(from, from + window)
+            })
+            .max()
+            .unwrap_or(0);
+        let bits = most as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1_000_000_000;
+        let peak = (bits / window.as_nanos() as u128).min(u64::MAX as u128) as u64;
+        Rate::from_bps(peak.max(self.mean_rate().bps()))
+    }
+
     /// The time of opportunity `k` (counted from the start, over every period).
     pub fn at(&self, k: u64) -> Time {
         let n = self.millis.len() as u64;

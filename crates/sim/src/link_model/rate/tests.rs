@@ -201,3 +201,18 @@ fn a_traces_rate_is_measured_over_the_last_window() {
     assert_eq!(tx.rate_at(ms(101)), Rate::from_bps(10 * 1500 * 8 * 1000));
     assert_eq!(tx.rate_at(ms(201)), Rate::from_bps(1500 * 8 * 1000));
 }
+
+/// A trace's peak is its busiest window, which a mean hides: 100 opportunities
+/// in one millisecond of a 10 s period.
+#[test]
+fn a_traces_peak_is_its_busiest_window() {
+    let mut text = "5000\n".repeat(100);
+    text.push_str("10000\n");
+    let t = DeliveryTrace::parse(&text).unwrap();
+    let window = Dur::from_millis(100);
+    assert_eq!(t.mean_rate(), Rate::from_bps(101 * 12_000 / 10));
+    assert_eq!(t.peak_rate(window), Rate::from_bps(100 * 12_000 * 10));
+    // An even trace peaks at its mean.
+    let even = DeliveryTrace::parse("1\n2\n3\n4\n").unwrap();
+    assert_eq!(even.peak_rate(window), even.mean_rate());
+}
