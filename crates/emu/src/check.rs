@@ -18,6 +18,10 @@ pub const MAX_FLOWS: usize = (u16::MAX - PORT_BASE) as usize / 2;
 /// bytes, plus the IP and TCP headers and timestamps).
 pub const MIN_TCP_PACKET: u32 = 140;
 
+/// The shortest emulation: the senders connect and the data plane starts in
+/// wall-clock time, which a run of nanoseconds does not leave them.
+pub const MIN_DURATION: aqm::Dur = aqm::Dur::from_millis(100);
+
 /// How the kernel runs the scenario's TCP.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -91,11 +95,30 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ));
         }
     }
-    let total: usize = f.flows.iter().map(|g| g.get_ref().count as usize).sum();
-    if total > MAX_FLOWS {
-        return Err(s.error(format!(
-            "{total} flows in all; the emulator gives each a port and has room for {MAX_FLOWS}"
-        )));
+    if f.duration < MIN_DURATION {
+        return Err(s.error_at(
+            &KeyPath::top("duration"),
+            format!(
+                "duration = {}: an emulation runs in wall-clock time and needs at least \
+                 {MIN_DURATION} to start its namespaces' traffic",
+                f.duration
+            ),
+        ));
+    }
+    // The group whose flows pass the ports there are is the one to blame.
+    let mut total = 0usize;
+    for (i, g) in f.flows.iter().enumerate() {
+        total += g.get_ref().count as usize;
+        if total > MAX_FLOWS {
+            return Err(s.error_at(
+                &KeyPath::top("flows").index(i).key("count"),
+                format!(
+                    "flows[{i}].count = {}: {total} flows in all by this group; the emulator \
+                     gives each a port and has room for {MAX_FLOWS}",
+                    g.get_ref().count
+                ),
+            ));
+        }
     }
     let mut plan = Plan {
         congestion: Vec::new(),
@@ -278,6 +301,37 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         let s = Scenario::from_path(&file).map_err(|e| e.to_string())?;
         plan(&s).map_err(|e| e.to_string())
+    }
+
+    /// A duration too short to start the traffic, and more flows than ports,
+    /// are refused at their keys' lines.
+    #[test]
+    fn a_duration_too_short_and_too_many_flows_are_refused_at_their_lines() {
+        let text = |duration: &str, counts: &[u32]| {
+            let mut t = format!(
+                "name = \"e\"\nduration = \"{duration}\"\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"10Mbps\", delay = \"5ms\" }}\n"
+            );
+            for (i, c) in counts.iter().enumerate() {
+                t.push_str(&format!(
+                    "[[flows]]\nname = \"g{i}\"\nkind = \"cbr\"\nrate = \"1kbit\"\ncount = {c}\n"
+                ));
+            }
+            Scenario::from_toml(&t, "s.toml").map(|s| plan(&s).map_err(|e| e.to_string()))
+        };
+        for d in ["1ns", "99ms", "0.05s"] {
+            let e = text(d, &[1]).unwrap().unwrap_err();
+            assert!(e.starts_with("s.toml:2: duration = "), "{d}: {e}");
+        }
+        text("100ms", &[1]).unwrap().unwrap();
+        // Each group is 5 lines from line 7; the third passes the bound.
+        let half = MAX_FLOWS as u32 / 2;
+        let e = text("1s", &[half, 2, half]).unwrap().unwrap_err();
+        assert!(e.starts_with("s.toml:21: flows[2].count = "), "{e}");
+        text("1s", &[half, MAX_FLOWS as u32 - half])
+            .unwrap()
+            .unwrap();
     }
 
     /// The guard on the bottleneck's rate reads the highest rate it reaches: a
