@@ -70,8 +70,12 @@ def until_precise(
     (each point's seeds) runs what it lacks and returns, per point, the metric of
     each of its seeds in that order (NaN for a run that failed). Returns each
     point's :class:`Stop`."""
-    if isinstance(max_seeds, bool) or not isinstance(max_seeds, int) or max_seeds < 2:
-        raise ValueError(f"max_seeds = {max_seeds!r} must be an integer >= 2")
+    from aqmlab._sweep import MAX_RUNS
+
+    if isinstance(max_seeds, bool) or not isinstance(max_seeds, int) or not 2 <= max_seeds <= MAX_RUNS:
+        raise ValueError(
+            f"max_seeds = {max_seeds!r} must be an integer from 2 to {MAX_RUNS:,} (the runs of one sweep)"
+        )
     min_n = min(max(len(seeds), MIN_SEEDS), max_seeds)
     if len(seeds) > max_seeds:
         raise ValueError(f"max_seeds = {max_seeds} is below the {len(seeds)} seeds given")
@@ -89,7 +93,7 @@ def until_precise(
                 stops[i] = _stop(vs, precision, level, "max-seeds")
             else:
                 n, mean, sd, _, _ = t_interval(vs, level)
-                more = seeds_wanted(n, mean, sd, precision, level) if n else len(vs) + 1
+                more = seeds_wanted(n, mean, sd, precision, level, cap=max_seeds) if n else len(vs) + 1
                 wanted[i] = min(max_seeds, max(len(vs) + 1, min(more, _AHEAD * len(vs))))
         if all(s is not None for s in stops):
             return [s for s in stops if s is not None]
@@ -116,7 +120,15 @@ def run_until_precise(
 
     from aqmlab._sweep_result import label_text
 
-    target = parse_precision(precision) if isinstance(precision, str) else precision
+    if isinstance(precision, str):
+        target = parse_precision(precision)
+    elif isinstance(precision, Precision):
+        target = precision
+    else:
+        raise ValueError(
+            f"precision must be a string METRIC=WIDTH or METRIC=PERCENT%, e.g. "
+            f"'tcp_goodput_bps=2%', got {type(precision).__name__} {precision!r}"
+        )
     simulated = 0
     seconds = 0.0
     last: list[Sweep] = []

@@ -259,6 +259,11 @@ def sweep(
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
     seed_list = _seed_list(seeds)
+    if baseline is not None and not isinstance(baseline, Mapping):
+        raise ValueError(
+            f"baseline must be a mapping {{key: value}}, e.g. {{'qdisc.kind': 'red'}}, "
+            f"got {type(baseline).__name__} {baseline!r}"
+        )
     if cache_dir is not None:
         from aqmlab._io import check_folder
 

@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 from aqmlab._runner import RunFailed
-from aqmlab._sweep import Sweep, parse_assignment, sweep
+from aqmlab._sweep import Sweep, _seed_list, parse_assignment, sweep
 
 
 def _summary_table(result: Sweep) -> str:
@@ -41,6 +41,10 @@ def main(ns) -> int:
                     seeds.append(int(part))
                 except ValueError:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
+            try:
+                _seed_list(seeds)
+            except ValueError as e:
+                raise ValueError(f"--seed-list {ns.seed_list}: {e}") from None
         else:
             seeds = ns.seeds if ns.seeds is not None else 1
         from aqmlab._campaign_cli import parse_baseline

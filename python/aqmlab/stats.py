@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -180,16 +180,31 @@ def summarize(
     import pandas as pd
 
     _check_level(level)
-    metrics = list(metrics) if metrics is not None else metric_columns(frame, keys, seed)
-    missing = [m for m in metrics if m not in frame.columns]
-    if missing:
-        raise KeyError(f"no metric {missing[0]!r} in the runs table (metrics: {', '.join(frame.columns)})")
+    metrics = _metrics(frame, keys, seed, metrics)
     rows = []
     for point, group in _groups(frame, keys):
         for metric in metrics:
             n, mean, sd, low, high = t_interval(group[metric].tolist(), level)
             rows.append((*point, metric, n, mean, sd, low, high, (high - low) / 2))
     return pd.DataFrame(rows, columns=[*keys, "metric", *SUMMARY_COLUMNS])
+
+
+def _metrics(frame: pd.DataFrame, keys: Sequence[str], seed: str, metrics: Any) -> list[str]:
+    """``metrics`` as a list of the table's metrics (one name may stand alone);
+    every metric of the table when ``None``. A name the table lacks, or what is
+    not a name, is a ``ValueError`` naming the metrics there are."""
+    known = metric_columns(frame, keys, seed)
+    if metrics is None:
+        return known
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if isinstance(metrics, Mapping) or not isinstance(metrics, Iterable):
+        raise ValueError(f"metrics must be a metric's name or a list of them, got {metrics!r}")
+    metrics = list(metrics)
+    for m in metrics:
+        if not isinstance(m, str) or m not in frame.columns:
+            raise ValueError(f"no metric {m!r} in the runs table (metrics: {', '.join(known)})")
+    return metrics
 
 
 def paired(
@@ -222,7 +237,7 @@ def paired(
         if not (frame[k] == v).any():
             values = ", ".join(str(x) for x in frame[k].drop_duplicates())
             raise ValueError(f"baseline {k}={v!r} is no value of the sweep (values: {values})")
-    metrics = list(metrics) if metrics is not None else metric_columns(frame, keys, seed)
+    metrics = _metrics(frame, keys, seed, metrics)
     rest = [k for k in keys if k not in baseline]
     is_base = pd.Series(True, index=frame.index)
     for k, v in baseline.items():
@@ -285,18 +300,27 @@ def parse_precision(text: str) -> Precision:
     return Precision(metric, number / 100 if m.group(2) else number, bool(m.group(2)))
 
 
-def seeds_wanted(n: int, mean: float, sd: float, precision: Precision, level: float = 0.95) -> int:
+def seeds_wanted(
+    n: int, mean: float, sd: float, precision: Precision, level: float = 0.95, cap: int | None = None
+) -> int:
     """How many seeds the point likely needs for ``precision``, from its ``n``
     seeds so far: the smallest m with t(m - 1)·sd/√m under the target, at least
     n + 1 (the estimate of sd moves as seeds come). Used to add seeds in rounds
-    rather than one at a time; the stopping rule is still the measured interval."""
+    rather than one at a time; the stopping rule is still the measured interval.
+    At most ``cap`` when given: a target far below the spread (``1e-300``) asks
+    for more seeds than a float holds, and a sweep runs at most ``max_seeds``."""
     target = precision.target(mean)
     if math.isnan(sd) or target <= 0:
-        return n + 1 if target > 0 else 2 * n
+        m = n + 1 if target > 0 else 2 * n
+        return m if cap is None else min(m, cap)
     m = max(n + 1, 2)
     z = t_quantile(0.5 + level / 2.0, 1_000_000)
-    m = max(m, math.ceil((z * sd / target) ** 2))
-    while t_quantile(0.5 + level / 2.0, m - 1) * sd / math.sqrt(m) > target:
+    ratio = z * sd / target
+    bound = cap if cap is not None else 2**63
+    if not math.isfinite(ratio) or ratio >= math.sqrt(bound):
+        return bound
+    m = min(max(m, math.ceil(ratio**2)), bound)
+    while m < bound and t_quantile(0.5 + level / 2.0, m - 1) * sd / math.sqrt(m) > target:
         m += 1
     return m
 

@@ -202,6 +202,44 @@ def test_sweep_refuses_too_many_runs_and_repeated_values():
     assert "lists 100 twice" in cli_error("sweep", "--set", "qdisc.limit=100,100", "-q")
 
 
+# ---- seeds until precise: bad targets and counts are ValueErrors, at once -----------------
+
+
+@pytest.mark.parametrize("width", ["1e-300", "5e-324", "0.0000000000000000000001%"])
+def test_a_vanishing_precision_stops_at_max_seeds_without_overflow(width):
+    from aqmlab.stats import Precision, parse_precision, seeds_wanted
+
+    p = parse_precision(f"tcp_goodput_bps={width}")
+    assert seeds_wanted(3, 1e6, 5e4, p, cap=40) == 40
+    assert seeds_wanted(3, 1e6, 5e4, p) >= 2**62
+    # A target met at once still asks for one more seed, never above the cap.
+    loose = Precision("tcp_goodput_bps", 1e9, False)
+    assert seeds_wanted(3, 1e6, 5e4, loose, cap=40) == 4
+
+
+def test_precision_and_baseline_of_the_wrong_type_are_value_errors():
+    for precision in [{"tcp_goodput_bps": "2%"}, ["tcp_goodput_bps=2%"], 0.02]:
+        with pytest.raises(ValueError, match="precision must be a string"):
+            aqmlab.sweep(SMALL, precision=precision, max_seeds=4)
+    with pytest.raises(ValueError, match="max_seeds"):
+        aqmlab.sweep(SMALL, precision="tcp_goodput_bps=1e-300", max_seeds=10**12)
+    with pytest.raises(ValueError, match="baseline must be a mapping"):
+        aqmlab.sweep(SMALL, {"qdisc.limit": [50, 100]}, baseline="qdisc.limit=50")
+
+
+def test_an_unknown_metric_of_statistics_is_a_value_error():
+    result = aqmlab.sweep(SMALL, jobs=1)
+    for metrics in [["nope"], "nope", ["jain_all", 3]]:
+        with pytest.raises(ValueError, match="no metric"):
+            result.statistics(metrics)
+    assert set(result.statistics("jain_all")["metric"]) == {"jain_all"}
+
+
+@pytest.mark.parametrize("seeds", ["1,1", "3,4,3", "7,18446744073709551616"])
+def test_a_bad_seed_list_names_the_flag(seeds):
+    assert cli_error("sweep", "--seed-list", seeds, "-q").startswith(f"--seed-list {seeds}: ")
+
+
 # ---- the run store: a damaged entry is a miss --------------------------------------------------
 
 

@@ -95,6 +95,9 @@ impl Default for DualPi2Params {
     }
 }
 
+/// The largest `mtu`: IPv4's largest packet.
+const MAX_MTU: u32 = 65_535;
+
 impl QdiscParams for DualPi2Params {
     type Qdisc = DualPi2;
     fn validate(&self) -> Result<(), ParamError> {
@@ -123,6 +126,18 @@ impl QdiscParams for DualPi2Params {
         }
         if let Some(n) = self.step_thresh_packets {
             check::at_least("step_thresh_packets", n, 1)?;
+            // One threshold applies: a time one set beside it would be ignored.
+            if self.step_thresh != Self::default().step_thresh {
+                return Err(ParamError::new(
+                    "step_thresh_packets",
+                    n,
+                    format!(
+                        "cannot be given with step_thresh = {}: the L4S step is a \
+                         sojourn time or a queue length, not both (as tc's step_thresh)",
+                        self.step_thresh
+                    ),
+                ));
+            }
         }
         check::at_least("coupling_factor", self.coupling_factor, 1)?;
         if self.classic_protection > 100 {
@@ -132,7 +147,17 @@ impl QdiscParams for DualPi2Params {
                 "must be a percentage from 0 to 100",
             ));
         }
-        check::at_least("mtu", self.mtu, 1)
+        check::at_least("mtu", self.mtu, 1)?;
+        // Packets are at most 65,535 bytes (IPv4's total length); an mtu above
+        // it only shifts the thresholds the MTU sets.
+        if self.mtu > MAX_MTU {
+            return Err(ParamError::new(
+                "mtu",
+                self.mtu,
+                format!("must be at most {MAX_MTU} bytes (the largest IPv4 packet)"),
+            ));
+        }
+        Ok(())
     }
     fn build(&self, _link: &LinkInfo) -> Result<DualPi2, ParamError> {
         DualPi2::new(self.clone())

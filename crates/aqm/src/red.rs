@@ -64,6 +64,18 @@ impl QdiscParams for RedParams {
                     "must be a number of packets, 0 or more",
                 ));
             }
+            // A queue never holds more than `limit`: a step above it never marks.
+            let limit = self.red().limit;
+            if k > f64::from(limit) {
+                return Err(ParamError::new(
+                    "step",
+                    k,
+                    format!(
+                        "must be at most limit = {limit}: the queue never exceeds it, so \
+                         the step would never mark"
+                    ),
+                ));
+            }
         }
         if self.adaptive && self.adapt_interval.is_zero() {
             return Err(ParamError::new(
@@ -201,6 +213,29 @@ mod tests {
             }
         }
         h.drops(DropReason::Early)
+    }
+
+    /// A step the queue can never reach is refused, not taken as "never mark".
+    #[test]
+    fn a_step_beyond_the_limit_is_refused() {
+        for step in [1e30, 101.0, 1e9] {
+            let e = RedParams {
+                limit: 100,
+                step: Some(step),
+                ..Default::default()
+            }
+            .validate()
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("step") && e.contains("limit = 100"), "{e}");
+        }
+        RedParams {
+            limit: 100,
+            step: Some(100.0),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `aqmlab emulate`: a scenario on real Linux TCP through the same qdiscs.
 
 use crate::output;
-use crate::{print, print_json, usage};
+use crate::{print, print_json, usage, Interrupted};
 use anyhow::Context;
 use aqmlab_command::EmulateArgs;
 use sim::Overrides;
@@ -19,6 +19,8 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
         if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
             eprintln!("warning: {warning}");
         }
+        // Found out now, not after the whole emulation in wall-clock time.
+        probe_writable(dir).map_err(usage)?;
     }
     let result = emulate(&s)?;
     eprint!("{}", sim::text::warnings(&result));
@@ -44,6 +46,21 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     }
 }
 
+/// Makes `dir` (as writing the results would) and writes and removes a small
+/// file in it: a read-only or full folder is an error before the emulation's
+/// wall-clock time is spent, not after.
+fn probe_writable(dir: &std::path::Path) -> Result<(), String> {
+    let cannot = |e: std::io::Error| format!("--out {}: cannot write there: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    let probe = dir.join(format!(".aqmlab-probe-{}", std::process::id()));
+    let written = std::fs::File::create_new(&probe).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, &[0u8; 64 * 1024])?;
+        f.sync_all()
+    });
+    let _ = std::fs::remove_file(&probe);
+    written.map_err(cannot)
+}
+
 #[cfg(target_os = "linux")]
 fn emulate(s: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
     // Refusals first, then the scenario's no-op warnings, as `run` prints them
@@ -55,6 +72,7 @@ fn emulate(s: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
     let stop = emu::stop_on_signals().context("installing the signal handlers")?;
     emu::emulate(s, stop).map_err(|e| match e {
         emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted => usage(e.to_string()),
+        emu::EmuError::Interrupted => Interrupted(e.to_string()).into(),
         e => anyhow::Error::new(e),
     })
 }

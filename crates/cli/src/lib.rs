@@ -35,6 +35,18 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// A signal (Ctrl-C, SIGTERM) stopped the command after it cleaned up: exit
+/// status 130, as a shell reports `run` and `sweep` killed by SIGINT.
+#[derive(Debug)]
+struct Interrupted(String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Interrupted {}
+
 /// Writes to stdout and flushes. A write that fails (a full disk, a pipe closed
 /// by `head`) is an error: the output the user asked for did not arrive, so the
 /// exit status must not say it did.
@@ -180,6 +192,10 @@ where
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             report(&format!("error: {e}"));
             2
+        }
+        Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+            report(&format!("error: {e}"));
+            130
         }
         Err(e) => {
             report(&format!("error: {e:#}"));

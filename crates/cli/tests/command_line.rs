@@ -75,3 +75,26 @@ fn the_python_commands_say_where_they_are_in_one_line() {
         assert!(out.contains(flag) && out.contains("--out"), "{out}");
     }
 }
+
+/// A negative count is a bad value of its flag, named, not an unknown argument.
+#[test]
+fn a_negative_seed_count_names_its_flag() {
+    for args in [
+        &[
+            "sweep",
+            "--precision",
+            "tcp_goodput_bps=2%",
+            "--max-seeds",
+            "-1",
+        ][..],
+        &["sweep", "--seeds", "-7"][..],
+    ] {
+        let (code, _, err) = aqmlab(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("invalid value") && err.contains(args[args.len() - 2]),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
+}

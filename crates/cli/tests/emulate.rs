@@ -225,3 +225,76 @@ fn it_prints_the_scenarios_warnings_as_run_does() {
     assert!(from_run.contains("s.toml:"), "{from_run}");
     assert_eq!(warning("emulate"), Some(from_run));
 }
+
+/// SIGINT stops an emulation with status 130, as it stops `run` and `sweep`,
+/// after it removed what it made.
+#[test]
+fn sigint_exits_130() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let long = SMALL.replace(r#"duration = "1s""#, r#"duration = "30s""#);
+    let path = write(dir.path(), "long.toml", &long);
+    let child = Command::new(BIN)
+        .args(["emulate", &path])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}
+
+/// An `--out` that cannot be written is an error before the emulation spends
+/// its wall-clock time, not after (a file where the folder should be made, a
+/// folder on a read-only mount).
+#[test]
+fn an_out_that_cannot_be_written_is_refused_before_emulating() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let long = SMALL.replace(r#"duration = "1s""#, r#"duration = "20s""#);
+    let path = write(dir.path(), "long.toml", &long);
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&ro)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut outs = vec![dir.path().join("file").join("sub")];
+    if mounted {
+        outs.push(ro.join("results"));
+    }
+    for out in &outs {
+        let t0 = Instant::now();
+        let o = Command::new(BIN)
+            .args(["emulate", &path, "--out"])
+            .arg(out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", out.display());
+        assert!(err.contains("--out"), "{err}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{}", out.display());
+    }
+    if mounted {
+        let _ = Command::new("umount").arg(&ro).status();
+    }
+    assert!(mounted, "a read-only tmpfs could not be mounted");
+}

@@ -35,7 +35,7 @@ pub struct SweepArgs {
     #[arg(long = "set", value_name = "KEY=V1,V2")]
     pub sets: Vec<String>,
     /// Run seeds 1..N at every point [default: 1].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "seed_list")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "seed_list", allow_negative_numbers = true)]
     pub seeds: Option<u64>,
     /// Run exactly these seeds.
     #[arg(long, value_name = "S1,S2")]
@@ -56,7 +56,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "METRIC=WIDTH")]
     pub precision: Option<String>,
     /// The most seeds --precision runs at a point.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision")]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision", allow_negative_numbers = true)]
     pub max_seeds: u64,
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]

@@ -19,6 +19,10 @@ pub const MAX_FLOWS: usize = (u16::MAX - PORT_BASE) as usize / 2;
 /// bytes, plus the IP and TCP headers and timestamps).
 pub const MIN_TCP_PACKET: u32 = 140;
 
+/// The shortest emulation: the senders connect and the data plane starts in
+/// wall-clock time, which a run of nanoseconds does not leave them.
+pub const MIN_DURATION: aqm::Dur = aqm::Dur::from_millis(100);
+
 /// How the kernel runs the scenario's TCP.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -72,24 +76,52 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ),
         ));
     }
-    let (_, fwd, _) = links.swap_remove(0);
-    let rate = fwd.nominal_rate();
-    if rate.bps() > MAX_RATE_BPS && !any_rate {
+    let (_, fwd, rev) = links.swap_remove(0);
+    // The highest rate either direction reaches (every schedule step, a trace's
+    // busiest window), not its first or mean one: time is kept at the peak.
+    for (key, dir) in [("rate", &fwd), ("reverse_rate", &rev)] {
+        let peak = dir.peak_rate();
+        if peak.bps() > MAX_RATE_BPS && !any_rate {
+            let how = match dir.rate {
+                sim::link_model::LinkRate::Constant(_) => "",
+                sim::link_model::LinkRate::Schedule(_) => " at its highest step",
+                sim::link_model::LinkRate::Trace(_) => " in its busiest 100 ms",
+            };
+            return Err(s.error_at(
+                &KeyPath::top("topology").key("bottleneck").key(key),
+                format!(
+                    "topology.bottleneck.{key} reaches {} bit/s{how}, above the {} Mbit/s \
+                     the emulator is measured to keep (BENCHMARKS.md)",
+                    peak.bps(),
+                    MAX_RATE_BPS / 1_000_000
+                ),
+            ));
+        }
+    }
+    if f.duration < MIN_DURATION {
         return Err(s.error_at(
-            &KeyPath::top("topology").key("bottleneck").key("rate"),
+            &KeyPath::top("duration"),
             format!(
-                "topology.bottleneck.rate = {} bit/s is above the {} Mbit/s the emulator \
-                 is measured to keep (BENCHMARKS.md)",
-                rate.bps(),
-                MAX_RATE_BPS / 1_000_000
+                "duration = {}: an emulation runs in wall-clock time and needs at least \
+                 {MIN_DURATION} to start its namespaces' traffic",
+                f.duration
             ),
         ));
     }
-    let total: usize = f.flows.iter().map(|g| g.get_ref().count as usize).sum();
-    if total > MAX_FLOWS {
-        return Err(s.error(format!(
-            "{total} flows in all; the emulator gives each a port and has room for {MAX_FLOWS}"
-        )));
+    // The group whose flows pass the ports there are is the one to blame.
+    let mut total = 0usize;
+    for (i, g) in f.flows.iter().enumerate() {
+        total += g.get_ref().count as usize;
+        if total > MAX_FLOWS {
+            return Err(s.error_at(
+                &KeyPath::top("flows").index(i).key("count"),
+                format!(
+                    "flows[{i}].count = {}: {total} flows in all by this group; the emulator \
+                     gives each a port and has room for {MAX_FLOWS}",
+                    g.get_ref().count
+                ),
+            ));
+        }
     }
     let mut plan = Plan {
         congestion: Vec::new(),
@@ -259,5 +291,105 @@ mod tests {
         assert!(e.starts_with("s.toml:12: flows[0].ecn = \"ect1\""), "{e}");
         // ECT(0) is what the kernel sends: accepted, with ECN on.
         assert!(plan_of("ecn = \"ect0\"").unwrap().ecn);
+    }
+
+    /// The plan of a dumbbell whose bottleneck table (line 7 on) is `bottleneck`,
+    /// read from a file in `dir` (so a trace beside it is found).
+    fn plan_with_bottleneck(dir: &std::path::Path, bottleneck: &str) -> Result<Plan, String> {
+        let text = format!(
+            "name = \"e\"\nduration = \"2s\"\n[topology]\nkind = \"dumbbell\"\n\
+             access = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n[topology.bottleneck]\n\
+             {bottleneck}\n[[flows]]\nname = \"a\"\nkind = \"tcp\"\n"
+        );
+        let file = dir.join("s.toml");
+        std::fs::write(&file, text).unwrap();
+        let s = Scenario::from_path(&file).map_err(|e| e.to_string())?;
+        plan(&s).map_err(|e| e.to_string())
+    }
+
+    /// A duration too short to start the traffic, and more flows than ports,
+    /// are refused at their keys' lines.
+    #[test]
+    fn a_duration_too_short_and_too_many_flows_are_refused_at_their_lines() {
+        let text = |duration: &str, counts: &[u32]| {
+            let mut t = format!(
+                "name = \"e\"\nduration = \"{duration}\"\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"10Mbps\", delay = \"5ms\" }}\n"
+            );
+            for (i, c) in counts.iter().enumerate() {
+                t.push_str(&format!(
+                    "[[flows]]\nname = \"g{i}\"\nkind = \"cbr\"\nrate = \"1kbit\"\ncount = {c}\n"
+                ));
+            }
+            Scenario::from_toml(&t, "s.toml").map(|s| plan(&s).map_err(|e| e.to_string()))
+        };
+        for d in ["1ns", "99ms", "0.05s"] {
+            let e = text(d, &[1]).unwrap().unwrap_err();
+            assert!(e.starts_with("s.toml:2: duration = "), "{d}: {e}");
+        }
+        text("100ms", &[1]).unwrap().unwrap();
+        // Each group is 5 lines from line 7; the third passes the bound.
+        let half = MAX_FLOWS as u32 / 2;
+        let e = text("1s", &[half, 2, half]).unwrap().unwrap_err();
+        assert!(e.starts_with("s.toml:21: flows[2].count = "), "{e}");
+        text("1s", &[half, MAX_FLOWS as u32 - half])
+            .unwrap()
+            .unwrap();
+    }
+
+    /// The guard on the bottleneck's rate reads the highest rate it reaches: a
+    /// schedule's every step, a trace's busiest window, the reverse direction.
+    #[test]
+    fn the_rate_guard_reads_the_highest_rate_either_direction_reaches() {
+        if std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("aqmlab-guard-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let refused = |bottleneck: &str, line: usize, key: &str| {
+            let e = plan_with_bottleneck(&dir, bottleneck).unwrap_err();
+            assert!(
+                e.contains(&format!("s.toml:{line}: topology.bottleneck.{key} reaches")),
+                "{e}"
+            );
+            e
+        };
+        let e = refused(
+            "delay = \"1ms\"\nrate = { schedule = [{ at = \"0s\", rate = \"10Mbps\" }, \
+             { at = \"1s\", rate = \"10Gbps\" }] }",
+            8,
+            "rate",
+        );
+        assert!(e.contains("10000000000 bit/s at its highest step"), "{e}");
+        refused(
+            "rate = { schedule = [{ at = \"0s\", rate = \"5Mbit\" }, { at = \"500ms\", \
+             rate = \"0.2Gbit\" }, { at = \"1s\", rate = \"1Mbit\" }] }\ndelay = \"1ms\"",
+            7,
+            "rate",
+        );
+        refused(
+            "rate = \"10Mbps\"\ndelay = \"1ms\"\nreverse_rate = \"101Mbps\"",
+            9,
+            "reverse_rate",
+        );
+        // A trace of mean 1.2 Mbit/s with 1,000 opportunities in one millisecond.
+        let mut trace = "3000\n".repeat(1000);
+        trace.push_str("10000\n");
+        std::fs::write(dir.join("burst.up"), trace).unwrap();
+        let e = refused(
+            "rate = { trace = \"burst.up\" }\ndelay = \"1ms\"",
+            7,
+            "rate",
+        );
+        assert!(e.contains("busiest 100 ms"), "{e}");
+        // What stays under the bound is emulated.
+        plan_with_bottleneck(
+            &dir,
+            "delay = \"1ms\"\nrate = { schedule = [{ at = \"0s\", rate = \"1Mbps\" }, \
+             { at = \"1s\", rate = \"100Mbps\" }] }",
+        )
+        .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -36,7 +36,7 @@ use std::time::Instant;
 mod event_loop;
 mod links;
 pub use event_loop::run;
-pub use links::{Bottleneck, Pipe};
+pub use links::{Bottleneck, Pipe, ACCESS_LIMIT};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
 pub const SPIN_NS: u64 = 50_000;
@@ -109,6 +109,11 @@ pub struct Outcome {
     /// Writes the kernel refused, reads that failed.
     pub write_errors: u64,
     pub read_errors: u64,
+    /// Packets an access link had no room for (a source faster than it).
+    pub access_drops: u64,
+    /// Events due before the end that the plane had not reached when the
+    /// run's time was up (it fell behind; the run still ends on time).
+    pub unhandled: u64,
     pub links_back: [Bottleneck; 2],
     /// Logical time the run reached, ns.
     pub end_ns: u64,
@@ -155,6 +160,7 @@ struct Plane {
     unclassified: u64,
     write_errors: u64,
     read_errors: u64,
+    access_drops: u64,
     udp_id: u16,
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
@@ -202,8 +208,13 @@ impl Plane {
         } else {
             &mut f.receiver_access
         };
-        let at = pipe.pass(t, u32::from(h.len));
-        self.push(at, Ev::Arrive(dir as u8, tag));
+        match pipe.pass(t, u32::from(h.len)) {
+            Some(at) => self.push(at, Ev::Arrive(dir as u8, tag)),
+            None => {
+                self.access_drops += 1;
+                self.release(tag);
+            }
+        }
     }
 
     fn discard(&mut self, tag: u32) {
@@ -367,8 +378,13 @@ impl Plane {
         } else {
             &mut f.sender_access
         };
-        let due = pipe.pass(at, pkt.size);
-        self.push(due, Ev::Deliver(dir as u8, pkt.tag));
+        match pipe.pass(at, pkt.size) {
+            Some(due) => self.push(due, Ev::Deliver(dir as u8, pkt.tag)),
+            None => {
+                self.access_drops += 1;
+                self.release(pkt.tag);
+            }
+        }
         self.start_next(dir, t);
     }
 

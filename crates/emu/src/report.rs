@@ -229,6 +229,21 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             packet_time_s * 1e6
         ));
     }
+    if i.outcome.access_drops > 0 {
+        emulation.warnings.push(format!(
+            "{} packets found their access link's queue full ({} packets, as the \
+             simulator's access DropTail): a source is faster than its access link",
+            i.outcome.access_drops,
+            crate::plane::ACCESS_LIMIT
+        ));
+    }
+    if i.outcome.unhandled > 0 {
+        emulation.warnings.push(format!(
+            "time was not kept: the data plane fell behind and {} events due before \
+             the end were not handled when the run's time was up",
+            i.outcome.unhandled
+        ));
+    }
     if i.tun_drops > 0 {
         emulation.warnings.push(format!(
             "{} packets were lost in the TUN queues before the emulator read them",

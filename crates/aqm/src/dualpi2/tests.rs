@@ -317,3 +317,42 @@ fn gains_scale_as_linux_scales_them() {
         ((819 * MAX_PROB as u64) >> 2) / 1_000_000_000
     );
 }
+
+/// Two spellings of the step at once, or an mtu no packet can have, are refused.
+#[test]
+fn one_step_threshold_and_a_packet_sized_mtu() {
+    let e = DualPi2Params {
+        step_thresh: Dur::from_micros(500),
+        step_thresh_packets: Some(5),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("step_thresh_packets") && e.contains("step_thresh ="),
+        "{e}"
+    );
+    for mtu in [u32::MAX, 65_536] {
+        let e = DualPi2Params {
+            mtu,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("mtu") && e.contains("65535"), "{e}");
+    }
+    for ok in [
+        DualPi2Params {
+            step_thresh_packets: Some(5),
+            ..Default::default()
+        },
+        DualPi2Params {
+            mtu: 9000,
+            ..Default::default()
+        },
+    ] {
+        ok.validate().unwrap();
+    }
+}

@@ -6,7 +6,13 @@ use aqm::{Packet, Time};
 use sim::link::Queue;
 use sim::link_model::{LinkModel, LinkRate};
 
-/// One FIFO serializer on a logical clock.
+/// The packets an access link holds waiting, as the simulator's access links
+/// (a default DropTail) hold them.
+pub const ACCESS_LIMIT: u64 = 1000;
+
+/// One FIFO serializer on a logical clock, holding at most [`ACCESS_LIMIT`]
+/// packets waiting: a source faster than its link loses the rest there, as in
+/// simulation, and the emulator's buffers stay bounded by the scenario.
 #[derive(Copy, Clone, Debug)]
 pub struct Pipe {
     pub bps: u64,
@@ -25,11 +31,17 @@ impl Pipe {
     pub(super) fn tx_ns(&self, bytes: u32) -> u64 {
         (u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.bps.max(1))
     }
-    /// When a packet of `bytes` arriving at `t` reaches the far end.
-    pub(super) fn pass(&mut self, t: u64, bytes: u32) -> u64 {
-        let dep = self.next_free.max(t) + self.tx_ns(bytes);
+    /// When a packet of `bytes` arriving at `t` reaches the far end; `None`
+    /// when [`ACCESS_LIMIT`] packets of its size wait already (a DropTail's
+    /// tail drop, counted in time so a packet costs no state).
+    pub(super) fn pass(&mut self, t: u64, bytes: u32) -> Option<u64> {
+        let tx = self.tx_ns(bytes);
+        if self.next_free.saturating_sub(t) > tx.saturating_mul(ACCESS_LIMIT) {
+            return None;
+        }
+        let dep = self.next_free.max(t) + tx;
         self.next_free = dep;
-        dep + self.delay_ns
+        Some(dep + self.delay_ns)
     }
 }
 

@@ -124,3 +124,16 @@ proptest! {
         prop_assert_eq!(ceil_ns(bits, bps), want);
     }
 }
+
+/// Validation builds no link of rate 0; one built anyway (a library user's own
+/// `Pipe`) sends at 1 bit/s and reads its progress without dividing by zero.
+#[test]
+fn a_link_of_rate_zero_does_not_panic() {
+    let mut wires = WireSlab::default();
+    let mut link = Link::new(0, 1, 0, Queue::lazy_droptail());
+    let zero = Rate::from_bps(0);
+    let done = link.begin_tx(Packet::new(FlowId(1), 125), Time::ZERO, zero, &mut wires);
+    assert_eq!(done, Time::from_secs(1000), "1,000 bits at 1 bit/s");
+    let (_, bits) = link.in_progress(Time::from_secs(10), zero, &wires).unwrap();
+    assert_eq!(bits, 10);
+}

@@ -15,12 +15,35 @@ use std::sync::Arc;
 /// The bytes one delivery opportunity of a trace carries.
 pub const OPPORTUNITY_BYTES: u64 = 1500;
 
+/// The largest timestamp a trace holds: its period in nanoseconds, and a few
+/// periods of it, fit a u64.
+const MAX_TIMESTAMP_MS: u64 = u64::MAX / 1_000_000 / 4;
+
 /// Why a trace file was refused: the line (1-based) and what is wrong there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct TraceError {
     pub line: usize,
     pub message: String,
+}
+
+/// What is wrong with a trace line that is not a timestamp, told without quoting
+/// it: a path may name any file (`/etc/shadow`, `/proc/self/environ`), and an
+/// error must not print what such a file holds, nor pass its bytes to a terminal.
+fn not_a_timestamp(line: &str) -> &'static str {
+    if line.bytes().all(|b| b.is_ascii_digit()) {
+        "the timestamp is too large for a whole number of milliseconds"
+    } else if line
+        .strip_prefix('-')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        "a timestamp cannot be negative"
+    } else if line.parse::<f64>().is_ok() {
+        "a timestamp is a whole number of milliseconds, without a fraction or exponent"
+    } else {
+        "not a whole number of milliseconds (a trace line holds one timestamp and nothing \
+         else; the line is not shown)"
+    }
 }
 
 /// A Mahimahi trace: the opportunities of one period, in milliseconds.
@@ -45,12 +68,15 @@ impl DeliveryTrace {
                 line: i + 1,
                 message,
             };
-            let ms: u64 = line.parse().map_err(|_| {
-                err(format!(
-                    "`{}` is not a whole number of milliseconds",
-                    line.chars().take(40).collect::<String>()
-                ))
-            })?;
+            let ms: u64 = line
+                .parse()
+                .map_err(|_| err(not_a_timestamp(line).into()))?;
+            if ms > MAX_TIMESTAMP_MS {
+                return Err(err(format!(
+                    "{ms} ms is beyond the last timestamp a trace may hold, \
+                     {MAX_TIMESTAMP_MS} ms (about 146 years)"
+                )));
+            }
             if let Some(&previous) = millis.last() {
                 if ms < previous {
                     return Err(err(format!(
@@ -71,7 +97,20 @@ impl DeliveryTrace {
                 message: "the last timestamp, the trace's period, must be above 0 ms".into(),
             });
         }
-        Ok(DeliveryTrace { millis, period_ms })
+        let trace = DeliveryTrace { millis, period_ms };
+        // A link's rate is at least 1 bit/s whatever spells it: a mean of 0 would
+        // be a link that never sends, and the nominal rate divides.
+        if trace.mean_rate().bps() == 0 {
+            return Err(TraceError {
+                line: last_line,
+                message: format!(
+                    "{} opportunities every {period_ms} ms is a mean rate below 1 bit/s \
+                     (a link's rate is at least 1 bit/s)",
+                    trace.millis.len()
+                ),
+            });
+        }
+        Ok(trace)
     }
 
     /// The trace's period.
@@ -92,6 +131,22 @@ impl DeliveryTrace {
     pub fn mean_rate(&self) -> Rate {
         let bits = self.millis.len() as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1000;
         Rate::from_bps((bits / self.period_ms as u128) as u64)
+    }
+
+    /// The highest rate over any `window` (at least 1 ms) that starts at an
+    /// opportunity: its opportunities' bytes over the window. At least the mean.
+    pub fn peak_rate(&self, window: Dur) -> Rate {
+        let window = window.max(Dur::from_millis(1));
+        let most = (0..self.millis.len() as u64)
+            .map(|k| {
+                let from = self.at(k);
+                self.count(from, from + window)
+            })
+            .max()
+            .unwrap_or(0);
+        let bits = most as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1_000_000_000;
+        let peak = (bits / window.as_nanos() as u128).min(u64::MAX as u128) as u64;
+        Rate::from_bps(peak.max(self.mean_rate().bps()))
     }
 
     /// The time of opportunity `k` (counted from the start, over every period).

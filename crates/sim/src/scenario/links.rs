@@ -37,6 +37,18 @@ impl Direction {
         }
     }
 
+    /// The highest rate the direction reaches: the constant, a schedule's
+    /// highest step, a trace's most opportunities in any
+    /// [`TRACE_RATE_WINDOW`](crate::link_model::rate::TRACE_RATE_WINDOW) (what a
+    /// guard on how fast a link may be must read, not the nominal rate).
+    pub fn peak_rate(&self) -> Rate {
+        match &self.rate {
+            LinkRate::Constant(r) => *r,
+            LinkRate::Schedule(s) => s.max_rate(),
+            LinkRate::Trace(t) => t.peak_rate(crate::link_model::rate::TRACE_RATE_WINDOW),
+        }
+    }
+
     /// Bytes of the tables the direction keeps (a trace's opportunities).
     pub fn table_bytes(&self) -> u64 {
         match &self.rate {

@@ -474,18 +474,33 @@ impl Scenario {
     /// the deepest table of `path` that is written, when the key is not). The
     /// message names the key itself.
     pub fn error_at(&self, path: &KeyPath, message: String) -> ScenarioError {
-        let line = if self.lines_known {
-            Spans::new(&self.source)
-                .locate(path)
-                .map(|s| line_at(&self.source, s.start))
-        } else {
-            None
-        };
-        ScenarioError {
-            origin: self.origin.clone(),
-            line,
-            message,
-        }
+        self.errors_at(std::iter::once((path.clone(), message)))
+            .pop()
+            .expect("one error for one message")
+    }
+
+    /// [`Scenario::error_at`] for many keys: the text is parsed and its lines
+    /// indexed once, not once per error (a warning per flow group of 150,000).
+    pub(crate) fn errors_at(
+        &self,
+        found: impl IntoIterator<Item = (KeyPath, String)>,
+    ) -> Vec<ScenarioError> {
+        let index = self.lines_known.then(|| {
+            (
+                Spans::new(&self.source),
+                place::LineStarts::new(&self.source),
+            )
+        });
+        found
+            .into_iter()
+            .map(|(path, message)| ScenarioError {
+                origin: self.origin.clone(),
+                line: index
+                    .as_ref()
+                    .and_then(|(spans, lines)| Some(lines.line(spans.locate(&path)?.start))),
+                message,
+            })
+            .collect()
     }
 
     /// An error of the parameters of the qdisc table at `path`, blamed on a key

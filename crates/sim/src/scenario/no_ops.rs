@@ -26,6 +26,90 @@ struct Finding {
     /// The key to change (its line is the finding's).
     at: KeyPath,
     message: String,
+    /// A flow group's finding: the group, the key and what the finding says of
+    /// any group, so that many alike are told once.
+    group: Option<(usize, &'static str, &'static str)>,
+}
+
+/// The flow groups whose warning of one kind is told in full; the others with
+/// the same warning are summed up in one more.
+const SHOWN_GROUPS: usize = 3;
+
+/// The warnings, each group's beyond the first [`SHOWN_GROUPS`] of its kind
+/// summed up in one (a generated scenario can carry the same finding for every
+/// one of 100,000 groups).
+fn summarise(found: impl Iterator<Item = Finding>) -> Vec<Finding> {
+    struct Rest {
+        key: &'static str,
+        gist: &'static str,
+        at: KeyPath,
+        first: usize,
+        last: usize,
+        count: usize,
+    }
+    let mut out = Vec::new();
+    let mut shown: Vec<(&'static str, usize)> = Vec::new();
+    let mut rest: Vec<Rest> = Vec::new();
+    for f in found {
+        let Some((group, key, gist)) = f.group else {
+            out.push(f);
+            continue;
+        };
+        let n = match shown.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => n,
+            None => {
+                shown.push((key, 0));
+                &mut shown.last_mut().unwrap().1
+            }
+        };
+        *n += 1;
+        if *n <= SHOWN_GROUPS {
+            out.push(f);
+        } else if let Some(r) = rest.iter_mut().find(|r| r.key == key) {
+            r.last = group;
+            r.count += 1;
+        } else {
+            rest.push(Rest {
+                key,
+                gist,
+                at: f.at,
+                first: group,
+                last: group,
+                count: 1,
+            });
+        }
+    }
+    out.extend(rest.into_iter().map(|r| Finding {
+        severity: Severity::Warning,
+        message: if r.count == 1 {
+            format!("flows[{}]: {}: {}", r.first, r.key, r.gist)
+        } else {
+            format!(
+                "{} more flow groups, flows[{}] to flows[{}], the same at {}: {}",
+                thousands(r.count),
+                r.first,
+                r.last,
+                r.key,
+                r.gist
+            )
+        },
+        at: r.at,
+        group: None,
+    }));
+    out
+}
+
+/// `n` with a comma every three digits: 1,998.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// RED's thresholds against the buffer, as one RED-family qdisc holds them.
@@ -85,12 +169,13 @@ impl Scenario {
 
     /// The configurations that may do less than their names say but can be
     /// meant, each at its key's line, to print as `warning: {origin}:{line}: ...`.
+    /// Many flow groups with the same finding are told in a few lines.
     pub fn warnings(&self) -> Vec<ScenarioError> {
-        self.no_ops()
+        let found = self
+            .no_ops()
             .into_iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .map(|f| self.error_at(&f.at, f.message))
-            .collect()
+            .filter(|f| f.severity == Severity::Warning);
+        self.errors_at(summarise(found).into_iter().map(|f| (f.at, f.message)))
     }
 
     fn no_ops(&self) -> Vec<Finding> {
@@ -138,6 +223,7 @@ impl Scenario {
                 severity,
                 at: path.key(key),
                 message: format!("{path}: {message}"),
+                group: None,
             })
         };
         if let Some(t) = thresholds(spec) {
@@ -239,11 +325,12 @@ impl Scenario {
             let spec = g.get_ref();
             let name = &spec.name;
             let at = KeyPath::top("flows").index(i);
-            let mut say = |severity, key: &str, message: String| {
+            let mut say = |severity, key: &'static str, message: String, gist: &'static str| {
                 found.push(Finding {
                     severity,
                     at: at.key(key),
                     message: format!("flows[{i}] ({name}): {message}"),
+                    group: Some((i, key, gist)),
                 })
             };
             let (start, spread) = (spec.start, spec.start_spread);
@@ -256,6 +343,7 @@ impl Scenario {
                         "start = {start} is not before duration = {duration}: the group \
                          never sends"
                     ),
+                    "the group never sends",
                 );
                 continue;
             }
@@ -267,6 +355,7 @@ impl Scenario {
                         "start = {start} plus start_spread = {spread} ends after \
                          duration = {duration}: some of the group's flows never start"
                     ),
+                    "start plus start_spread ends after duration: some of their flows never start",
                 );
             }
             if stop <= warmup {
@@ -277,6 +366,7 @@ impl Scenario {
                         "stop = {stop} is not after warmup = {warmup}: the group sends \
                          only during the warm-up, so nothing of it is measured"
                     ),
+                    "stop is not after warmup: nothing of them is measured",
                 );
             } else {
                 measured = true;
@@ -290,6 +380,8 @@ impl Scenario {
                             "on = {on} (the mean on period) is not shorter than duration \
                              = {duration}: most flows never switch off, a cbr"
                         ),
+                        "the mean on period is not shorter than duration: most of their \
+                         flows never switch off",
                     );
                 }
             }
@@ -303,6 +395,7 @@ impl Scenario {
                              it never applies",
                             late.at
                         ),
+                        "a schedule step is not before duration: it never applies",
                     );
                 }
             }
@@ -315,6 +408,7 @@ impl Scenario {
                     "warmup = {warmup}: every flow group stops before the warm-up ends, so \
                      the run measures nothing; shorten warmup or move the groups' stop"
                 ),
+                group: None,
             });
         }
     }

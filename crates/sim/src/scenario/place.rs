@@ -105,6 +105,29 @@ pub(crate) fn line_at(src: &str, at: usize) -> usize {
         + 1
 }
 
+/// The lines of a text, indexed once: the line of an offset is a binary search,
+/// so placing one finding per flow group costs no scan of the text each.
+pub(crate) struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    pub(crate) fn new(src: &str) -> LineStarts {
+        let starts = std::iter::once(0)
+            .chain(
+                src.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        LineStarts(starts)
+    }
+
+    /// The 1-based line of byte `at`, as [`line_at`] counts it.
+    pub(crate) fn line(&self, at: usize) -> usize {
+        self.0.partition_point(|&start| start <= at)
+    }
+}
+
 /// A node of the document, seen the same way whether the text wrote it as a
 /// standard table, an inline table, an array of tables or an inline array.
 #[derive(Clone)]

@@ -320,12 +320,14 @@ impl<'a> Parser<'a> {
     }
     fn rate(&mut self, option: &str) -> Result<Rate, TcError> {
         let v = self.value(option)?;
-        parse_rate(v).ok_or_else(|| {
+        parse_rate(v).map_err(|e| {
             bad(
                 option,
                 v,
-                "must be a rate (bit/s, or with kbit, mbit, gbit, bps, kbps = kilobytes/s, \
-                 mbps, gbps)",
+                e.rule(
+                    "must be a rate (bit/s, or with kbit, mbit, gbit, bps, kbps = kilobytes/s, \
+                     mbps, gbps)",
+                ),
             )
         })
     }
@@ -418,10 +420,34 @@ fn parse_time(s: &str) -> Option<Dur> {
     (us <= u32::MAX as f64).then(|| Dur::from_nanos(us as u64 * 1000))
 }
 
+/// Why a tc rate was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RateRefused {
+    /// Not a number with a known unit.
+    Syntax,
+    /// Below 1 bit/s once rounded: a link of rate 0 never sends.
+    Zero,
+    /// Not below 2^64 bit/s, the most a rate holds (the scenario's `rate` refuses
+    /// it as well).
+    TooLarge,
+}
+
+impl RateRefused {
+    /// The rule broken; `syntax` is the caller's own words for a malformed rate.
+    fn rule(self, syntax: &str) -> &str {
+        match self {
+            RateRefused::Syntax => syntax,
+            RateRefused::Zero => "must be at least 1 bit/s: a link of rate 0 never sends",
+            RateRefused::TooLarge => "must be below 2^64 bit/s (18 Ebit/s)",
+        }
+    }
+}
+
 /// tc's `get_rate`: bits per second unless suffixed; the suffixes compare without
-/// case, so `kbps` is tc's `KBps`, kilobytes per second.
-fn parse_rate(s: &str) -> Option<Rate> {
-    let (v, unit) = number_unit(s)?;
+/// case, so `kbps` is tc's `KBps`, kilobytes per second. A rate is at least 1 bit/s
+/// and below 2^64 bit/s, so no link of rate 0 (or a saturated one) is built.
+fn parse_rate(s: &str) -> Result<Rate, RateRefused> {
+    let (v, unit) = number_unit(s).ok_or(RateRefused::Syntax)?;
     const SUFFIXES: [(&str, f64); 19] = [
         ("", 1.0),
         ("bit", 1.0),
@@ -444,8 +470,19 @@ fn parse_rate(s: &str) -> Option<Rate> {
         ("tbps", 8e12),
     ];
     let unit = unit.to_ascii_lowercase();
-    let scale = SUFFIXES.iter().find(|(u, _)| *u == unit)?.1;
-    Some(Rate::from_bps((v * scale).round() as u64))
+    let scale = SUFFIXES
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .ok_or(RateRefused::Syntax)?
+        .1;
+    let bps = (v * scale).round();
+    if bps < 1.0 {
+        Err(RateRefused::Zero)
+    } else if bps >= u64::MAX as f64 {
+        Err(RateRefused::TooLarge)
+    } else {
+        Ok(Rate::from_bps(bps as u64))
+    }
 }
 
 #[cfg(test)]

@@ -177,11 +177,13 @@ pub fn parse(line: &str) -> Result<Netem, TcError> {
                         "a rate as a share of the device's speed",
                     ));
                 }
-                out.rate = Some(parse_rate(v).ok_or_else(|| {
+                out.rate = Some(parse_rate(v).map_err(|e| {
                     bad(
                         o,
                         v,
-                        "must be a rate (bit/s, or with kbit, mbit, gbit, bps = bytes/s, ...)",
+                        e.rule(
+                            "must be a rate (bit/s, or with kbit, mbit, gbit, bps = bytes/s, ...)",
+                        ),
                     )
                 })?);
                 i += 2;

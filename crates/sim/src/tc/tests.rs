@@ -332,12 +332,12 @@ fn codel_pie_sfq_and_fifo_defaults_and_units() {
 #[test]
 fn rates_sizes_and_times_read_as_tc_reads_them() {
     // kbps is kilobytes per second in tc, kbit kilobits.
-    assert_eq!(parse_rate("8kbps"), Some(Rate::from_bps(64_000)));
-    assert_eq!(parse_rate("8kbit"), Some(Rate::from_bps(8_000)));
-    assert_eq!(parse_rate("10Mbit"), Some(Rate::from_mbps(10)));
-    assert_eq!(parse_rate("1mbps"), Some(Rate::from_mbps(8)));
-    assert_eq!(parse_rate("10000"), Some(Rate::from_bps(10_000)));
-    assert_eq!(parse_rate("10furlongs"), None);
+    assert_eq!(parse_rate("8kbps"), Ok(Rate::from_bps(64_000)));
+    assert_eq!(parse_rate("8kbit"), Ok(Rate::from_bps(8_000)));
+    assert_eq!(parse_rate("10Mbit"), Ok(Rate::from_mbps(10)));
+    assert_eq!(parse_rate("1mbps"), Ok(Rate::from_mbps(8)));
+    assert_eq!(parse_rate("10000"), Ok(Rate::from_bps(10_000)));
+    assert_eq!(parse_rate("10furlongs"), Err(RateRefused::Syntax));
     assert_eq!(parse_size("1M"), Some(1 << 20));
     assert_eq!(parse_size("2kb"), Some(2048));
     assert_eq!(parse_size("1kbit"), Some(128));

@@ -27,9 +27,64 @@ fn bad_traces_name_their_line() {
     assert_eq!(e.line, 3, "{e}");
     let e = DeliveryTrace::parse("1\nten\n").unwrap_err();
     assert_eq!(e.line, 2);
-    assert!(e.to_string().contains("`ten`"));
+    assert!(e.to_string().contains("not a whole number"), "{e}");
     assert!(DeliveryTrace::parse("\n\n").is_err());
     assert_eq!(DeliveryTrace::parse("0\n0\n").unwrap_err().line, 2);
+}
+
+/// A trace path may name any file: an error names the line and what kind of
+/// wrong it is, never the line's text, and no control byte reaches a terminal.
+#[test]
+fn a_bad_line_is_never_quoted() {
+    let secrets = [
+        "root:$6$pepper$saltedhash:19000:0:99999:7:::",
+        "PATH=/usr/bin\0HOME=/root\0SECRET_TOKEN=hunter2\0",
+        "\x1b]0;owned\x07\x1b[2J",
+        "12ab",
+        "7 # a comment",
+    ];
+    for secret in secrets {
+        let e = DeliveryTrace::parse(&format!("1\n2\n{secret}\n9\n")).unwrap_err();
+        let shown = e.to_string();
+        assert_eq!(e.line, 3, "{shown}");
+        assert!(shown.contains("line 3"), "{shown}");
+        for word in secret.split(|c: char| !c.is_ascii_alphanumeric()) {
+            assert!(
+                word.len() < 3 || !shown.contains(word),
+                "{shown} quotes {word:?}"
+            );
+        }
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+    }
+    // Numbers that are not whole milliseconds are told apart, still unquoted.
+    let e = DeliveryTrace::parse("1\n-5\n").unwrap_err().to_string();
+    assert!(e.contains("negative") && !e.contains("-5"), "{e}");
+    let e = DeliveryTrace::parse("1\n2.5\n").unwrap_err().to_string();
+    assert!(e.contains("fraction") && !e.contains("2.5"), "{e}");
+    let e = DeliveryTrace::parse("1\n99999999999999999999999\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("too large") && !e.contains("9999"), "{e}");
+}
+
+/// A trace is a link's rate: one whose mean rounds to 0 bit/s, or whose period
+/// does not fit in nanoseconds, is refused at its last line.
+#[test]
+fn a_trace_too_sparse_to_send_is_refused() {
+    for text in [
+        "1\n1000000000000\n",
+        "5\n5\n5\n50000000\n",
+        "\n12000001\n\n",
+    ] {
+        let e = DeliveryTrace::parse(text).unwrap_err();
+        assert_eq!(e.line, text.trim_end().lines().count(), "{text:?}: {e}");
+        assert!(e.to_string().contains("below 1 bit/s"), "{e}");
+    }
+    let e = DeliveryTrace::parse("1\n18446744073709551\n").unwrap_err();
+    assert!(e.to_string().contains("beyond the last timestamp"), "{e}");
+    // The sparsest that still sends: 1,500 bytes every 12,000 s is 1 bit/s.
+    let t = DeliveryTrace::parse("12000000\n").unwrap();
+    assert_eq!(t.mean_rate(), Rate::from_bps(1));
 }
 
 /// A backlogged link sends exactly its opportunities' bytes in every second.
@@ -145,4 +200,19 @@ fn a_traces_rate_is_measured_over_the_last_window() {
     // [1 ms, 101 ms) holds the milliseconds 1 to 100; [101 ms, 201 ms) 101 to 200.
     assert_eq!(tx.rate_at(ms(101)), Rate::from_bps(10 * 1500 * 8 * 1000));
     assert_eq!(tx.rate_at(ms(201)), Rate::from_bps(1500 * 8 * 1000));
+}
+
+/// A trace's peak is its busiest window, which a mean hides: 100 opportunities
+/// in one millisecond of a 10 s period.
+#[test]
+fn a_traces_peak_is_its_busiest_window() {
+    let mut text = "5000\n".repeat(100);
+    text.push_str("10000\n");
+    let t = DeliveryTrace::parse(&text).unwrap();
+    let window = Dur::from_millis(100);
+    assert_eq!(t.mean_rate(), Rate::from_bps(101 * 12_000 / 10));
+    assert_eq!(t.peak_rate(window), Rate::from_bps(100 * 12_000 * 10));
+    // An even trace peaks at its mean.
+    let even = DeliveryTrace::parse("1\n2\n3\n4\n").unwrap();
+    assert_eq!(even.peak_rate(window), even.mean_rate());
 }

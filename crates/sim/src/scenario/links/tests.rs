@@ -85,6 +85,14 @@ fn a_trace_is_a_shipped_name_or_a_file_beside_the_scenario() {
     let e = Scenario::from_path(&file).unwrap_err();
     assert_eq!(e.line, Some(7), "{e}");
     assert!(e.to_string().contains("line 2"), "{e}");
+    // Any file may be named: what it holds is never shown, its name and line are.
+    std::fs::write(dir.join("t.up"), "1\nroot:$6$salt$hash:19000::\x1b[2J\n").unwrap();
+    let e = Scenario::from_path(&file).unwrap_err().to_string();
+    assert!(e.contains("t.up") && e.contains("line 2"), "{e}");
+    assert!(
+        !e.contains("root") && !e.contains("hash") && !e.contains('\x1b'),
+        "{e}"
+    );
     std::fs::remove_file(dir.join("t.up")).unwrap();
     let e = err_at("rate = { trace = \"no-such.up\" }\ndelay = \"5ms\"", 7);
     assert!(
@@ -253,6 +261,65 @@ fn a_key_set_by_the_key_and_the_netem_line_is_an_error_naming_both() {
         9,
     );
     assert!(e.contains("reverse_loss and the loss of"), "{e}");
+}
+
+/// No spelling builds a link of rate 0 or beyond what a rate holds: a netem line
+/// (forward, reverse, a graph link's), as the `rate` key refuses "0bps".
+#[test]
+fn no_netem_line_makes_a_rate_of_zero_or_beyond_a_rate() {
+    for word in ["0bit", "0kbit", "0", "0.4", "0mbps", "0.0000000001gibit"] {
+        let e = err_at(
+            &format!("delay = \"1ms\"\nnetem = \"netem rate {word}\""),
+            8,
+        );
+        assert!(
+            e.contains("topology.bottleneck.netem") && e.contains("at least 1 bit/s"),
+            "{word}: {e}"
+        );
+        let e = err_at(
+            &format!("rate = \"1Mbps\"\ndelay = \"1ms\"\nreverse_netem = \"netem rate {word}\""),
+            9,
+        );
+        assert!(e.contains("reverse_netem"), "{word}: {e}");
+    }
+    for word in ["1e30gbit", "18446744073709551616", "3tbps0"] {
+        let e = err_at(
+            &format!("delay = \"1ms\"\nnetem = \"netem rate {word}\""),
+            8,
+        );
+        assert!(e.contains("topology.bottleneck.netem"), "{word}: {e}");
+    }
+    let e = err_at("delay = \"1ms\"\nnetem = \"netem rate 3e9tbit\"", 8);
+    assert!(e.contains("below 2^64"), "{e}");
+    let graph = "name = \"g\"\nduration = \"10s\"\n[topology]\nkind = \"graph\"\nnodes = [\"a\", \"b\"]\n\
+        [[topology.links]]\nfrom = \"a\"\nto = \"b\"\ndelay = \"1ms\"\nnetem = \"netem rate 0gbit\"\n\
+        [[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    let e = Scenario::from_toml(graph, "g.toml").unwrap_err();
+    assert_eq!(e.line, Some(10), "{e}");
+    assert!(e.to_string().contains("topology.links[0].netem"), "{e}");
+}
+
+/// A trace file whose mean rate rounds to 0 bit/s is refused at the key's line,
+/// naming the file's line.
+#[test]
+fn a_trace_with_a_mean_rate_of_zero_is_refused_at_its_key() {
+    let dir = std::env::temp_dir().join(format!("aqmlab-trace0-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sparse.up"), "3\n\n90000000000\n").unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        dumbbell("rate = \"1Mbps\"\ndelay = \"5ms\"\nreverse_rate = { trace = \"sparse.up\" }"),
+    )
+    .unwrap();
+    let e = Scenario::from_path(&file).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(e.line, Some(9), "{e}");
+    let e = e.to_string();
+    assert!(
+        e.contains("reverse_rate") && e.contains("sparse.up") && e.contains("line 3"),
+        "{e}"
+    );
 }
 
 #[test]

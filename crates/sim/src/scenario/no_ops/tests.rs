@@ -3,6 +3,8 @@
 
 use crate::scenario::Scenario;
 
+const SHOWN: usize = super::SHOWN_GROUPS;
+
 /// A dumbbell whose `[qdisc]` table (from line 9) and flows are given.
 fn scenario(qdisc: &str, flows: &str) -> String {
     format!(
@@ -208,6 +210,68 @@ fn an_onoff_source_on_for_the_whole_run_and_a_late_schedule_step_are_warned_abou
     );
     assert!(
         w[1].starts_with("s.toml:23: flows[1] (c): the schedule's step at 12s"),
+        "{w:?}"
+    );
+}
+
+/// One warning per group of thousands is told in a few lines, at once: the text
+/// is indexed once, not scanned per warning (4,000 groups took a minute).
+#[test]
+fn many_groups_with_one_warning_each_are_summed_up_in_linear_time() {
+    let group = |i: usize| {
+        format!(
+            "[[flows]]\nname = \"g{i}\"\nkind = \"cbr\"\nrate = \"1kbit\"\ncount = 2\n\
+             start_spread = \"20s\"\n"
+        )
+    };
+    let time = |n: usize| {
+        let flows: String = (0..n).map(group).collect();
+        let text = scenario("kind = \"droptail\"", &flows);
+        let s = Scenario::from_toml(&text, "s.toml").unwrap();
+        let t = std::time::Instant::now();
+        let w: Vec<String> = s.warnings().iter().map(ToString::to_string).collect();
+        (t.elapsed(), w)
+    };
+    let (_, w) = time(2000);
+    assert_eq!(w.len(), SHOWN + 1, "{w:?}");
+    // The first groups in full, each at its own start_spread line (line 10 is
+    // the qdisc's; each group is 6 lines from line 12).
+    for (i, w) in w.iter().take(SHOWN).enumerate() {
+        let line = 12 + 6 * i + 5;
+        assert!(
+            w.starts_with(&format!(
+                "s.toml:{line}: flows[{i}] (g{i}): start = 0ns plus start_spread"
+            )),
+            "{w}"
+        );
+    }
+    let line = 12 + 6 * SHOWN + 5;
+    assert!(
+        w[SHOWN].starts_with(&format!(
+            "s.toml:{line}: 1,997 more flow groups, flows[3] to flows[1999], the same at start_spread"
+        )),
+        "{}",
+        w[SHOWN]
+    );
+    // Linear: 8 times the groups take far less than 64 times as long.
+    let (small, _) = time(1000);
+    let (large, _) = time(8000);
+    assert!(
+        large < small * 24 + std::time::Duration::from_millis(50),
+        "1,000 groups {small:?}, 8,000 groups {large:?}"
+    );
+}
+
+#[test]
+fn one_warning_beyond_the_shown_is_told_as_itself() {
+    let flows: String = (0..SHOWN + 1)
+        .map(|i| format!("[[flows]]\nname = \"g{i}\"\nkind = \"tcp\"\nstop = \"1s\"\n"))
+        .chain(std::iter::once(TCP.to_string()))
+        .collect();
+    let w = warnings(&scenario("kind = \"droptail\"", &flows));
+    assert_eq!(w.len(), SHOWN + 1, "{w:?}");
+    assert!(
+        w[SHOWN].contains(&format!("flows[{SHOWN}]: stop:")),
         "{w:?}"
     );
 }
