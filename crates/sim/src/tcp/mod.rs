@@ -328,6 +328,18 @@ impl Actions {
     fn timer(&mut self, k: TimerKind, cmd: TimerCmd) {
         self.timers[k as usize] = Some(cmd);
     }
+
+    /// The sequence numbers of the data segments to send, in order.
+    #[cfg(test)]
+    pub(crate) fn data_seqs(&self) -> Vec<u32> {
+        self.segs
+            .iter()
+            .filter_map(|s| match s {
+                Seg::Data { seq, .. } => Some(*seq),
+                Seg::Ack { .. } => None,
+            })
+            .collect()
+    }
 }
 
 /// Counters a sender keeps (totals; the engine subtracts a warm-up snapshot).

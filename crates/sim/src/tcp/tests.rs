@@ -3,13 +3,7 @@
 use super::*;
 
 fn datas(act: &Actions) -> Vec<u32> {
-    act.segs
-        .iter()
-        .filter_map(|s| match s {
-            Seg::Data { seq, .. } => Some(*seq),
-            _ => None,
-        })
-        .collect()
+    act.data_seqs()
 }
 
 #[test]

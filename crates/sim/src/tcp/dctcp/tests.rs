@@ -15,13 +15,7 @@ fn cfg(variant: Variant) -> TcpConfig {
 }
 
 fn datas(act: &Actions) -> Vec<u32> {
-    act.segs
-        .iter()
-        .filter_map(|s| match s {
-            Seg::Data { seq, .. } => Some(*seq),
-            _ => None,
-        })
-        .collect()
+    act.data_seqs()
 }
 
 /// Whether packet `seq` is marked when a fraction `f` of packets is, spread

@@ -122,19 +122,9 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{Actions, Seg, TcpConfig, TcpSender, TimerCmd, Variant};
+    use super::super::super::{Actions, TcpConfig, TcpSender, TimerCmd, Variant};
     use crate::event::TimerKind;
     use aqm::{Dur, Time};
-
-    fn sent(act: &Actions) -> Vec<u32> {
-        act.segs
-            .iter()
-            .filter_map(|s| match s {
-                Seg::Data { seq, .. } => Some(*seq),
-                _ => None,
-            })
-            .collect()
-    }
 
     fn timer(act: &Actions) -> Option<Time> {
         match act.timers[TimerKind::Rto as usize] {
@@ -176,7 +166,7 @@ mod tests {
         assert_eq!(pto, at(50) + Dur::from_millis(108), "2 srtt + 2 jiffies");
         act.clear();
         s.on_rto(pto, &cfg, &mut act);
-        let probe = sent(&act);
+        let probe = act.data_seqs();
         assert_eq!(probe, vec![8 + outstanding], "one new segment");
         assert_eq!(s.stats.timeouts, 0);
         // Its SACK: the tail (8, 9) was sent 158 ms before it: lost by RACK.
@@ -192,7 +182,11 @@ mod tests {
         );
         assert!(s.in_recovery());
         assert_eq!(s.stats.fast_recoveries, 1);
-        assert_eq!(sent(&act)[0], 8, "the first lost segment again at once");
+        assert_eq!(
+            act.data_seqs()[0],
+            8,
+            "the first lost segment again at once"
+        );
     }
 
     /// In recovery, a retransmission that is lost again is found when a segment
@@ -221,7 +215,7 @@ mod tests {
             );
         }
         assert!(s.in_recovery());
-        assert!(sent(&act).contains(&1));
+        assert!(act.data_seqs().contains(&1));
         let retransmitted_at = at(50) + Dur::from_micros(4);
         // Segments sent after the retransmission are SACKed, 1 still is not.
         let mut third = false;
@@ -229,7 +223,7 @@ mod tests {
             act.clear();
             let now = retransmitted_at + Dur::from_millis(50) + Dur::from_micros(k as u64);
             s.on_ack(now, 1, &[(2, k + 1)], false, &cfg, &mut act);
-            third |= sent(&act).contains(&1);
+            third |= act.data_seqs().contains(&1);
         }
         // Segments up to 20 left at 0 and at 50 ms; those above, after the
         // retransmission: their SACKs show it lost.
