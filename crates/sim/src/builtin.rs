@@ -56,6 +56,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("l4s-pie", include_str!("../../../scenarios/l4s-pie.toml")),
     ("l4s-red", include_str!("../../../scenarios/l4s-red.toml")),
+    (
+        "bbr-vs-cubic",
+        include_str!("../../../scenarios/bbr-vs-cubic.toml"),
+    ),
 ];
 
 /// What `aqmlab run` runs when given no file.
