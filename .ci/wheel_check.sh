@@ -23,7 +23,7 @@ grep -q "^tcp " run.txt || { echo "wheel_check: no TCP row in aqmlab run's summa
 "$venv/env/bin/python" -c '
 import aqmlab
 r = aqmlab.run()
-assert r.groups.loc["tcp", "goodput_bps"] > 0, r.groups
+assert r.groups.set_index("group").loc["tcp", "goodput_bps"] > 0, r.groups
 print("wheel_check:", aqmlab.__version__, "ran the default scenario")
 from dask.distributed import Client, LocalCluster
 with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:

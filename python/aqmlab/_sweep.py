@@ -160,7 +160,7 @@ def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 MAX_RUNS = 1_000_000
 
 
-def _seed_list(seeds: int | Sequence[int]) -> list[int]:
+def checked_seeds(seeds: int | Sequence[int]) -> list[int]:
     if isinstance(seeds, bool):
         raise ValueError(f"seeds must be a count or a list of seeds, got {seeds!r}")
     if isinstance(seeds, int):
@@ -258,7 +258,7 @@ def sweep(
         raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
-    seed_list = _seed_list(seeds)
+    seed_list = checked_seeds(seeds)
     if baseline is not None and not isinstance(baseline, Mapping):
         raise ValueError(
             f"baseline must be a mapping {{key: value}}, e.g. {{'qdisc.kind': 'red'}}, "

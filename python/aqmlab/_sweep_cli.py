@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 from aqmlab._runner import RunFailed
-from aqmlab._sweep import Sweep, _seed_list, parse_assignment, sweep
+from aqmlab._sweep import Sweep, checked_seeds, parse_assignment, sweep
 
 
 def _summary_table(result: Sweep) -> str:
@@ -42,7 +42,7 @@ def main(ns) -> int:
                 except ValueError:
                     raise ValueError(f"--seed-list: {part.strip()!r} is not an integer") from None
             try:
-                _seed_list(seeds)
+                checked_seeds(seeds)
             except ValueError as e:
                 raise ValueError(f"--seed-list {ns.seed_list}: {e}") from None
         else:
