@@ -18,6 +18,11 @@ pub struct Pipe {
     pub bps: u64,
     pub delay_ns: u64,
     next_free: u64,
+    /// When what the host at this end has sent into the link will have left:
+    /// the backlog [`ACCESS_LIMIT`] bounds. Kept apart from `next_free`, which
+    /// the other direction's packets (scheduled ahead by the bottleneck's
+    /// delay) also move, so that they never count as the host's backlog.
+    sent_free: u64,
 }
 
 impl Pipe {
@@ -26,22 +31,28 @@ impl Pipe {
             bps,
             delay_ns,
             next_free: 0,
+            sent_free: 0,
         }
     }
     pub(super) fn tx_ns(&self, bytes: u32) -> u64 {
         (u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.bps.max(1))
     }
-    /// When a packet of `bytes` arriving at `t` reaches the far end; `None`
-    /// when [`ACCESS_LIMIT`] packets of its size wait already (a DropTail's
-    /// tail drop, counted in time so a packet costs no state).
-    pub(super) fn pass(&mut self, t: u64, bytes: u32) -> Option<u64> {
+    /// When a packet of `bytes` arriving at `t` reaches the far end.
+    pub(super) fn pass(&mut self, t: u64, bytes: u32) -> u64 {
+        let dep = self.next_free.max(t) + self.tx_ns(bytes);
+        self.next_free = dep;
+        dep + self.delay_ns
+    }
+    /// [`Pipe::pass`] for a packet its host sends into the link: `None` when
+    /// [`ACCESS_LIMIT`] packets of its size from the host wait already (a
+    /// DropTail's tail drop, counted in time so a packet costs no state).
+    pub(super) fn send(&mut self, t: u64, bytes: u32) -> Option<u64> {
         let tx = self.tx_ns(bytes);
-        if self.next_free.saturating_sub(t) > tx.saturating_mul(ACCESS_LIMIT) {
+        if self.sent_free.saturating_sub(t) > tx.saturating_mul(ACCESS_LIMIT) {
             return None;
         }
-        let dep = self.next_free.max(t) + tx;
-        self.next_free = dep;
-        Some(dep + self.delay_ns)
+        self.sent_free = self.sent_free.max(t) + tx;
+        Some(self.pass(t, bytes))
     }
 }
 
