@@ -107,6 +107,51 @@ def _running(pid: int) -> bool:
     return True
 
 
+#: ``--allow-foreign-out``: run as root, write where another user chose, knowingly.
+_allow_foreign = False
+
+
+def allow_foreign_out(yes: bool) -> None:
+    """Lets root write into folders and through symbolic links other users own."""
+    global _allow_foreign
+    _allow_foreign = yes
+
+
+def _foreign_owner(st: os.stat_result) -> int | None:
+    """The owner of ``st``'s node when this process is root and it is another
+    user: a folder or link they own lets them choose where root's files go (a
+    ``flows.csv`` link to ``/etc/shadow``, listed in a record they wrote)."""
+    if _allow_foreign or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    return st.st_uid if st.st_uid != 0 else None
+
+
+def check_owner(folder: Path, flag: str = "--out") -> None:
+    """Raises ``ValueError`` when, run as root, ``folder`` is another user's
+    folder or is reached through another user's symbolic link."""
+    for at in (folder, *folder.parents):
+        try:
+            st = os.lstat(at)
+        except OSError:
+            continue
+        uid = _foreign_owner(st) if stat.S_ISLNK(st.st_mode) else None
+        if uid is not None:
+            raise ValueError(
+                f"{flag} {folder}: {at} is a symbolic link of user {uid}, who would choose "
+                "where root writes (--allow-foreign-out to write anyway)"
+            )
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return
+    uid = _foreign_owner(st) if stat.S_ISDIR(st.st_mode) else None
+    if uid is not None:
+        raise ValueError(
+            f"{flag} {folder}: a folder of user {uid}, who could steer root's writes there "
+            "(--allow-foreign-out to write anyway)"
+        )
+
+
 def _destination(path: Path) -> tuple[Path, bool]:
     """Where a write of ``path`` goes, and whether by a rename: a symbolic link's
     target (the link stays a link), a regular or new file by a rename, a device,
@@ -118,6 +163,10 @@ def _destination(path: Path) -> tuple[Path, bool]:
         except FileNotFoundError:
             return path, True
         if stat.S_ISLNK(st.st_mode):
+            uid = _foreign_owner(st)
+            if uid is not None:
+                why = f"a symbolic link of user {uid}: root does not write through it"
+                raise PermissionError(errno.EACCES, why, str(path))
             target = Path(os.readlink(path))
             path = target if target.is_absolute() else path.parent / target
             continue
@@ -209,6 +258,7 @@ def check_folder(
                 raise ValueError(f"{flag} {path}: {at} is a file, so the folder cannot be made")
         except OSError as e:
             raise ValueError(f"{flag} {path}: {e.strerror or e}") from None
+    check_owner(path, flag)
     if not path.is_dir():
         return
     try:
@@ -291,6 +341,7 @@ def locked(folder: str | os.PathLike[str]) -> Iterator[_Record]:
     others wait (with a line on stderr) for it to finish. The lock is ``flock`` on
     the record file, released when the process ends however it ends."""
     folder = Path(folder)
+    check_owner(folder, "folder")
     folder.mkdir(parents=True, exist_ok=True)
     new = not (folder / RECORD).exists()
     fd = os.open(folder / RECORD, os.O_RDWR | os.O_CREAT, 0o666)

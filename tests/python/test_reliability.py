@@ -50,6 +50,44 @@ def test_a_symbolic_link_is_followed_and_kept(tmp_path):
     assert target.read_bytes() == b"new"
 
 
+OTHER_USER = 65534  # nobody
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="root's rule")
+def test_root_does_not_write_where_another_user_chose(tmp_path):
+    # Another user's link to a file of root's: not written through.
+    precious = tmp_path / "precious"
+    precious.write_bytes(b"root's")
+    link = tmp_path / "flows.parquet"
+    link.symlink_to(precious)
+    os.lchown(link, OTHER_USER, OTHER_USER)
+    with pytest.raises(PermissionError, match="symbolic link of user 65534"):
+        _io.write_atomic(link, lambda f: f.write(b"new"))
+    assert precious.read_bytes() == b"root's"
+    # Another user's folder, or a link of theirs on the way: refused, by name.
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, OTHER_USER, OTHER_USER)
+    with pytest.raises(ValueError, match="--out .*a folder of user 65534"):
+        _io.check_folder(theirs)
+    with pytest.raises(ValueError, match="a folder of user 65534"):
+        with _io.locked(theirs):
+            pass
+    way = tmp_path / "way"
+    way.symlink_to(tmp_path / "mine", target_is_directory=True)
+    os.lchown(way, OTHER_USER, OTHER_USER)
+    with pytest.raises(ValueError, match="symbolic link of user 65534"):
+        _io.check_folder(way / "deeper")
+    # Unless the flag says so.
+    _io.allow_foreign_out(True)
+    try:
+        _io.check_folder(theirs)
+        _io.write_atomic(link, lambda f: f.write(b"new"))
+    finally:
+        _io.allow_foreign_out(False)
+    assert precious.read_bytes() == b"new"
+
+
 def test_a_fifo_is_written_through_not_replaced(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

@@ -15,6 +15,7 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     }
     .apply(&mut s)
     .map_err(|e| usage(e.to_string()))?;
+    output::allow_foreign_out(a.allow_foreign_out);
     if let Some(dir) = &a.out {
         if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
             eprintln!("warning: {warning}");

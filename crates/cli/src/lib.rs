@@ -86,6 +86,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         },
     )
     .map_err(usage)?;
+    output::allow_foreign_out(a.allow_foreign_out);
     if let Some(dir) = &a.out {
         // Found out now, not after the whole simulation.
         if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {

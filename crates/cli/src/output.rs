@@ -10,6 +10,11 @@
 //! so two writers of one folder take turns; that file lists what aqmlab wrote
 //! there, and only those files are ever removed or replaced. The Python package
 //! writes `run`, `sweep` and `repro` folders by the same steps (`aqmlab._io`).
+//!
+//! Run as root, a write never goes where another user chose ([`foreign_owner`]):
+//! an `--out` that is their folder or their symbolic link, or a link they left in
+//! the folder, is refused (`--allow-foreign-out` writes anyway), and the files an
+//! earlier run left that this one replaces are named.
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
@@ -37,6 +42,72 @@ fn host() -> String {
         .unwrap_or_default()
 }
 
+/// `--allow-foreign-out`: root writes where another user chose, knowingly.
+static ALLOW_FOREIGN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets root write into folders and through links other users own (the flag).
+pub fn allow_foreign_out(yes: bool) {
+    ALLOW_FOREIGN.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn allow_foreign() -> bool {
+    ALLOW_FOREIGN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether this process runs as root: what another user owns may then steer a
+/// write anywhere.
+fn as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    cfg!(unix) && unsafe { libc::geteuid() } == 0
+}
+
+/// Who owns `meta`'s node, when that is a user other than root: as root, a
+/// folder or symbolic link such a user owns lets them choose where the run's
+/// files go (a `flows.csv` link to `/etc/shadow`, listed in a record they
+/// wrote, would be written through). `None` when not root.
+pub fn foreign_owner(meta: &std::fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    (as_root() && meta.uid() != 0).then(|| meta.uid())
+}
+
+/// Refuses `dir` as root's output folder when another user owns the folder or a
+/// symbolic link on the way to it (`--out` itself, or any folder above).
+fn check_owner(dir: &Path) -> Result<(), String> {
+    if !as_root() || allow_foreign() {
+        return Ok(());
+    }
+    let mut at = Some(dir);
+    while let Some(p) = at {
+        if p.as_os_str().is_empty() {
+            break;
+        }
+        if let Ok(link) = std::fs::symlink_metadata(p) {
+            if link.file_type().is_symlink() {
+                if let Some(uid) = foreign_owner(&link) {
+                    return Err(format!(
+                        "--out {}: {} is a symbolic link of user {uid}, who would choose \
+                         where root writes (--allow-foreign-out to write anyway)",
+                        dir.display(),
+                        p.display()
+                    ));
+                }
+            }
+        }
+        at = p.parent();
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => match foreign_owner(&m) {
+            Some(uid) => Err(format!(
+                "--out {}: a folder of user {uid}, who could steer root's writes there \
+                 (--allow-foreign-out to write anyway)",
+                dir.display()
+            )),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
 /// Where a write of `path` goes, and whether by a rename: a symbolic link's target
 /// (the link stays), a regular or new file by a rename, a device, FIFO or socket
 /// written through (a rename would replace the node itself). A folder is an error.
@@ -49,6 +120,15 @@ fn destination(path: &Path) -> std::io::Result<(PathBuf, bool)> {
         };
         let kind = meta.file_type();
         if kind.is_symlink() {
+            if let Some(uid) = foreign_owner(&meta).filter(|_| !allow_foreign()) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is a symbolic link of user {uid}: root does not write through it",
+                        path.display()
+                    ),
+                ));
+            }
             let target = std::fs::read_link(&path)?;
             path = match path.parent() {
                 Some(parent) if target.is_relative() => parent.join(target),
@@ -223,6 +303,7 @@ pub fn check_out_dir(dir: &Path, format: Format) -> Result<Option<String>, Strin
             Err(e) => return Err(format!("--out {}: {e}", dir.display())),
         }
     }
+    check_owner(dir)?;
     if !dir.is_dir() {
         return Ok(None);
     }
@@ -332,6 +413,7 @@ pub fn write_run(
     sets: &[sim::assign::Assignment],
     format: Format,
 ) -> anyhow::Result<Vec<PathBuf>> {
+    check_owner(dir).map_err(anyhow::Error::msg)?;
     let mut record = Record::open(dir)?;
     let names = run_files(format);
     let theirs = foreign(dir, &record.ours)?;
@@ -340,6 +422,20 @@ pub fn write_run(
             "{} was not written by aqmlab and would be replaced",
             printable(clash)
         );
+    }
+    if as_root() {
+        let replaced: Vec<String> = names
+            .iter()
+            .filter(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+            .map(|n| printable(n))
+            .collect();
+        if !replaced.is_empty() {
+            eprintln!(
+                "note: replacing in {} what an earlier run wrote: {}",
+                dir.display(),
+                replaced.join(", ")
+            );
+        }
     }
     let mut all = record.ours.clone();
     all.extend(names.iter().cloned());

@@ -205,6 +205,10 @@ pub struct RunArgs {
     /// (or the current directory).
     #[arg(long, value_name = "LINK")]
     pub pcap: Option<String>,
+    /// Run as root, write into a folder or through a symbolic link another user
+    /// owns (refused otherwise: they would choose where root writes).
+    #[arg(long)]
+    pub allow_foreign_out: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -247,6 +251,10 @@ pub struct EmulateArgs {
     /// object with "simulated" and "emulated").
     #[arg(long)]
     pub compare: bool,
+    /// Run as root, write into a folder or through a symbolic link another user
+    /// owns (refused otherwise: they would choose where root writes).
+    #[arg(long)]
+    pub allow_foreign_out: bool,
 }
 
 /// Why a subcommand that only prints printed nothing.

@@ -324,7 +324,7 @@ impl Simulation {
             rate_bps: self.net.pipe(stats.link as usize).rate.bps(),
             delay_s: self.net.pipe(stats.link as usize).delay.as_secs_f64(),
             qdisc: l.qdisc.kind().to_string(),
-            utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
+            utilization: self.utilization(stats.link as usize, c, secs),
             throughput_bps: c.tx_bits as f64 / secs,
             tx_packets: c.tx_packets,
             arrivals: q.received,
@@ -340,6 +340,30 @@ impl Simulation {
                 bytes: samples.iter().map(|s| s.2).collect(),
             },
         }
+    }
+
+    /// The share of the link's capacity its transmissions used over the
+    /// measured interval: time busy over time for a rate (constant or
+    /// scheduled), bits sent over the opportunities' bits for a delivery trace,
+    /// where a packet waiting for its opportunity is not a link at work.
+    fn utilization(&self, link: usize, c: &LinkCounters, secs: f64) -> f64 {
+        let pipe = self.net.pipe(link);
+        let trace = (pipe.model != crate::link::NO_MODEL)
+            .then(|| self.net.models[pipe.model as usize].tx.rate())
+            .and_then(|rate| match rate {
+                crate::link_model::LinkRate::Trace(trace) => Some(trace),
+                _ => None,
+            });
+        let used = match trace {
+            Some(trace) => {
+                let opportunities = trace.count(self.warmup(), self.now());
+                let capacity =
+                    opportunities as f64 * crate::link_model::OPPORTUNITY_BYTES as f64 * 8.0;
+                c.tx_bits as f64 / capacity.max(1.0)
+            }
+            None => c.busy_ns as f64 * 1e-9 / secs,
+        };
+        used.min(1.0)
     }
 
     fn tcp_trace_results(&self) -> Vec<TcpTraceResult> {

@@ -99,6 +99,50 @@ fn a_saturated_link_sends_its_traces_opportunities_each_second() {
     }
 }
 
+/// On a trace link, utilization is the bits sent over the bits the trace's
+/// opportunities offered in the measured interval: 1 when backlogged, the
+/// offered share when not (a packet waiting for its opportunity is not the link
+/// at work, though the transmitter holds it).
+#[test]
+fn a_trace_links_utilization_is_its_throughput_over_the_opportunities() {
+    // Two opportunities every 2 ms (12 Mbit/s), in bursts: a packet arriving
+    // between them waits up to 2 ms for one.
+    let text: String = (1..=1000u64)
+        .map(|k| format!("{}\n{}\n", 2 * k, 2 * k))
+        .collect();
+    std::fs::write(temp("burst.up"), &text).unwrap();
+    for (offered, want) in [("30Mbps", 1.0), ("3Mbps", 0.25)] {
+        let scenario = temp(&format!("burst-{offered}.toml"));
+        std::fs::write(
+            &scenario,
+            cbr(
+                "rate = { trace = \"burst.up\" }\ndelay = \"5ms\"",
+                offered,
+                1500,
+                10,
+                1,
+                "",
+            ),
+        )
+        .unwrap();
+        let s = Scenario::from_path(&scenario).unwrap();
+        let r = run_scenario(&s, &mut |_| {}).unwrap();
+        let link = &r.links[0];
+        let capacity = 12e6;
+        assert!(
+            (link.utilization - link.throughput_bps / capacity).abs() < 0.01,
+            "{offered}: utilization {} against throughput {}",
+            link.utilization,
+            link.throughput_bps
+        );
+        assert!(
+            (link.utilization - want).abs() < 0.02,
+            "{offered}: {}",
+            link.utilization
+        );
+    }
+}
+
 /// The link's `link_loss` count of each run, checked against the flow's.
 fn link_losses(r: &RunResult) -> u64 {
     let link = &r.links[0];

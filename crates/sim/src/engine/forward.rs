@@ -156,7 +156,9 @@ impl Simulation {
         let tap = self.obs.pcap.as_mut().expect("capturing");
         if let Err(e) = tap.record(now, pkt, &h, addr, payload) {
             eprintln!("pcap: stopped writing: {e}");
+            // Dropping the tap removes its unfinished file.
             self.obs.pcap = None;
+            self.obs.pcap_error = Some(e);
         }
     }
 

@@ -196,8 +196,15 @@ impl Simulation {
         Ok(())
     }
 
-    /// Finishes the pcap, if any.
+    /// Finishes the pcap, if any; an error if it stopped writing on the way (its
+    /// unfinished file is gone: there is no capture).
     pub fn finish_capture(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.obs.pcap_error.take() {
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("the capture stopped writing: {e}"),
+            ));
+        }
         match self.obs.pcap.take() {
             Some(tap) => tap.finish(),
             None => Ok(()),

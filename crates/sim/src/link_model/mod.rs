@@ -12,7 +12,7 @@ pub mod synthetic;
 
 pub use delay::{Distribution, Jitter, JitterSpec};
 pub use loss::{Loss, LossSpec};
-pub use rate::{DeliveryTrace, LinkRate, RateSchedule, Transmitter};
+pub use rate::{DeliveryTrace, LinkRate, RateSchedule, Transmitter, OPPORTUNITY_BYTES};
 
 use aqm::Rng;
 

@@ -121,6 +121,8 @@ pub struct Observers {
     pub objects: Option<Objects>,
     pub events: Option<EventLog>,
     pub pcap: Option<PcapTap>,
+    /// Why the pcap tap stopped writing, told again when the capture is finished.
+    pub pcap_error: Option<std::io::Error>,
     snapshot: Option<Snapshot>,
 }
 
@@ -216,6 +218,7 @@ impl Observers {
             objects: m.objects.then(Objects::default),
             events: m.events.then(|| EventLog::new(m.max_events)),
             pcap: None,
+            pcap_error: None,
             snapshot: None,
         }
     }

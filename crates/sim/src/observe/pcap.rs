@@ -8,7 +8,8 @@
 //! are stamped when the last bit leaves the transmitter.
 //!
 //! The file is written under a temporary name and renamed when the run ends, so a
-//! killed run never leaves a truncated capture under the real name.
+//! killed run never leaves a truncated capture under the real name; a tap dropped
+//! unfinished (a write that failed, a run that ended in an error) removes it.
 
 use crate::header::{Header, Kind, FLAG_CWR, FLAG_ECE};
 use aqm::{Packet, Time};
@@ -28,7 +29,8 @@ pub struct Addresses {
 
 pub struct PcapTap {
     pub link: usize,
-    out: BufWriter<File>,
+    /// `None` once finished: the temporary file is then the capture.
+    out: Option<BufWriter<File>>,
     tmp: PathBuf,
     path: PathBuf,
 }
@@ -52,7 +54,15 @@ fn checksum(words: &[u8]) -> u16 {
 impl PcapTap {
     pub fn create(path: &Path, link: usize) -> io::Result<Self> {
         let tmp = path.with_extension("pcap.partial");
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        // A new file, never one found there: a link left at this name (by a
+        // killed run, or planted by another user for root to write through) is
+        // removed, not followed.
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let file = File::options().write(true).create_new(true).open(&tmp)?;
+        let mut out = BufWriter::new(file);
         out.write_all(&0xa1b2_3c4du32.to_le_bytes())?; // nanosecond-resolution magic
         out.write_all(&2u16.to_le_bytes())?;
         out.write_all(&4u16.to_le_bytes())?;
@@ -62,7 +72,7 @@ impl PcapTap {
         out.write_all(&LINKTYPE_RAW.to_le_bytes())?;
         Ok(PcapTap {
             link,
-            out,
+            out: Some(out),
             tmp,
             path: path.to_path_buf(),
         })
@@ -120,28 +130,60 @@ impl PcapTap {
             buf[34..36].copy_from_slice(&65_535u16.to_be_bytes());
         }
         let ns = now.as_nanos();
-        self.out
-            .write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
-        self.out
-            .write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
-        self.out.write_all(&(caplen as u32).to_le_bytes())?;
-        self.out.write_all(&pkt.size.to_le_bytes())?;
-        self.out.write_all(&buf[..caplen])?;
+        let out = self.out.as_mut().expect("a tap records until finished");
+        out.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
+        out.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
+        out.write_all(&(caplen as u32).to_le_bytes())?;
+        out.write_all(&pkt.size.to_le_bytes())?;
+        out.write_all(&buf[..caplen])?;
         Ok(())
     }
 
-    /// Flushes and moves the capture to its real name.
+    /// Flushes and moves the capture to its real name; on an error the
+    /// temporary file is removed (by `drop`).
     pub fn finish(mut self) -> io::Result<()> {
-        self.out.flush()?;
-        self.out.get_ref().sync_all()?;
-        drop(self.out);
-        std::fs::rename(&self.tmp, &self.path)
+        let mut out = self.out.take().expect("finished once");
+        let written = out.flush().and_then(|()| out.get_ref().sync_all());
+        drop(out);
+        written.and_then(|()| std::fs::rename(&self.tmp, &self.path))?;
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for PcapTap {
+    /// An unfinished capture (a failed write, a run that ended in an error, a
+    /// failed finish) leaves nothing behind: no `.partial` file on a full disk.
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            drop(self.out.take());
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::checksum;
+    use super::{checksum, PcapTap};
+
+    #[test]
+    fn an_unfinished_capture_leaves_no_file() {
+        let dir = std::env::temp_dir().join(format!("aqmlab-pcap-drop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("l.pcap");
+        let tap = PcapTap::create(&path, 0).unwrap();
+        assert!(path.with_extension("pcap.partial").exists());
+        drop(tap);
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        PcapTap::create(&path, 0).unwrap().finish().unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["l.pcap"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn ipv4_checksum_matches_a_known_header() {
