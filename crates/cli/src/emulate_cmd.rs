@@ -23,7 +23,10 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
         // Found out now, not after the whole emulation in wall-clock time.
         probe_writable(dir).map_err(usage)?;
     }
-    let result = emulate(&s)?;
+    let bar = (!a.quiet).then(|| WallClockBar::start(s.file.duration.as_nanos()));
+    let result = emulate(&s);
+    drop(bar);
+    let result = result?;
     eprint!("{}", sim::text::warnings(&result));
     if let Some(dir) = &a.out {
         output::write_run(dir, &result, &[], a.format)
@@ -44,6 +47,55 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
         print_json(&result)
     } else {
         print(&sim::text::summary(&result))
+    }
+}
+
+/// The emulation's progress on the wall clock, as `run` shows the simulated
+/// clock's: drawn by a thread of its own while the emulation holds this one, on a
+/// terminal only, gone when dropped.
+struct WallClockBar {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WallClockBar {
+    fn start(duration_ns: u64) -> WallClockBar {
+        use indicatif::{ProgressBar, ProgressStyle};
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let bar = ProgressBar::new(duration_ns);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} emulated {msg} [{bar:40}] {percent}% eta {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            let end = duration_ns as f64 / 1e9;
+            while !stop.load(Ordering::Relaxed) {
+                let t = started.elapsed().as_nanos().min(u128::from(duration_ns)) as u64;
+                bar.set_position(t);
+                bar.set_message(sim::text::progress(t as f64 / 1e9, end));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        });
+        WallClockBar {
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for WallClockBar {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

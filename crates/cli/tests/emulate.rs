@@ -212,7 +212,7 @@ fn it_prints_the_scenarios_warnings_as_run_does() {
     let path = write(dir.path(), "s.toml", &codel);
     let warning = |cmd: &str| {
         let out = Command::new(BIN)
-            .args([cmd, &path, "--json"])
+            .args([cmd, &path, "--json", "-q"])
             .output()
             .unwrap();
         let err = String::from_utf8(out.stderr).unwrap();

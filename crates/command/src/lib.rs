@@ -251,6 +251,9 @@ pub struct EmulateArgs {
     /// object with "simulated" and "emulated").
     #[arg(long)]
     pub compare: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Run as root, write into a folder or through a symbolic link another user
     /// owns (refused otherwise: they would choose where root writes).
     #[arg(long)]
