@@ -128,6 +128,12 @@ impl Scenario {
             ),
         )?;
         let delay = rev.delay.unwrap_or(delay);
+        // A trace records one direction (a cellular downlink): the other is not
+        // shaped by it unless asked, and runs at the trace's mean rate.
+        let rate = match rate {
+            LinkRate::Trace(trace) => LinkRate::Constant(trace.mean_rate()),
+            rate => rate,
+        };
         Ok(Direction {
             rate: rev.rate.unwrap_or(rate),
             delay: delay.0,

@@ -59,9 +59,16 @@ fn a_schedule_uses_the_udp_flows_spelling_and_each_direction_may_have_its_own() 
 
 #[test]
 fn a_trace_is_a_shipped_name_or_a_file_beside_the_scenario() {
-    let (fwd, _) = directions("rate = { trace = \"lte-driving\" }\ndelay = \"5ms\"");
+    let (fwd, rev) = directions("rate = { trace = \"lte-driving\" }\ndelay = \"5ms\"");
     let want = DeliveryTrace::parse(synthetic::builtin("lte-driving").unwrap()).unwrap();
     assert_eq!(fwd.rate, LinkRate::Trace(Arc::new(want.clone())));
+    // The trace shapes the forward direction only: the ACKs' way runs at its
+    // mean rate, unless a reverse key asks for the trace there too.
+    assert_eq!(rev.rate, LinkRate::Constant(want.mean_rate()));
+    let (_, rev) = directions(
+        "rate = { trace = \"lte-driving\" }\ndelay = \"5ms\"\nreverse_rate = { trace = \"lte-driving\" }",
+    );
+    assert_eq!(rev.rate, LinkRate::Trace(Arc::new(want.clone())));
     assert_eq!(fwd.nominal_rate(), want.mean_rate());
     assert_eq!(fwd.table_bytes(), 8 * want.len() as u64);
     // A file, relative to the scenario's directory.
@@ -329,7 +336,12 @@ fn a_graph_link_takes_the_same_keys() {
         delay = \"1ms\"\nloss = 0.5\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
     let s = Scenario::from_toml(text, "g.toml").unwrap();
     let (_, fwd, rev) = s.links().unwrap().swap_remove(0);
-    assert!(matches!(fwd.rate, LinkRate::Trace(_)) && matches!(rev.rate, LinkRate::Trace(_)));
+    assert!(matches!(fwd.rate, LinkRate::Trace(_)));
+    assert_eq!(
+        rev.rate,
+        LinkRate::Constant(fwd.nominal_rate()),
+        "a trace shapes one way"
+    );
     assert_eq!((fwd.loss.is_some(), rev.loss.is_some()), (true, false));
     let e = Scenario::from_toml(&text.replace("loss = 0.5", "loss = -1"), "g.toml").unwrap_err();
     assert_eq!(e.line, Some(11), "{e}");
