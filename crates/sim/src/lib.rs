@@ -41,6 +41,7 @@
 
 pub mod assign;
 pub mod builtin;
+pub mod delta;
 pub mod engine;
 pub mod event;
 pub mod fair_share;
