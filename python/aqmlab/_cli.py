@@ -65,10 +65,11 @@ def _print(text: str) -> None:
 
 def _run(ns: Namespace) -> int:
     from aqmlab import _aqmlab
-    from aqmlab._io import check_folder, write_folder
+    from aqmlab._io import allow_foreign_out, check_folder, write_folder
     from aqmlab._run_bar import run_with_bar
     from aqmlab.result import Result
 
+    allow_foreign_out(ns.allow_foreign_out)
     sets = _aqmlab.parse_sets(ns.sets)
     if ns.out is not None:
         ns.out = Path(ns.out)
@@ -97,18 +98,19 @@ def _run(ns: Namespace) -> int:
 
 def _emulate(ns: Namespace) -> int:
     from aqmlab import _aqmlab
-    from aqmlab._io import check_folder, write_folder
+    from aqmlab._io import allow_foreign_out, check_folder, write_folder
     from aqmlab.result import Result
 
+    allow_foreign_out(ns.allow_foreign_out)
     if ns.out is not None:
         ns.out = Path(ns.out)
         check_folder(ns.out)
     try:
         finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup)
     except KeyboardInterrupt:
-        # As the binary: stopped at once, everything it made gone, status 1.
+        # As the binary: stopped at once, everything it made gone, status 130.
         sys.stderr.write("error: interrupted; the emulation's namespaces and devices are removed\n")
-        return 1
+        return 130
     sys.stderr.write(finished.warnings())
     if ns.out is not None:
         result = Result._from_finished(finished)
@@ -132,15 +134,19 @@ def _emulate(ns: Namespace) -> int:
 
 
 def _sweep(ns: Namespace) -> int:
+    from aqmlab._io import allow_foreign_out
     from aqmlab._sweep_cli import main
 
+    allow_foreign_out(ns.allow_foreign_out)
     ns.out = Path(ns.out)
     return main(ns)
 
 
 def _repro(ns: Namespace) -> int:
+    from aqmlab._io import allow_foreign_out
     from aqmlab.repro._cli import main
 
+    allow_foreign_out(ns.allow_foreign_out)
     ns.out = Path(ns.out)
     ns.peer = [Path(p) for p in ns.peer]
     return main(ns)

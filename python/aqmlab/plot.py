@@ -31,6 +31,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# What this module's figures share with the TCP trace's, public here as before
+# (``plot.NotRecorded``, ``plot.MAX_LINES``); kept apart so ``plot_tcp`` need not
+# import this module, which imports it.
+from aqmlab._plot_parts import MAX_LINES as MAX_LINES
+from aqmlab._plot_parts import NotRecorded as NotRecorded
+from aqmlab._plot_parts import frame_of as frame_of
+from aqmlab._plot_parts import group_colours as group_colours
+from aqmlab._plot_parts import shade_warmup as shade_warmup
+
 # A sweep's metric against one key with confidence bands (``aqmlab.plot.sweep``),
 # and TCP's cwnd and RTT over time (``aqmlab.plot.tcp_trace``).
 from aqmlab.plot_sweep import colours, natural_key
@@ -47,31 +56,10 @@ if TYPE_CHECKING:
 #: The kinds of figure, in the order ``--kind all`` draws them.
 KINDS = ("queue", "throughput", "goodput", "delay")
 
-#: The most lines (or bar colours) a figure draws by default: above it,
-#: :func:`throughput` sums flows by group, then by kind, and :func:`goodput`
-#: colours bars by kind.
-MAX_LINES = 12
 _LINK_COLOURS = ("black", "dimgrey", "darkgrey", "silver")
 #: The most flows :func:`goodput` draws a bar for; past it, a CDF per group.
 MAX_BARS = 100
 _BY = ("flow", "group", "kind")
-
-
-class NotRecorded(ValueError):
-    """The run did not record what a figure needs; the message says which
-    ``[monitor]`` key records it."""
-
-
-def frame_of(result: Result, name: str) -> pd.DataFrame:
-    """Table ``name`` as a plain DataFrame (no index; the result's own, cached:
-    not to be modified); empty when the result has no such table (a folder
-    written before the table existed)."""
-    import pandas as pd
-
-    try:
-        return getattr(result, name) if name != "groups" else result.arrow(name).to_pandas()
-    except KeyError:
-        return pd.DataFrame()
 
 
 def _rows(result: Result, name: str) -> int:
@@ -88,17 +76,6 @@ def _axes(ax: Axes | None) -> Axes:
 
     _, ax = plt.subplots()
     return ax
-
-
-def shade_warmup(result: Result, ax: Axes) -> None:
-    """Shades the warm-up on ``ax`` (time on x): the interval every total leaves out."""
-    run = frame_of(result, "run")
-    if run.empty:
-        return
-    warmup = float(run["warmup_s"].iloc[0])
-    if warmup > 0:
-        ax.axvspan(0.0, warmup, color="0.92", zorder=0, label="warm-up")
-    ax.set_xlim(0.0, float(run["duration_s"].iloc[0]))
 
 
 def _pick(links: Sequence[str], link: str | None, what: str, switch: str) -> list[str]:
@@ -311,12 +288,6 @@ def _legend(ax: Axes, entries: int) -> None:
 
 
 # ---- goodput per flow --------------------------------------------------------------------
-
-
-def group_colours(result: Result) -> dict[str, object]:
-    """One colour per flow group, the groups in natural order (``udp10k`` before
-    ``udp100k``): every panel of a figure draws a group in its colour."""
-    return colours(list(frame_of(result, "flows")["group"]))
 
 
 def goodput(result: Result, ax: Axes | None = None) -> Axes:

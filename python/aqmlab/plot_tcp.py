@@ -19,7 +19,7 @@ def tcp_trace(result: Result, flows: Sequence[int] | None = None, fig: Figure | 
     :data:`aqmlab.plot.MAX_LINES` traced flows, taken from each group in turn)."""
     from matplotlib.figure import Figure
 
-    from aqmlab.plot import MAX_LINES, NotRecorded, frame_of, group_colours, shade_warmup
+    from aqmlab._plot_parts import MAX_LINES, NotRecorded, frame_of, group_colours, shade_warmup
     from aqmlab.plot_sweep import natural_key
 
     trace = frame_of(result, "tcp_trace")

@@ -25,6 +25,18 @@ def run_cli(*args: str, script: bool = False, cwd: Path | None = None) -> subpro
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
+def cargo_binary() -> Path | None:
+    """The `aqmlab` binary cargo built for this tree, the newest of the release and
+    debug builds (AQMLAB_BIN names another); None when there is none."""
+    if os.environ.get("AQMLAB_BIN"):
+        return Path(os.environ["AQMLAB_BIN"])
+    targets = [Path(os.environ["CARGO_TARGET_DIR"])] if os.environ.get("CARGO_TARGET_DIR") else []
+    targets.append(ROOT / "target")
+    found = [t / p / "aqmlab" for t in targets for p in ("release", "debug")]
+    found = [f for f in found if f.exists()]
+    return max(found, key=lambda f: f.stat().st_mtime) if found else None
+
+
 def cli_error(*args: str) -> str:
     """The one-line message the CLI prints for a usage error (status 2)."""
     proc = run_cli(*args)

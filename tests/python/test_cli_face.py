@@ -5,29 +5,15 @@ exit status, from the binary and from `python -m aqmlab`."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from aqmlab import _cli
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, cargo_binary, run_cli
 
-
-def _binary() -> Path | None:
-    """The `aqmlab` binary cargo built for this tree (AQMLAB_BIN names another)."""
-    if os.environ.get("AQMLAB_BIN"):
-        return Path(os.environ["AQMLAB_BIN"])
-    targets = [Path(os.environ["CARGO_TARGET_DIR"])] if os.environ.get("CARGO_TARGET_DIR") else []
-    targets.append(ROOT / "target")
-    found = [t / p / "aqmlab" for t in targets for p in ("release", "debug")]
-    found = [f for f in found if f.exists()]
-    return max(found, key=lambda f: f.stat().st_mtime) if found else None
-
-
-BINARY = _binary()
+BINARY = cargo_binary()
 needs_binary = pytest.mark.skipif(BINARY is None, reason="no aqmlab binary built (cargo build -p aqmlab-cli)")
 
 #: Command lines whose whole output is the parser's or a subcommand's that only

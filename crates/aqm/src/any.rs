@@ -102,6 +102,13 @@ macro_rules! registry {
                 match self { $( QdiscSpec::$variant(p) => p.table_bytes(link), )* }
             }
 
+            /// What must happen before the qdisc drops early, for the checks of
+            /// a scenario that cannot do what it says ([`crate::early_drop`]).
+            pub fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+                use crate::early_drop::EarlyDropRule;
+                match self { $( QdiscSpec::$variant(p) => p.early_drop(), )* }
+            }
+
             /// This spec's `kind`.
             pub fn kind(&self) -> &'static str {
                 match self { $( QdiscSpec::$variant(_) => $kind, )* }

@@ -223,6 +223,13 @@ impl crate::table_bytes::TableBytes for BreatheParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for BreatheParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::AboveMinTh(self.red())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

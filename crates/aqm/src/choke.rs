@@ -444,5 +444,12 @@ impl Qdisc for Choke {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for ChokeParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::AboveMinTh(self.red())
+    }
+}
+
 #[cfg(test)]
 mod tests;

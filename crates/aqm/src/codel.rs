@@ -174,5 +174,12 @@ impl Qdisc for Codel {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for CodelParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::After(vec![("interval", self.interval)])
+    }
+}
+
 #[cfg(test)]
 mod tests;

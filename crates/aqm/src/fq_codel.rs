@@ -504,5 +504,12 @@ impl crate::table_bytes::TableBytes for FqCodelParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for FqCodelParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::After(vec![("interval", self.interval)])
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,8 @@
 //! - [`monitored`]: [`Monitored`], the wrapper that counts and checks, for tests.
 //! - [`any`]: [`QdiscSpec`] (a scenario's `[qdisc]` table) and [`AnyQdisc`].
 //! - [`table_bytes`]: a qdisc's keyed tables, for a run's memory estimate.
+//! - [`early_drop`]: what must happen before a qdisc drops early (RED's average
+//!   above `min_th`, periods passed), for a scenario's checks of what cannot act.
 //! - [`testing`]: a scripted driver for unit tests.
 //! - [`parts`]: what several qdiscs share and none owns (as Linux's
 //!   `include/net/red.h`): the RED core and its one parameter block, the FIFO
@@ -27,8 +29,8 @@
 //! buffer managers are in [`fq`] (Linux's `fq` qdisc is [`linux_fq`]). Adding a
 //! qdisc is one new file (parameters with
 //! `qdisc_params!` or `red_params!`, its [`QdiscParams`], its tests) and one line
-//! in [`any`]'s registry (with its `pub mod` line here), and its tables' size in
-//! [`table_bytes`].
+//! in [`any`]'s registry (with its `pub mod` line here), its tables' size in
+//! [`table_bytes`] and what it waits for before dropping early in [`early_drop`].
 //!
 //! ## Example
 //! ```
@@ -52,6 +54,7 @@ pub mod drop_reason;
 pub mod droptail;
 pub mod drr;
 pub mod dualpi2;
+pub mod early_drop;
 pub mod fq;
 pub mod fq_codel;
 pub mod fred;

@@ -165,6 +165,13 @@ impl crate::table_bytes::TableBytes for LruRedParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for LruRedParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::AboveMinTh(self.red())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -250,6 +250,19 @@ impl crate::table_bytes::TableBytes for MrulParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for MrulParams {
+    /// Its penalty below `min_th` acts on a queue that a short `limit` keeps below
+    /// `min_th`, so MRUL is then still more than a DropTail.
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        if self.penalty_below_min_th {
+            EarlyDrop::Unchecked
+        } else {
+            EarlyDrop::AboveMinTh(self.red())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,6 +115,13 @@ impl Qdisc for Nlred {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for NlredParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::AboveMinTh(self.red())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

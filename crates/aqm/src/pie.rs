@@ -424,5 +424,15 @@ impl Qdisc for Pie {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for PieParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::After(vec![
+            ("tupdate", self.tupdate),
+            ("max_burst", self.max_burst),
+        ])
+    }
+}
+
 #[cfg(test)]
 mod tests;

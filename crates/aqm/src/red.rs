@@ -194,6 +194,19 @@ impl Qdisc for Red {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for RedParams {
+    /// In byte mode the average counts mean-size packets and may exceed `limit`,
+    /// so `limit` does not keep it below `min_th`.
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        if self.byte_mode {
+            EarlyDrop::Unchecked
+        } else {
+            EarlyDrop::AboveMinTh(self.red())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,6 +281,13 @@ impl Qdisc for Rem {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for RemParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::After(vec![("update_interval", self.update_interval)])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -544,5 +544,18 @@ impl crate::table_bytes::TableBytes for SfqParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for SfqParams {
+    /// Only with per-bin RED, and not in byte mode (whose average counts mean-size
+    /// packets and may exceed `limit`).
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        if !self.red || self.byte_mode {
+            EarlyDrop::Unchecked
+        } else {
+            EarlyDrop::AboveMinTh(self.red())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

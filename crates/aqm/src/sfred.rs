@@ -261,6 +261,13 @@ impl crate::table_bytes::TableBytes for SfredParams {
     }
 }
 
+impl crate::early_drop::EarlyDropRule for SfredParams {
+    fn early_drop(&self) -> crate::early_drop::EarlyDrop {
+        use crate::early_drop::EarlyDrop;
+        EarlyDrop::AboveMinTh(self.red())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

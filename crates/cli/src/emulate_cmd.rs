@@ -9,15 +9,15 @@ use sim::Overrides;
 pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     let mut s = sim::load(a.scenario.as_deref()).map_err(|e| usage(e.to_string()))?;
     Overrides {
-        seed: a.seed,
-        duration: a.duration.as_deref(),
-        warmup: a.warmup.as_deref(),
+        seed: a.overrides.seed,
+        duration: a.overrides.duration.as_deref(),
+        warmup: a.overrides.warmup.as_deref(),
     }
     .apply(&mut s)
     .map_err(|e| usage(e.to_string()))?;
-    output::allow_foreign_out(a.allow_foreign_out);
-    if let Some(dir) = &a.out {
-        if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
+    output::allow_foreign_out(a.output.allow_foreign_out);
+    if let Some(dir) = &a.output.out {
+        if let Some(warning) = output::check_out_dir(dir, a.output.format).map_err(usage)? {
             eprintln!("warning: {warning}");
         }
         // Found out now, not after the whole emulation in wall-clock time.
@@ -28,13 +28,13 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     drop(bar);
     let result = result?;
     eprint!("{}", sim::text::warnings(&result));
-    if let Some(dir) = &a.out {
-        output::write_run(dir, &result, &[], a.format)
+    if let Some(dir) = &a.output.out {
+        output::write_run(dir, &result, &[], a.output.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
     if a.compare {
         let simulated = sim::run_scenario(&s, &mut |_| {}).map_err(|e| usage(e.to_string()))?;
-        if a.json {
+        if a.output.json {
             let both = serde_json::json!({
                 "simulated": simulated.summary_json(),
                 "emulated": result.summary_json(),
@@ -43,7 +43,7 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
         }
         return print(&emu_compare(&simulated, &result));
     }
-    if a.json {
+    if a.output.json {
         print_json(&result)
     } else {
         print(&sim::text::summary(&result))

@@ -80,16 +80,16 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         a.scenario.as_deref(),
         &labels,
         &sim::Overrides {
-            seed: a.seed,
-            duration: a.duration.as_deref(),
-            warmup: a.warmup.as_deref(),
+            seed: a.overrides.seed,
+            duration: a.overrides.duration.as_deref(),
+            warmup: a.overrides.warmup.as_deref(),
         },
     )
     .map_err(usage)?;
-    output::allow_foreign_out(a.allow_foreign_out);
-    if let Some(dir) = &a.out {
+    output::allow_foreign_out(a.output.allow_foreign_out);
+    if let Some(dir) = &a.output.out {
         // Found out now, not after the whole simulation.
-        if let Some(warning) = output::check_out_dir(dir, a.format).map_err(usage)? {
+        if let Some(warning) = output::check_out_dir(dir, a.output.format).map_err(usage)? {
             report(&format!("warning: {warning}"));
         }
     }
@@ -98,7 +98,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         report(&format!("warning: {w}"));
     }
     if let Some(link) = &a.pcap {
-        let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+        let dir = a.output.out.clone().unwrap_or_else(|| PathBuf::from("."));
         sim::overrides::capture(&mut simulation, link, &dir)
             .map_err(usage)?
             .with_context(|| format!("creating a pcap file in {}", dir.display()))?;
@@ -135,11 +135,11 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     // free for the output (at 100,000 flows, 150 MB of state against 35 MB of JSON).
     let result = simulation.into_report(started.elapsed().as_secs_f64());
     eprint!("{}", sim::text::warnings(&result));
-    if let Some(dir) = &a.out {
-        output::write_run(dir, &result, &labels, a.format)
+    if let Some(dir) = &a.output.out {
+        output::write_run(dir, &result, &labels, a.output.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
-    if a.json {
+    if a.output.json {
         print_json(&result)
     } else {
         print(&sim::text::summary(&result))

@@ -14,8 +14,9 @@
 //! bare binary names in `--help` and refuses with one line.
 //!
 //! ## Map
-//! - this file: [`Cli`], [`Command`], [`RunArgs`], [`EmulateArgs`], [`Format`],
-//!   and [`Command::printed`] (the subcommands that only print).
+//! - this file: [`Cli`], [`Command`], [`RunArgs`], [`EmulateArgs`] (with the
+//!   flags both take, [`ScenarioOverrides`] and [`RunOutput`]), [`Format`], and
+//!   [`Command::printed`] (the subcommands that only print).
 //! - [`python_cmds`]: the flags of `sweep`, `repro` and `plot`.
 //! - [`model`], [`queue_lab`]: the flags and text of `model` and `queue-lab`.
 //! - [`face`]: the tree as a [`clap::Command`], completion scripts.
@@ -23,7 +24,10 @@
 //!
 //! Adding a subcommand: a variant of [`Command`]; if it only prints, its arm in
 //! [`Command::printed`]; otherwise its handler in `crates/cli` and, for the pip
-//! install, in `python/aqmlab/_cli.py`.
+//! install, in `python/aqmlab/_cli.py`. A flag several subcommands take is one
+//! field of a struct they flatten (`#[command(flatten)]`, with
+//! `#[serde(flatten)]` so the Python package still receives one flat object);
+//! where one subcommand words its help otherwise, [`help_of`] on it says so.
 
 mod complete;
 pub mod face;
@@ -36,7 +40,7 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub use python_cmds::{PlotArgs, PlotKind, ReproArgs, SweepArgs};
+pub use python_cmds::{PlotArgs, PlotKind, ReproArgs, RunnerOptions, SweepArgs, Workers};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -178,37 +182,20 @@ pub struct RunArgs {
     #[arg(value_parser = complete::Offering::scenarios(), hide_possible_values = true)]
     #[serde(serialize_with = "complete::os_text")]
     pub scenario: Option<OsString>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Override the scenario's duration, e.g. "30s".
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
-    #[arg(long)]
-    pub warmup: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub overrides: ScenarioOverrides,
     /// Set a dotted key of the scenario, e.g. qdisc.kind=red or flows.udp.rate=2Mbps
     /// (repeatable; labels every table).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Write the results as tables and summary.json into this directory.
-    #[arg(long)]
-    #[serde(serialize_with = "complete::os_text")]
-    pub out: Option<PathBuf>,
-    /// The tables' format under --out.
-    #[arg(long, value_enum, default_value = "parquet")]
-    pub format: Format,
-    /// Print the summary as one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub output: RunOutput,
     /// Capture a link direction (`a->b`, or `bottleneck`) as pcap into --out
     /// (or the current directory).
     #[arg(long, value_name = "LINK")]
     pub pcap: Option<String>,
-    /// Run as root, write into a folder or through a symbolic link another user
-    /// owns (refused otherwise: they would choose where root writes).
-    #[arg(long)]
-    pub allow_foreign_out: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -222,21 +209,47 @@ network namespaces of their own, joined through TUN devices to this process, whi
 applies the scenario's links and qdisc to every packet. duration and warmup are \
 wall-clock time. Nothing outside the two namespaces is touched, and they vanish \
 with the process. docs/emulation.md says how it works and where it differs from \
-simulation."
+simulation.",
+    // The emulator's duration is wall-clock time; the flag is otherwise run's.
+    mut_args(help_of("duration", "Override the scenario's duration (wall-clock), e.g. \"30s\""))
 )]
 pub struct EmulateArgs {
     /// A TOML scenario file (a dumbbell), or the name of a built-in scenario.
     #[serde(serialize_with = "complete::os_text")]
     pub scenario: Option<OsString>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub overrides: ScenarioOverrides,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub output: RunOutput,
+    /// Also simulate the scenario and print both side by side (with --json: an
+    /// object with "simulated" and "emulated").
+    #[arg(long)]
+    pub compare: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The scenario's keys `run` and `emulate` override, declared once for both
+/// (flattened into each, and into the flat object the Python package receives).
+#[derive(clap::Args, Debug, Serialize)]
+pub struct ScenarioOverrides {
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Override the scenario's duration (wall-clock), e.g. "30s".
+    /// Override the scenario's duration, e.g. "30s".
     #[arg(long)]
     pub duration: Option<String>,
     /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
     #[arg(long)]
     pub warmup: Option<String>,
+}
+
+/// Where and how `run` and `emulate` give their results, declared once for both.
+#[derive(clap::Args, Debug, Serialize)]
+pub struct RunOutput {
     /// Write the results as tables and summary.json into this directory.
     #[arg(long)]
     #[serde(serialize_with = "complete::os_text")]
@@ -247,17 +260,17 @@ pub struct EmulateArgs {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Also simulate the scenario and print both side by side (with --json: an
-    /// object with "simulated" and "emulated").
-    #[arg(long)]
-    pub compare: bool,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
     /// Run as root, write into a folder or through a symbolic link another user
     /// owns (refused otherwise: they would choose where root writes).
     #[arg(long)]
     pub allow_foreign_out: bool,
+}
+
+/// For `#[command(mut_args(...))]`: the argument `id` with `help` instead of the
+/// help of the struct it was flattened from. In place, unlike clap's `mut_arg`,
+/// which moves the argument to the end of the completion scripts' lists.
+pub(crate) fn help_of(id: &'static str, help: &'static str) -> impl FnMut(clap::Arg) -> clap::Arg {
+    move |a| if a.get_id() == id { a.help(help) } else { a }
 }
 
 /// Why a subcommand that only prints printed nothing.
@@ -290,5 +303,63 @@ impl Command {
             | Command::Repro(_)
             | Command::Plot(_) => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flags `run`/`emulate` and `sweep`/`repro` share are flattened for serde
+    /// too: the Python package receives one flat object per subcommand, the keys
+    /// it had before the flags were shared.
+    #[test]
+    fn shared_flags_reach_python_as_one_flat_object() {
+        let keys = |argv: &[&str]| -> Vec<String> {
+            let cli = parse(["aqmlab"].iter().chain(argv)).unwrap();
+            let value = match &cli.command {
+                Command::Run(a) => serde_json::to_value(a),
+                Command::Emulate(a) => serde_json::to_value(a),
+                Command::Sweep(a) => serde_json::to_value(a),
+                Command::Repro(a) => serde_json::to_value(a),
+                other => panic!("{other:?}"),
+            };
+            let mut keys: Vec<String> = value
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            keys.sort();
+            keys
+        };
+        let sorted = |names: &str| -> Vec<String> {
+            let mut v: Vec<String> = names.split_whitespace().map(String::from).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            keys(&["run", "--seed", "3", "--json"]),
+            sorted("scenario seed duration warmup sets out format json allow_foreign_out pcap quiet")
+        );
+        assert_eq!(
+            keys(&["emulate"]),
+            sorted("scenario seed duration warmup out format json allow_foreign_out compare quiet")
+        );
+        assert_eq!(
+            keys(&["sweep", "-j", "2"]),
+            sorted(
+                "scenario sets seeds seed_list duration warmup baseline precision max_seeds \
+                 jobs scheduler out format no_cache fail_fast json quiet allow_foreign_out"
+            )
+        );
+        assert_eq!(
+            keys(&["repro", "--json"]),
+            sorted(
+                "ids list out seeds jobs scheduler duration format no_cache fail_fast json \
+                 quiet allow_foreign_out peer"
+            )
+        );
     }
 }

@@ -58,6 +58,58 @@ pub struct SweepArgs {
     /// The most seeds --precision runs at a point.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision", allow_negative_numbers = true)]
     pub max_seeds: u64,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub workers: Workers,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "sweep-out")]
+    #[serde(serialize_with = "crate::complete::os_text_given")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub options: RunnerOptions,
+}
+
+/// `aqmlab repro`.
+#[derive(clap::Args, Debug, Serialize)]
+// What --json prints is the checks here, the runs table in a sweep.
+#[command(mut_args(crate::help_of(
+    "json",
+    "Print the checks and the counts as one JSON object on stdout"
+)))]
+pub struct ReproArgs {
+    /// Experiment ids, a paper ("choke") or "all".
+    #[arg(value_name = "ID", value_parser = crate::complete::Offering::repro_ids(), hide_possible_values = true)]
+    pub ids: Vec<String>,
+    /// List the experiments and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "repro-out")]
+    #[serde(serialize_with = "crate::complete::os_text_given")]
+    pub out: PathBuf,
+    /// Seeds per point [default: each experiment's own].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeds: Option<u64>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub workers: Workers,
+    /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
+    /// not the paper's runs).
+    #[arg(long)]
+    pub duration: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub options: RunnerOptions,
+    /// Another simulator's values of the checks (JSON, as bench/vs_ns2.py writes
+    /// for ns-2.35), shown as a column beside ours; repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub peer: Vec<PathBuf>,
+}
+
+/// Where `sweep` and `repro` run their simulations, declared once for both.
+#[derive(clap::Args, Debug, Serialize)]
+pub struct Workers {
     /// Worker processes [default: one per core].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
@@ -65,10 +117,12 @@ pub struct SweepArgs {
     /// instead of local processes; needs aqmlab[dask] here and on the workers.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
     pub scheduler: Option<String>,
-    /// Output folder.
-    #[arg(long, value_name = "DIR", default_value = "sweep-out")]
-    #[serde(serialize_with = "crate::complete::os_text_given")]
-    pub out: PathBuf,
+}
+
+/// How `sweep` and `repro` treat their runs and say what came of them, declared
+/// once for both (`repro` words `--json`'s help for itself).
+#[derive(clap::Args, Debug, Serialize)]
+pub struct RunnerOptions {
     /// The tables' format.
     #[arg(long, value_enum, default_value = "parquet")]
     pub format: Format,
@@ -84,54 +138,10 @@ pub struct SweepArgs {
     /// No progress line.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// `aqmlab repro`.
-#[derive(clap::Args, Debug, Serialize)]
-pub struct ReproArgs {
-    /// Experiment ids, a paper ("choke") or "all".
-    #[arg(value_name = "ID", value_parser = crate::complete::Offering::repro_ids(), hide_possible_values = true)]
-    pub ids: Vec<String>,
-    /// List the experiments and exit.
+    /// Run as root, write into a folder or through a symbolic link another user
+    /// owns (refused otherwise: they would choose where root writes).
     #[arg(long)]
-    pub list: bool,
-    /// Output folder.
-    #[arg(long, value_name = "DIR", default_value = "repro-out")]
-    #[serde(serialize_with = "crate::complete::os_text_given")]
-    pub out: PathBuf,
-    /// Seeds per point [default: each experiment's own].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub seeds: Option<u64>,
-    /// Worker processes [default: one per core].
-    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
-    pub jobs: Option<u64>,
-    /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
-    /// instead of local processes; needs aqmlab[dask] here and on the workers.
-    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
-    pub scheduler: Option<String>,
-    /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
-    /// not the paper's runs).
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// The tables' format.
-    #[arg(long, value_enum, default_value = "parquet")]
-    pub format: Format,
-    /// Neither read nor write DIR/cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Stop at the first failed run [default: report it and run the others].
-    #[arg(long)]
-    pub fail_fast: bool,
-    /// Print the checks and the counts as one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// No progress line.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Another simulator's values of the checks (JSON, as bench/vs_ns2.py writes
-    /// for ns-2.35), shown as a column beside ours; repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub peer: Vec<PathBuf>,
+    pub allow_foreign_out: bool,
 }
 
 /// What `aqmlab plot` draws.

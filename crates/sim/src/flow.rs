@@ -78,7 +78,7 @@ pub struct UdpEnd {
     pub rng: Rng,
 }
 
-crate::counters! {
+crate::delta::counters! {
     /// Counters of a flow that only ever grow (a warm-up snapshot is subtracted).
     #[derive(Copy, Clone, Debug, Default, PartialEq)]
     pub struct FlowCounters {

@@ -1,21 +1,43 @@
 //! # sim: the aqmlab discrete-event engine
 //!
 //! Links with rate, delay and an egress qdisc from [`aqm`]; nodes joined by static
-//! shortest-path routes; one-way TCP (Reno, NewReno, SACK, CUBIC) and UDP sources;
-//! scenario files; results as Arrow tables. `docs/architecture.md` is the guide.
+//! shortest-path routes; one-way TCP (Reno, NewReno, SACK, CUBIC, BBR, DCTCP,
+//! Prague) and UDP sources; scenario files; results as Arrow tables. `docs/architecture.md` is the guide.
 //!
 //! ## Map
-//! Three parts over one network, with arrows one way: [`setup`] fills the
-//! [`net`]work and makes a [`Simulation`], [`engine`] runs it (the loop,
-//! forwarding, the speed shortcuts, endpoints), [`observe`] watches it from outside
-//! the forwarding path. Around them: [`scenario`] (validated, errors by key and
-//! line), [`tc`] (tc lines as qdisc tables), [`builtin`], [`qdisc_help`], [`source`],
-//! [`overrides`] and [`assign`] (what the command line resolves); [`event`], [`link`],
-//! [`link_model`], [`wire`], [`flow`], [`header`] (the engine's data, below the
-//! three parts with [`net`]); [`tcp`], [`udp`] (I/O-free transports); [`results`],
-//! [`report`], [`fair_share`], [`tables`] (the one schema of every output),
-//! [`labels`] (a run's tables labelled with scenario, `--set` keys and seed),
-//! [`text`] (the summary `aqmlab run` prints).
+//! Three parts over one network, with arrows one way (`tests/arrows.rs` holds
+//! them; `docs/architecture.md` draws them):
+//! - [`setup`]: fills the [`net`]work from a scenario and makes a [`Simulation`].
+//! - [`engine`]: runs it: the loop, forwarding, the speed shortcuts, endpoints.
+//! - [`observe`]: watches it from outside the forwarding path: a monitored link's
+//!   counters, series, sojourn times, TCP traces, the event log, pcap.
+//!
+//! Below the three, naming none of them:
+//! - [`net`]: the network: nodes, link directions with their qdiscs, flow groups,
+//!   routes.
+//! - [`event`], [`link`], [`link_model`], [`wire`], [`flow`], [`header`]: the
+//!   engine's data: the event queue, a link direction and its queue, rate
+//!   schedules, traces, loss and jitter, packets in flight, a flow and its
+//!   endpoints, packet headers.
+//! - [`delta`]: counters that only grow and what happened since a reading of
+//!   them (the warm-up's subtraction), declared with `delta::counters!`.
+//! - [`tcp`], [`udp`]: the transports, I/O-free state machines.
+//! - [`scenario`]: scenario files, validated, errors by key and line; [`tc`]:
+//!   Linux `tc` lines as qdisc tables.
+//!
+//! What the command line resolves:
+//! - [`source`] and [`builtin`]: what `aqmlab run ARG` names, a file or a
+//!   built-in scenario.
+//! - [`assign`]: `--set`'s dotted keys; [`overrides`]: `--seed`, `--duration`,
+//!   `--warmup` and the pcap capture.
+//! - [`qdisc_help`]: `aqmlab qdiscs KIND`, each key with its default and source.
+//!
+//! Results:
+//! - [`results`]: [`RunResult`]; [`report`]: counters to results;
+//!   [`fair_share`]: max-min fair shares over the routes.
+//! - [`tables`]: the one schema of every output table (Arrow); [`labels`]: a
+//!   run's tables labelled with scenario, `--set` keys and seed.
+//! - [`text`]: the summary `aqmlab run` prints.
 //!
 //! ## Tutorial: a dumbbell with RED on the bottleneck, run, its results read
 //! ```
@@ -41,6 +63,7 @@
 
 pub mod assign;
 pub mod builtin;
+pub mod delta;
 pub mod engine;
 pub mod event;
 pub mod fair_share;

@@ -3,10 +3,13 @@
 //! nor `observe` names `setup`, and the network and the engine's data below them
 //! name none of the three; transports and scenarios name none of them either. In
 //! `aqm`, a qdisc's files name no other qdisc: what several share is in `parts/`
-//! (or, for the fair-queueing family, in `fq/`, which no registry kind is).
+//! (or, for the fair-queueing family, in `fq/`, which no registry kind is), and
+//! `fq/`'s buffer managers do not name the dispatch over them.
 //!
 //! A module "names" another when a path `crate::other` (or `crate::{other, ..}`,
-//! or `aqm::other`) appears outside a comment.
+//! or `aqm::other`) appears outside a comment, a macro's path too
+//! (`crate::delta::counters!`): `sim` exports no macro from its root, where its
+//! path would not say which module it comes from.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -144,6 +147,31 @@ fn transports_and_scenarios_import_no_part_that_uses_them() {
     assert!(v.is_empty(), "imports upward:\n{}", v.join("\n"));
 }
 
+#[test]
+fn every_macro_is_named_by_the_path_of_its_module() {
+    let mut v = Vec::new();
+    for file in sources(&sim_src()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line
+                .split("//")
+                .next()
+                .unwrap_or("")
+                .contains("#[macro_export]")
+            {
+                let rel = file.strip_prefix(sim_src()).unwrap().display();
+                v.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(
+        v.is_empty(),
+        "a #[macro_export] macro is named from the crate's root, hiding its module \
+         from these rules: declare it with `pub(crate) use NAME;` instead:\n{}",
+        v.join("\n")
+    );
+}
+
 /// The modules of the qdisc kinds in `aqm`'s registry (`any.rs`).
 fn qdisc_modules(aqm: &Path) -> BTreeSet<String> {
     let any = std::fs::read_to_string(aqm.join("any.rs")).unwrap();
@@ -188,6 +216,36 @@ fn no_qdisc_imports_another() {
     assert!(v.is_empty(), "a qdisc imports another:\n{}", v.join("\n"));
 }
 
+/// The fair-queueing family's buffer managers implement the interface in
+/// `fq/manager.rs` and never name `fq/buffer.rs`, the dispatch over them, so the
+/// two are not a circle. (A manager's unit tests may look inside a built qdisc
+/// through the dispatch, by `crate::fq::buffer`.)
+#[test]
+fn buffer_managers_do_not_name_the_dispatch_over_them() {
+    let fq = Path::new(env!("CARGO_MANIFEST_DIR")).join("../aqm/src/fq");
+    let managers = [
+        "droptail.rs",
+        "dropfront.rs",
+        "lqd.rs",
+        "alqd.rs",
+        "alqd_plus.rs",
+        "manager.rs",
+    ];
+    let v = violations(&fq, &managers, "super::", &["buffer"]);
+    assert!(v.is_empty(), "a circle in fq/:\n{}", v.join("\n"));
+    let named: Vec<String> = named(
+        &std::fs::read_to_string(fq.join("lqd.rs")).unwrap(),
+        "super::",
+    )
+    .into_iter()
+    .map(|(_, m)| m)
+    .collect();
+    assert!(
+        named.contains(&"manager".to_string()),
+        "not read: {named:?}"
+    );
+}
+
 /// The scanner itself: paths in code count, in comments not; grouped imports and
 /// other crates' `crate::` do.
 #[test]
@@ -195,7 +253,8 @@ fn the_scanner_reads_paths_as_rust_writes_them() {
     let text = "use crate::setup::Network; // crate::engine\n\
                 use crate::{observe::Observers, link};\n\
                 /// [`crate::report`]\n\
-                let x = mycrate::engine::f();\n";
+                let x = mycrate::engine::f();\n\
+                crate::delta::counters! {\n";
     let got: Vec<String> = named(text, "crate::").into_iter().map(|(_, m)| m).collect();
-    assert_eq!(got, ["setup", "observe", "link"]);
+    assert_eq!(got, ["setup", "observe", "link", "delta"]);
 }

@@ -11,8 +11,8 @@
 //! from the front: Sun & Shin's ALQD+ flowchart drops "as in ALQD, the first packet
 //! from the longest queue".
 
-use super::buffer::{head_of, Admit, BufferManager};
 use super::classes::{ClassId, Classes};
+use super::manager::{head_of, Admit, BufferManager};
 use super::register::LongestRegister;
 use crate::packet::Packet;
 use crate::qdisc::Ctx;

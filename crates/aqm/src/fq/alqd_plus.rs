@@ -34,8 +34,8 @@
 //! zero (otherwise the first update after a long quiet start would add many
 //! `increment`s at once); a class keeps its BLUE state while `d_k > 0`, even empty.
 
-use super::buffer::{head_of, Admit, BufferManager};
 use super::classes::{ClassId, Classes};
+use super::manager::{head_of, Admit, BufferManager};
 use super::register::LongestRegister;
 use crate::drop_reason::DropReason;
 use crate::packet::{FlowId, Packet};

@@ -22,8 +22,8 @@
 //! holding packets (as LQD's and ALQD+'s), so a class alone may fill the buffer;
 //! when others arrive its arrivals stop adding to it and departures bring it down.
 
-use super::buffer::{head_of, Admit, BufferManager};
 use super::classes::{ClassId, Classes};
+use super::manager::{head_of, Admit, BufferManager};
 use crate::packet::Packet;
 use crate::qdisc::Ctx;
 

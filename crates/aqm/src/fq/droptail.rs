@@ -6,8 +6,8 @@
 //! buffer full shuts the others out of it, which is why per-flow FQ alone "provides
 //! few advantages over FIFO queueing" (003, II).
 
-use super::buffer::{Admit, BufferManager};
 use super::classes::{ClassId, Classes};
+use super::manager::{Admit, BufferManager};
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;
 use crate::qdisc::Ctx;

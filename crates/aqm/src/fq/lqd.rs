@@ -20,9 +20,9 @@
 //!   classes. Linux's `sfq` keeps unit-weight depths in buckets for O(1); weights
 //!   make the keys real numbers, hence the heap.
 
-use super::buffer::{head_of, Admit, BufferManager};
 use super::classes::{ClassId, Classes};
 use super::heap::IndexedHeap;
+use super::manager::{head_of, Admit, BufferManager};
 use crate::packet::Packet;
 use crate::qdisc::Ctx;
 

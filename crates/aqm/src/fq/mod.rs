@@ -11,8 +11,10 @@
 //!   `buffer` and the buffer managers' keys, DRR's `quantum`), validated per kind.
 //! - [`classes`]: the class table (classification, weights from the announced
 //!   flows, the queues, the backlogged weight that fair shares divide by).
-//! - [`buffer`]: the scheduler / buffer-manager interface ([`buffer::Admit`],
-//!   [`buffer::BufferManager`]) and [`buffer::Buffer`], the static dispatch.
+//! - [`manager`]: the scheduler / buffer-manager interface ([`manager::Admit`],
+//!   [`manager::BufferManager`]), which every manager implements.
+//! - [`buffer`]: the `buffer` key and [`buffer::Buffer`], the static dispatch
+//!   over the managers (it names them; they name only [`manager`]).
 //! - Buffer managers, one file each: [`droptail`], [`dropfront`], [`lqd`],
 //!   [`alqd`], [`alqd_plus`].
 //! - Parts: [`heap`] (an indexed 4-ary heap: WFQ's tags, LQD's lengths) and
@@ -26,14 +28,16 @@ pub mod dropfront;
 pub mod droptail;
 pub mod heap;
 pub mod lqd;
+pub mod manager;
 pub mod register;
 
 use crate::packet::Packet;
 use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, Verdict};
 use crate::time::{Dur, Time};
 use alqd_plus::AlqdPlusConfig;
-use buffer::{Admit, Buffer, BufferKind, BufferManager};
+use buffer::{Buffer, BufferKind};
 use classes::{ClassId, Classes, Classify};
+use manager::{Admit, BufferManager};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

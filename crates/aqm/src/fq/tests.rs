@@ -1,8 +1,8 @@
 //! The aggregate fair queues' shared parts: parameters checked by name, the
 //! papers' defaults, and class state only while a class holds packets.
 
-use super::buffer::BufferManager;
 use super::classes::ClassId;
+use super::manager::BufferManager;
 use super::testkit::{build, error, inside, offer};
 use super::Scheduler;
 use crate::any::{AnyQdisc, QdiscSpec};

@@ -14,7 +14,7 @@ use super::flow_slots::FlowSlots;
 use crate::link::Links;
 use aqm::{Packet, QueueCounts, Time, VecSink, Verdict};
 
-crate::counters! {
+crate::delta::counters! {
     /// What a monitored link did for one flow.
     #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
     pub struct LinkFlowCounters {
@@ -30,7 +30,7 @@ crate::counters! {
     }
 }
 
-crate::counters! {
+crate::delta::counters! {
     /// A link's counters that only grow; the warm-up snapshot is subtracted.
     #[derive(Clone, Debug, Default, PartialEq)]
     pub struct LinkCounters {

@@ -17,7 +17,6 @@
 //! subtracted from them. Series and logs cover the whole run, stamped with times.
 
 pub mod delays;
-pub mod delta;
 pub mod event_log;
 pub mod flow_series;
 pub mod flow_slots;

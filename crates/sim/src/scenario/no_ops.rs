@@ -10,6 +10,7 @@
 //! `RuntimeWarning`s.
 
 use super::{KeyPath, Scenario, ScenarioError, Topology, Traffic};
+use aqm::early_drop::EarlyDrop;
 use aqm::{Dur, QdiscSpec};
 
 /// How bad a finding is.
@@ -112,47 +113,6 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// RED's thresholds against the buffer, as one RED-family qdisc holds them.
-struct Thresholds {
-    limit: u32,
-    min_th: f64,
-    max_th: f64,
-}
-
-/// The RED thresholds of `spec`, for the qdiscs that drop early by RED's average
-/// in packets (not in byte mode, where the average counts mean-size packets and
-/// may exceed `limit`).
-fn thresholds(spec: &QdiscSpec) -> Option<Thresholds> {
-    let block = match spec {
-        QdiscSpec::Red(p) if !p.byte_mode => p.red(),
-        QdiscSpec::Choke(p) => p.red(),
-        QdiscSpec::Breathe(p) => p.red(),
-        // MRUL's penalty below min_th acts on a queue that never reaches it.
-        QdiscSpec::Mrul(p) if !p.penalty_below_min_th => p.red(),
-        QdiscSpec::LruRed(p) => p.red(),
-        QdiscSpec::Nlred(p) => p.red(),
-        QdiscSpec::Sfred(p) => p.red(),
-        QdiscSpec::Sfq(p) if p.red && !p.byte_mode => p.red(),
-        _ => return None,
-    };
-    Some(Thresholds {
-        limit: block.limit,
-        min_th: block.min_th,
-        max_th: block.max_th,
-    })
-}
-
-/// The periods of `spec` that must pass before it acts at all (key, value).
-fn first_action(spec: &QdiscSpec) -> Vec<(&'static str, Dur)> {
-    match spec {
-        QdiscSpec::Pie(p) => vec![("tupdate", p.tupdate), ("max_burst", p.max_burst)],
-        QdiscSpec::Rem(p) => vec![("update_interval", p.update_interval)],
-        QdiscSpec::Codel(p) => vec![("interval", p.interval)],
-        QdiscSpec::FqCodel(p) => vec![("interval", p.interval)],
-        _ => Vec::new(),
-    }
-}
-
 impl Scenario {
     /// The findings that are errors, the first as the error: the hook
     /// validation calls.
@@ -226,7 +186,10 @@ impl Scenario {
                 group: None,
             })
         };
-        if let Some(t) = thresholds(spec) {
+        // Each qdisc says what it waits for before dropping early, in its own file:
+        // a new RED-family kind cannot miss the `limit` check below.
+        let early = spec.early_drop();
+        if let EarlyDrop::AboveMinTh(t) = &early {
             if f64::from(t.limit) <= t.min_th {
                 say(
                     Severity::Error,
@@ -300,10 +263,16 @@ impl Scenario {
                 "flows",
                 "flows = 1: one flow queue for all flows, so fq_codel is a CoDel".into(),
             ),
+            // Rules of one kind's own keys: a kind without one has nothing to say
+            // here. What a family shares is asked of every kind above and below.
             _ => {}
         }
         let duration = self.file.duration;
-        for (key, period) in first_action(spec) {
+        let periods = match early {
+            EarlyDrop::After(periods) => periods,
+            EarlyDrop::AboveMinTh(_) | EarlyDrop::Unchecked => Vec::new(),
+        };
+        for (key, period) in periods {
             if period >= duration {
                 say(
                     Severity::Warning,

@@ -1,7 +1,13 @@
 //! Counters that only grow, and what happened between two readings of them: the
 //! measured interval is the run's counters minus a snapshot taken when the warm-up
-//! ends. [`counters!`](crate::counters) declares a struct of counters and its
-//! field-by-field difference in one place, so adding a counter is one line.
+//! ends. `counters!` declares a struct of counters and its field-by-field
+//! difference in one place, so adding a counter is one line.
+//!
+//! It sits below the two that keep such counters, a flow (`flow.rs`, the engine's
+//! data) and a monitored link (`observe`), so the engine's data need not name
+//! `observe` for it. The macro is reached by its path, `crate::delta::counters!`,
+//! which `tests/arrows.rs` reads as naming this module; a `#[macro_export]` macro
+//! is named from the crate's root, which hid that `flow.rs` used `observe`.
 
 /// The change of a counter since an earlier reading of it.
 pub trait Delta {
@@ -40,24 +46,24 @@ impl Delta for aqm::QueueCounts {
 
 /// Declares a struct of counters and implements [`Delta`] for it (`since`), and
 /// serde's traits (a warm-up snapshot is kept packed: `observe::packed`).
-#[macro_export]
 macro_rules! counters {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)* }) => {
         $(#[$meta])*
         #[derive(serde::Serialize, serde::Deserialize)]
         pub struct $name { $($(#[$fmeta])* pub $field: $ty,)* }
 
-        impl $crate::observe::delta::Delta for $name {
+        impl $crate::delta::Delta for $name {
             fn delta(&self, earlier: &Self) -> Self {
-                $name { $($field: $crate::observe::delta::Delta::delta(&self.$field, &earlier.$field),)* }
+                $name { $($field: $crate::delta::Delta::delta(&self.$field, &earlier.$field),)* }
             }
         }
 
         impl $name {
             /// What happened since `earlier`, a reading of the same counters.
             pub fn since(&self, earlier: &Self) -> Self {
-                $crate::observe::delta::Delta::delta(self, earlier)
+                $crate::delta::Delta::delta(self, earlier)
             }
         }
     };
 }
+pub(crate) use counters;
