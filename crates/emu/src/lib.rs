@@ -36,7 +36,6 @@ use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
 use sim::event::EventQueue;
 use sim::flow::Endpoints;
-use sim::link::{Queue, NO_MODEL};
 use sim::net::Network;
 use sim::setup::flows as build_flows;
 use sim::{RunResult, Scenario, ScenarioError};
@@ -160,7 +159,7 @@ pub fn emulate_with(
         let route = net.routes.route(f.fwd);
         let pipe = |l: u32| {
             let p = net.pipe(l as usize);
-            Pipe::new(p.rate.bps(), p.delay.as_nanos())
+            Pipe::new(p.rate, p.delay)
         };
         let udp = match &mut f.endpoints {
             Endpoints::Udp(u) => Some(UdpFlow {
@@ -201,16 +200,12 @@ pub fn emulate_with(
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
     let mut traffic = Traffic::start_receivers(&rcv, windows, maxseg)?;
 
-    let link = |l: usize, net: &mut Network| {
-        let p = *net.pipe(l);
-        let pipe = Pipe::new(p.rate.bps(), p.delay.as_nanos());
-        let queue = std::mem::replace(&mut net.links[l].qdisc, Queue::lazy_droptail());
-        let model = (p.model != NO_MODEL).then(|| net.models[p.model as usize].clone());
-        Bottleneck::new(queue, pipe, model)
-    };
     let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
-    let links = [link(fwd, &mut net), link(rev, &mut net)];
-    let kinds = [links[0].queue.kind(), links[1].queue.kind()];
+    let links = [
+        Bottleneck::new(net.take_runtime(fwd)),
+        Bottleneck::new(net.take_runtime(rev)),
+    ];
+    let kinds = [links[0].link.queue.kind(), links[1].link.queue.kind()];
     let f = &s.file;
     let end_ns = f.duration.as_nanos();
     let warmup_ns = f.warmup.as_nanos();

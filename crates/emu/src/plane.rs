@@ -6,9 +6,10 @@
 //! bottleneck, and its flow's access link on the receiving side. Access links are
 //! FIFO serializers: departure = max(previous departure, arrival) + size / rate,
 //! then the propagation delay, computed the moment the packet is read. The
-//! bottleneck is the scenario's qdisc (`sim::link::Queue`, built by the
-//! simulator's own code with the same random stream): an arrival event enqueues,
-//! the transmitter dequeues when idle and finishes `size / rate` later. The
+//! bottleneck is the simulator's own link runtime (`sim::link_model::LinkRuntime`:
+//! the scenario's qdisc with the same random stream, the link's model, its
+//! delay): an arrival event enqueues, the transmitter dequeues when idle and
+//! finishes when the runtime says, the far end is reached when it says. The
 //! clock of all of it is the monotonic clock since the run began, in
 //! nanoseconds: an event is processed at its logical time, never at the moment
 //! the thread got to it, so lateness delays the packets but not the decisions.
@@ -299,7 +300,7 @@ impl Plane {
         }
         self.enq_at[tag as usize] = t;
         self.enq_dir[tag as usize] = dir as u8;
-        let link = &mut self.links[dir];
+        let link = &mut self.links[dir].link;
         link.queue
             .enqueue(pkt, Time::from_nanos(t), &mut self.sink, &mut self.pool);
         // An arrival dropped at once never waited.
@@ -309,7 +310,7 @@ impl Plane {
             }
         }
         self.drain(dir, t);
-        let len = self.links[dir].queue.len() as u32;
+        let len = self.links[dir].link.queue.len() as u32;
         if self.measuring {
             let c = &mut self.counts[dir];
             c.max_queue = c.max_queue.max(len);
@@ -320,7 +321,7 @@ impl Plane {
     }
 
     fn start_next(&mut self, dir: usize, t: u64) {
-        let link = &mut self.links[dir];
+        let link = &mut self.links[dir].link;
         let pkt = link
             .queue
             .dequeue(Time::from_nanos(t), &mut self.sink, &mut self.pool);
@@ -328,19 +329,19 @@ impl Plane {
         let Some(pkt) = pkt else {
             self.links[dir].busy = false;
             // A shaper (CAKE, paced fq) holding packets says when to ask again.
-            let q = &self.links[dir].queue;
+            let q = &self.links[dir].link.queue;
             if let Some(at) = q.wake_at().filter(|_| !q.is_empty()) {
                 self.push(at.as_nanos().max(t), Ev::Wake(dir as u8));
             }
             return;
         };
-        let tx = self.links[dir].tx_ns(t, pkt.size);
+        let done = self.links[dir].tx_end(t, pkt.size);
         self.add_sojourn(dir, pkt.tag, t);
         let link = &mut self.links[dir];
         link.busy = true;
         link.in_tx = Some(pkt);
-        link.in_tx_span = (t, t + tx);
-        self.push(t + tx, Ev::TxDone(dir as u8));
+        link.in_tx_span = (t, done);
+        self.push(done, Ev::TxDone(dir as u8));
     }
 
     /// Counts the transmission in progress on `dir` up to `t`, as the simulator
@@ -464,7 +465,7 @@ impl Plane {
 
     fn sample(&mut self, t: u64) {
         for dir in [FWD, REV] {
-            let q = &self.links[dir].queue;
+            let q = &self.links[dir].link.queue;
             self.samples[dir].push((t as f64 * 1e-9, q.len() as u32, q.bytes()));
         }
     }

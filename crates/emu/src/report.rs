@@ -254,7 +254,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
     let diagnostics = [FWD, REV]
         .into_iter()
         .filter_map(|dir| {
-            let q = &i.outcome.links_back[dir].queue;
+            let q = &i.outcome.links_back[dir].link.queue;
             Some(DiagnosticResult {
                 note: q.diagnostic()?,
                 link: names[dir].to_string(),

@@ -1,10 +1,11 @@
 //! The links a packet crosses in the data plane: access links as FIFO
-//! serializers on the logical clock, and each bottleneck direction with its qdisc
-//! and, when the scenario gives one, the simulator's link model.
+//! serializers on the logical clock, and each bottleneck direction, whose qdisc,
+//! rate, loss, delay and jitter are the simulator's own [`LinkRuntime`] driven on
+//! that clock: the emulator has no link timing of its own but the access links'
+//! FIFO, timed by `aqm::Rate` as the simulator times a packet.
 
-use aqm::{Packet, Time};
-use sim::link::Queue;
-use sim::link_model::{LinkModel, LinkRate};
+use aqm::{Dur, Packet, Rate, Time};
+use sim::link_model::LinkRuntime;
 
 /// The packets an access link holds waiting, as the simulator's access links
 /// (a default DropTail) hold them.
@@ -15,8 +16,8 @@ pub const ACCESS_LIMIT: u64 = 1000;
 /// simulation, and the emulator's buffers stay bounded by the scenario.
 #[derive(Copy, Clone, Debug)]
 pub struct Pipe {
-    pub bps: u64,
-    pub delay_ns: u64,
+    rate: Rate,
+    delay: Dur,
     next_free: u64,
     /// When what the host at this end has sent into the link will have left:
     /// the backlog [`ACCESS_LIMIT`] bounds. Kept apart from `next_free`, which
@@ -26,22 +27,22 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    pub fn new(bps: u64, delay_ns: u64) -> Self {
+    pub fn new(rate: Rate, delay: Dur) -> Self {
         Pipe {
-            bps,
-            delay_ns,
+            rate,
+            delay,
             next_free: 0,
             sent_free: 0,
         }
     }
-    pub(super) fn tx_ns(&self, bytes: u32) -> u64 {
-        (u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.bps.max(1))
+    fn tx_ns(&self, bytes: u32) -> u64 {
+        self.rate.tx_time(u64::from(bytes)).as_nanos()
     }
     /// When a packet of `bytes` arriving at `t` reaches the far end.
     pub(super) fn pass(&mut self, t: u64, bytes: u32) -> u64 {
         let dep = self.next_free.max(t) + self.tx_ns(bytes);
         self.next_free = dep;
-        dep + self.delay_ns
+        dep + self.delay.as_nanos()
     }
     /// [`Pipe::pass`] for a packet its host sends into the link: `None` when
     /// [`ACCESS_LIMIT`] packets of its size from the host wait already (a
@@ -56,13 +57,10 @@ impl Pipe {
     }
 }
 
-/// One bottleneck direction.
+/// One bottleneck direction: the simulator's link runtime, and what the data
+/// plane keeps of the packet in transmission.
 pub struct Bottleneck {
-    pub queue: Queue,
-    pub pipe: Pipe,
-    /// The link's model (a rate that varies, loss, jitter), as the simulator runs
-    /// it (`sim::link_model`), on the emulator's logical clock.
-    pub model: Option<LinkModel>,
+    pub link: LinkRuntime,
     pub(super) busy: bool,
     pub(super) in_tx: Option<Packet>,
     /// When the packet in transmission started and when it finishes, ns.
@@ -70,11 +68,9 @@ pub struct Bottleneck {
 }
 
 impl Bottleneck {
-    pub fn new(queue: Queue, pipe: Pipe, model: Option<LinkModel>) -> Self {
+    pub fn new(link: LinkRuntime) -> Self {
         Bottleneck {
-            queue,
-            pipe,
-            model,
+            link,
             busy: false,
             in_tx: None,
             in_tx_span: (0, 0),
@@ -84,52 +80,28 @@ impl Bottleneck {
     /// Whether the link's model loses an arrival at `t` (before the queue); the
     /// qdisc is told the link's rate first if it changed.
     pub(super) fn lost(&mut self, t: u64) -> bool {
-        let Some(m) = &mut self.model else {
-            return false;
-        };
-        if !matches!(m.tx.rate(), LinkRate::Constant(_)) {
-            let rate = m.tx.rate_at(Time::from_nanos(t));
-            if rate != m.told {
-                m.told = rate;
-                self.queue.set_link_rate(rate);
-            }
-        }
-        match &mut m.loss {
-            Some(loss) => loss.lose(&mut m.loss_rng),
-            None => false,
-        }
+        self.link.arrive(Time::from_nanos(t))
     }
 
-    /// How long a packet of `bytes` that starts at `t` takes to leave.
-    pub(super) fn tx_ns(&mut self, t: u64, bytes: u32) -> u64 {
-        match &mut self.model {
-            None => self.pipe.tx_ns(bytes),
-            Some(m) => {
-                let done = m.tx.finish(Time::from_nanos(t), u64::from(bytes));
-                done.as_nanos().saturating_sub(t)
-            }
-        }
+    /// When a packet of `bytes` that starts at `t` has left, ns.
+    pub(super) fn tx_end(&mut self, t: u64, bytes: u32) -> u64 {
+        self.link.tx_end(Time::from_nanos(t), bytes).as_nanos()
     }
 
     /// When a packet that left at `t` reaches the far end.
     pub(super) fn arrival(&mut self, t: u64) -> u64 {
-        match &mut self.model {
-            Some(LinkModel {
-                jitter: Some(j),
-                jitter_rng,
-                ..
-            }) => j.arrival(Time::from_nanos(t), jitter_rng).as_nanos(),
-            _ => t + self.pipe.delay_ns,
-        }
+        self.link.far_end(Time::from_nanos(t)).as_nanos()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Bottleneck, Pipe};
+    use super::Bottleneck;
     use aqm::{rng, Dur, LinkInfo, QdiscSpec, Rate};
     use sim::link::Queue;
-    use sim::link_model::{Distribution, Jitter, JitterSpec, LinkModel, LinkRate, Transmitter};
+    use sim::link_model::{
+        Distribution, Jitter, JitterSpec, LinkModel, LinkRate, LinkRuntime, Transmitter,
+    };
 
     fn jittered(reorder: bool) -> Bottleneck {
         let rate = Rate::from_mbps(10);
@@ -148,7 +120,11 @@ mod tests {
             jitter_rng: rng::stream(1, 2),
             told: rate,
         };
-        Bottleneck::new(queue, Pipe::new(10_000_000, 20_000_000), Some(model))
+        Bottleneck::new(LinkRuntime {
+            queue,
+            model,
+            delay: Dur::from_millis(20),
+        })
     }
 
     /// The emulator's bottleneck delays packets as the simulator's link model does:

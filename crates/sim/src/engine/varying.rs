@@ -1,11 +1,12 @@
 //! Modelled links (`link::LinkModel`): a rate that varies over time, random loss
 //! before the queue, and jitter on the propagation delay. A link of constant rate
 //! and delay never comes here (`Pipe::model` is `NO_MODEL`), so it keeps the plain
-//! path and its speed; a modelled one takes none of `ahead`'s shortcuts.
+//! path and its speed; a modelled one takes none of `ahead`'s shortcuts. What the
+//! link does is `LinkModel`'s (`arrive`, `tx_end`, `far_end`), the same calls the
+//! emulator makes on its clock; here is only how the engine schedules and counts.
 
 use super::Simulation;
 use crate::event::Event;
-use crate::link_model::LinkRate;
 use aqm::{DropReason, Packet, Time};
 
 impl Simulation {
@@ -16,18 +17,8 @@ impl Simulation {
     /// the qdisc's.
     #[inline(never)]
     pub(super) fn lost_on_link(&mut self, l: usize, m: u32, pkt: Packet) -> bool {
-        let model = &mut self.net.models[m as usize];
-        if !matches!(model.tx.rate(), LinkRate::Constant(_)) {
-            let rate = model.tx.rate_at(self.now);
-            if rate != model.told {
-                model.told = rate;
-                self.net.links[l].qdisc.set_link_rate(rate);
-            }
-        }
-        let Some(loss) = &mut model.loss else {
-            return false;
-        };
-        if !loss.lose(&mut model.loss_rng) {
+        let queue = &mut self.net.links[l].qdisc;
+        if !self.net.models[m as usize].arrive(self.now, queue) {
             return false;
         }
         if let Some(k) = self.net.links[l].monitor() {
@@ -44,9 +35,7 @@ impl Simulation {
     pub(super) fn begin_varying(&mut self, l: usize, m: u32, pkt: Packet) -> Time {
         let now = self.now;
         self.net.links[l].begin_tx_varying(pkt, now, &mut self.wires);
-        self.net.models[m as usize]
-            .tx
-            .finish(now, u64::from(pkt.size))
+        self.net.models[m as usize].tx_end(now, pkt.size)
     }
 
     /// The packet in wire-slab node `node`, which left modelled link `l` (model
@@ -57,11 +46,8 @@ impl Simulation {
     pub(super) fn propagate_varying(&mut self, m: u32, node: u32, delay: aqm::Dur) -> Option<Time> {
         let now = self.now;
         let model = &mut self.net.models[m as usize];
-        let Some(jitter) = &mut model.jitter else {
-            return Some(now + delay);
-        };
-        let at = jitter.arrival(now, &mut model.jitter_rng);
-        if !jitter.spec().reorder {
+        let at = model.far_end(now, delay);
+        if !model.reorders() {
             return Some(at);
         }
         assert!(

@@ -5,8 +5,8 @@
 pub mod routes;
 
 use crate::flow::Flow;
-use crate::link::{Link, Links, Pipe, Pipes};
-use crate::link_model::LinkModel;
+use crate::link::{Link, Links, Pipe, Pipes, Queue, NO_MODEL};
+use crate::link_model::{LinkModel, LinkRuntime};
 use crate::scenario::{FlowKind, KeyPath};
 use crate::tcp::TcpConfig;
 use crate::udp::UdpConfig;
@@ -130,6 +130,23 @@ impl Network {
         let mut pipe = *self.pipes.get(link.pipe);
         change(&mut pipe);
         link.pipe = self.pipes.intern(pipe);
+    }
+
+    /// Link direction `l` to be driven by a runner of its own (the emulator): its
+    /// qdisc, taken out of the network (a default DropTail is left in its
+    /// place), its model (a constant one when the scenario gives none) and its
+    /// delay.
+    pub fn take_runtime(&mut self, l: usize) -> LinkRuntime {
+        let pipe = *self.pipe(l);
+        let model = match pipe.model {
+            NO_MODEL => LinkModel::constant(pipe.rate),
+            m => self.models[m as usize].clone(),
+        };
+        LinkRuntime {
+            queue: std::mem::replace(&mut self.links[l].qdisc, Queue::lazy_droptail()),
+            model,
+            delay: pipe.delay,
+        }
     }
 
     /// The link directions as observers read them, with `wires`, the slab
