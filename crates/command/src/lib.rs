@@ -341,7 +341,9 @@ mod tests {
         };
         assert_eq!(
             keys(&["run", "--seed", "3", "--json"]),
-            sorted("scenario seed duration warmup sets out format json allow_foreign_out pcap quiet")
+            sorted(
+                "scenario seed duration warmup sets out format json allow_foreign_out pcap quiet"
+            )
         );
         assert_eq!(
             keys(&["emulate"]),

@@ -176,7 +176,13 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             rate_bps: pipe.rate.bps(),
             delay_s: pipe.delay.as_secs_f64(),
             qdisc: i.kinds[dir].to_string(),
-            utilization: (c.busy_ns as f64 * 1e-9 / secs).min(1.0),
+            utilization: sim::report::utilization(
+                Some(&i.outcome.links_back[dir].link.model),
+                u128::from(c.busy_ns),
+                c.tx_bits,
+                (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to)),
+                secs,
+            ),
             throughput_bps: c.tx_bits as f64 / secs,
             tx_packets: c.tx_packets,
             arrivals: c.arrivals,
@@ -227,6 +233,21 @@ pub fn build(i: Inputs<'_>) -> RunResult {
              bottleneck ({:.1} us); the machine was too slow or too busy for this rate",
             emulation.lateness_p99_s * 1e6,
             packet_time_s * 1e6
+        ));
+    }
+    // Goodput counts what the receivers read in the measured interval, the link
+    // what it sent then: bytes that crossed before the interval began and were
+    // read after it count in the first, not the second. Never silently above
+    // what the link carried.
+    let carried = links[FWD].throughput_bps;
+    let read: f64 = rows.iter().map(|r| r.goodput_bps).sum();
+    if read > carried * 1.02 {
+        emulation.warnings.push(format!(
+            "the flows' goodput ({}) is above what the bottleneck carried in the \
+             measured interval ({}): data that crossed it before the warm-up ended was \
+             read after; a longer measured interval makes this share small",
+            sim::text::rate(read),
+            sim::text::rate(carried)
         ));
     }
     if i.outcome.access_drops > 0 {

@@ -12,6 +12,7 @@ use crate::results::{
     FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
     QueueSeries, RunResult, TcpTraceResult,
 };
+use aqm::Time;
 use std::collections::BTreeMap;
 
 pub type GroupFairness = BTreeMap<String, crate::results::Fairness>;
@@ -342,28 +343,18 @@ impl Simulation {
         }
     }
 
-    /// The share of the link's capacity its transmissions used over the
-    /// measured interval: time busy over time for a rate (constant or
-    /// scheduled), bits sent over the opportunities' bits for a delivery trace,
-    /// where a packet waiting for its opportunity is not a link at work.
+    /// [`utilization`] of monitored link direction `link`.
     fn utilization(&self, link: usize, c: &LinkCounters, secs: f64) -> f64 {
         let pipe = self.net.pipe(link);
-        let trace = (pipe.model != crate::link::NO_MODEL)
-            .then(|| self.net.models[pipe.model as usize].tx.rate())
-            .and_then(|rate| match rate {
-                crate::link_model::LinkRate::Trace(trace) => Some(trace),
-                _ => None,
-            });
-        let used = match trace {
-            Some(trace) => {
-                let opportunities = trace.count(self.warmup(), self.now());
-                let capacity =
-                    opportunities as f64 * crate::link_model::OPPORTUNITY_BYTES as f64 * 8.0;
-                c.tx_bits as f64 / capacity.max(1.0)
-            }
-            None => c.busy_ns as f64 * 1e-9 / secs,
-        };
-        used.min(1.0)
+        let model =
+            (pipe.model != crate::link::NO_MODEL).then(|| &self.net.models[pipe.model as usize]);
+        utilization(
+            model,
+            c.busy_ns,
+            c.tx_bits,
+            (self.warmup(), self.now()),
+            secs,
+        )
     }
 
     fn tcp_trace_results(&self) -> Vec<TcpTraceResult> {
@@ -420,6 +411,34 @@ impl Simulation {
             })
             .collect()
     }
+}
+
+/// The share of a link direction's capacity its transmissions used over the
+/// measured interval `(from, to)` of `secs`: time busy over time for a rate
+/// (constant or scheduled), bits sent over the bits the opportunities of the
+/// interval offered for a delivery trace, where a packet waiting for its
+/// opportunity is not a link at work. The simulator and the emulator both
+/// report it.
+pub fn utilization(
+    model: Option<&crate::link_model::LinkModel>,
+    busy_ns: u128,
+    tx_bits: u64,
+    (from, to): (Time, Time),
+    secs: f64,
+) -> f64 {
+    let trace = model.and_then(|m| match m.tx.rate() {
+        crate::link_model::LinkRate::Trace(trace) => Some(trace),
+        _ => None,
+    });
+    let used = match trace {
+        Some(trace) => {
+            let offered =
+                trace.count(from, to) as f64 * crate::link_model::OPPORTUNITY_BYTES as f64 * 8.0;
+            tx_bits as f64 / offered.max(1.0)
+        }
+        None => busy_ns as f64 * 1e-9 / secs,
+    };
+    used.min(1.0)
 }
 
 fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult {
