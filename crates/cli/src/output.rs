@@ -13,8 +13,7 @@
 //!
 //! Run as root, a write never goes where another user chose ([`foreign_owner`]):
 //! an `--out` that is their folder or their symbolic link, or a link they left in
-//! the folder, is refused (`--allow-foreign-out` writes anyway), and the files an
-//! earlier run left that this one replaces are named.
+//! the folder, is refused (`--allow-foreign-out` writes anyway).
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
@@ -422,20 +421,6 @@ pub fn write_run(
             "{} was not written by aqmlab and would be replaced",
             printable(clash)
         );
-    }
-    if as_root() {
-        let replaced: Vec<String> = names
-            .iter()
-            .filter(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
-            .map(|n| printable(n))
-            .collect();
-        if !replaced.is_empty() {
-            eprintln!(
-                "note: replacing in {} what an earlier run wrote: {}",
-                dir.display(),
-                replaced.join(", ")
-            );
-        }
     }
     let mut all = record.ours.clone();
     all.extend(names.iter().cloned());

@@ -109,24 +109,6 @@ fn root_does_not_write_through_a_link_another_user_left_in_the_folder() {
     );
 }
 
-#[test]
-fn root_names_the_files_an_earlier_run_left_that_it_replaces() {
-    if !root() {
-        eprintln!("skipped: not root");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("out");
-    assert!(run(&out_dir, &[]).status.success());
-    let out = run(&out_dir, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("replacing in") && err.contains("flows.csv") && err.contains("summary.json"),
-        "{err}"
-    );
-}
-
 /// Unmounts the small file system of a test, whatever happens in it.
 struct Mounted<'a>(&'a Path);
 
