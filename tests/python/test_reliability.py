@@ -68,7 +68,7 @@ def test_root_does_not_write_where_another_user_chose(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     os.chown(theirs, OTHER_USER, OTHER_USER)
-    with pytest.raises(ValueError, match="--out .*a folder of user 65534"):
+    with pytest.raises(ValueError, match=r"--out .*a folder of user 65534"):
         _io.check_folder(theirs)
     with pytest.raises(ValueError, match="a folder of user 65534"):
         with _io.locked(theirs):
