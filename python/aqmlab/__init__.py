@@ -26,6 +26,18 @@ is Rust (the ``aqmlab._aqmlab`` extension); this package is its Python face.
 
 from __future__ import annotations
 
+import os as _os
+import signal as _signal
+import sys as _sys
+
+# Started as the ``aqmlab`` command (its script, or ``python -m aqmlab`` while the
+# package loads): a Ctrl-C during the imports below ends the process as it ends
+# the binary, by the signal, not with a KeyboardInterrupt traceback from whichever
+# import it hit. ``_cli.main`` then takes SIGINT over. Imported as a library, the
+# handler is left alone.
+if _sys.argv[:1] == ["-m"] or _os.path.basename(_sys.argv[0] if _sys.argv else "") == "aqmlab":
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+
 from aqmlab._run import emulate, qdisc_keys, qdisc_kinds, run, scenario_text, scenarios
 from aqmlab._sweep import Sweep, sweep
 from aqmlab.repro import repro

@@ -118,7 +118,7 @@ def run_until_precise(
     seeds up to its stop; :attr:`Sweep.stopped` says where and why."""
     import pandas as pd
 
-    from aqmlab._sweep_result import label_text
+    from aqmlab._sweep_result import label_text, runs_metric_names
 
     if isinstance(precision, str):
         target = parse_precision(precision)
@@ -128,6 +128,12 @@ def run_until_precise(
         raise ValueError(
             f"precision must be a string METRIC=WIDTH or METRIC=PERCENT%, e.g. "
             f"'tcp_goodput_bps=2%', got {type(precision).__name__} {precision!r}"
+        )
+    known = set().union(*(runs_metric_names(point) for _, point in points))
+    if target.metric not in known:
+        raise ValueError(
+            f"--precision {target}: the runs table has no metric {target.metric!r}; "
+            f"it has {', '.join(sorted(known))}"
         )
     simulated = 0
     seconds = 0.0

@@ -422,6 +422,22 @@ def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
     return out
 
 
+def runs_metric_names(scenario: Mapping[str, Any]) -> set[str]:
+    """Every metric column the runs table can have for a run of ``scenario`` (a
+    scenario table): what :func:`_runs_values` may write, known before anything
+    runs, so that ``--precision`` refuses a metric no run will have at once. A
+    superset: a delay column only exists where delays were monitored."""
+    names = {c for c in _RUN_COLUMNS if c != "link"}
+    names.update(f"delay_{q}_s" for q in DELAY_STATS)
+    for flow in scenario.get("flows") or []:
+        group = flow.get("name") if isinstance(flow, Mapping) else None
+        if not isinstance(group, str):
+            continue
+        names.update(f"{group}_{m}" for m in ("goodput_bps", "drops", "rtt_mean_s"))
+        names.update(f"{group}_delay_{q}_s" for q in DELAY_STATS)
+    return names
+
+
 #: The queueing-delay statistics the runs table has per run (``delay_<q>_s``) and
 #: per group (``<group>_delay_<q>_s``), from the delays table's ``<q>_s``.
 DELAY_STATS = ("mean", "p50", "p95", "p99")

@@ -88,6 +88,24 @@ def test_precision_names_a_metric_the_runs_table_lacks(fig3):
         aqmlab.sweep(fig3, {"qdisc.kind": ["red", "choke"]}, jobs=1, precision="goodput=2%")
 
 
+def test_an_unknown_precision_metric_is_refused_before_any_run(fig3, tmp_path):
+    # A misspelt group ("tpc") is caught as a misspelt metric is: nothing is run or stored.
+    for metric in ["tpc_goodput_bps", "tcp_goodput_bsp", "delay_p98_s"]:
+        with pytest.raises(ValueError, match=rf"no metric '{metric}'; it has .*tcp_goodput_bps"):
+            aqmlab.sweep(fig3, jobs=1, precision=f"{metric}=2%", cache_dir=tmp_path / "store")
+        assert not any((tmp_path / "store").rglob("*.*"))
+
+
+def test_the_metrics_known_before_the_runs_are_every_metric_the_runs_have(fig3):
+    from aqmlab._sweep_result import runs_metric_names
+
+    fig3.setdefault("monitor", {})["delays"] = True
+    runs = aqmlab.sweep(fig3, {"qdisc.kind": ["red", "choke"]}, seeds=1, jobs=1).runs
+    columns = set(runs.columns) - {"scenario", "qdisc.kind", "seed", "link"}
+    assert any(c.startswith("udp_delay_") for c in columns)
+    assert columns <= runs_metric_names(fig3)
+
+
 def test_cli_prints_means_with_intervals_and_paired_differences(tmp_path):
     out = run_cli(
         "sweep", "choke-fig3", "--set", "qdisc.kind=red,choke", "--seeds", "3", "--duration", "3s",

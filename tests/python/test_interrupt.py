@@ -51,6 +51,38 @@ def test_ctrl_c_ends_the_console_script():
     assert done.returncode == -signal.SIGINT
 
 
+#: Sends SIGINT to itself while the package is half imported (when its sweep
+#: module is looked for), under ``argv[0]`` as the command has it.
+INTERRUPTED_IMPORT = """
+import os, signal, sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "aqmlab._sweep":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.argv[0] = {argv0!r}
+sys.meta_path.insert(0, Interrupt())
+import aqmlab
+print("imported")
+"""
+
+
+@pytest.mark.parametrize("argv0", ["/usr/local/bin/aqmlab", "-m", "script.py"])
+def test_ctrl_c_while_the_command_loads_prints_no_traceback(argv0):
+    # The command's imports take tens of milliseconds; a Ctrl-C among them ends it
+    # by the signal, as once it runs, with nothing on stderr. Imported as a
+    # library (any other argv[0]), Python's KeyboardInterrupt is left alone.
+    code = INTERRUPTED_IMPORT.format(argv0=argv0)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "imported" not in done.stdout
+    if argv0 == "script.py":
+        assert "KeyboardInterrupt" in done.stderr
+    else:
+        assert done.returncode == -signal.SIGINT and done.stderr == "", done.stderr
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie is not: it has ended)."""
     try:
