@@ -77,7 +77,11 @@ def emulate_json(
     json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
 ) -> Finished: ...
 def emulate_builtin_or_path(
-    arg: _Path | None = None, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+    arg: _Path | None = None,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    sets: str | None = None,
 ) -> Finished: ...
 
 # `aqmlab emulate --compare`'s side-by-side table of a simulated and an emulated run.

@@ -99,19 +99,25 @@ def _run(ns: Namespace) -> int:
 def _emulate(ns: Namespace) -> int:
     from aqmlab import _aqmlab
     from aqmlab._io import allow_foreign_out, check_folder, write_folder
+    from aqmlab._run import late_run
     from aqmlab.result import Result
 
     allow_foreign_out(ns.allow_foreign_out)
+    sets = _aqmlab.parse_sets(ns.sets)
     if ns.out is not None:
         ns.out = Path(ns.out)
         check_folder(ns.out)
     try:
-        finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup)
+        finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, sets)
     except KeyboardInterrupt:
         # As the binary: stopped at once, everything it made gone, status 130.
         sys.stderr.write("error: interrupted; the emulation's namespaces and devices are removed\n")
         return 130
     sys.stderr.write(finished.warnings())
+    late = late_run(finished)
+    if ns.strict and late:
+        _error(f"--strict: {late}; its results are discarded")
+        return 1
     if ns.out is not None:
         result = Result._from_finished(finished)
         tables = {name: result.arrow(name) for name in result.table_names}
@@ -119,7 +125,7 @@ def _emulate(ns: Namespace) -> int:
             ns.out, tables, ns.format, summary=finished.summary_json(pretty=True), known=_aqmlab.table_names()
         )
     if ns.compare:
-        simulated = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup)
+        simulated = _aqmlab.run_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, sets=sets)
         if ns.json:
             both = {
                 "simulated": json.loads(simulated.summary_json()),

@@ -122,6 +122,7 @@ def emulate(
     seed: int | None = None,
     duration: str | None = None,
     warmup: str | None = None,
+    strict: bool = False,
     **overrides: Any,
 ) -> Result:
     """Emulates a dumbbell scenario on real Linux TCP and returns its :class:`Result`.
@@ -131,7 +132,10 @@ def emulate(
     own, sending to receivers in another, and every packet crosses the scenario's
     links and qdisc in this process, the very code :func:`run` simulates.
     ``duration`` and ``warmup`` are wall-clock time. ``Result.run["emulated"]`` is
-    true and the run table records how well time was kept (``lateness_p99_s``).
+    true and the run table records how well time was kept (``lateness_p99_s``,
+    ``late_share``, ``kept_time``); a run that did not keep time warns
+    (``RuntimeWarning``), and with ``strict=True`` raises ``RuntimeError`` instead
+    of returning results that are not a measurement of the scenario.
 
     Needs Linux and root (CAP_NET_ADMIN): without it, or for a scenario the
     emulator cannot honour (a graph, web flows, a rate above what it keeps),
@@ -141,15 +145,32 @@ def emulate(
     seed = _check_seed(seed)
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
+    if not isinstance(strict, bool):
+        raise ValueError(f"strict = {strict!r} must be True or False")
     if isinstance(scenario, Mapping):
         finished = _aqmlab.emulate_json(to_json(_apply(scenario, overrides)), seed, duration, warmup)
-        return _finish(finished)
-    arg = check_path_or_name(scenario)
-    if not overrides:
-        return _finish(_aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup))
-    table = scenario_table(arg)
-    finished = _aqmlab.emulate_json(to_json(_apply(table, overrides)), seed, duration, warmup)
+    else:
+        arg = check_path_or_name(scenario)
+        if not overrides:
+            finished = _aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup)
+        else:
+            table = scenario_table(arg)
+            finished = _aqmlab.emulate_json(to_json(_apply(table, overrides)), seed, duration, warmup)
+    late = late_run(finished)
+    if strict and late:
+        raise RuntimeError(f"strict: {late}; its results are discarded")
     return _finish(finished)
+
+
+def late_run(finished: Any) -> str | None:
+    """Why an emulated run is not a measurement (it did not keep time), or None."""
+    e = json.loads(finished.summary_json()).get("emulation")
+    if e is None or e.get("kept_time", True):
+        return None
+    return (
+        f"the emulation did not keep time (p99 lateness {e['lateness_p99_s'] * 1e6:.1f} us "
+        f"against a packet time of {e['packet_time_s'] * 1e6:.1f} us)"
+    )
 
 
 def _finish(finished: Any) -> Result:

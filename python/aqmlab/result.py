@@ -349,7 +349,9 @@ class Result:
             summary["emulation"] = timekeeping
         return summary
 
-    _EMULATION_COLUMNS = ("lateness_p50_s", "lateness_p99_s", "lateness_max_s", "tun_drops")
+    _EMULATION_COLUMNS = (
+        "lateness_p50_s", "lateness_p99_s", "lateness_max_s", "late_share", "kept_time", "tun_drops",
+    )  # fmt: skip
 
     # ---- display ----------------------------------------------------------------
 

@@ -107,3 +107,39 @@ def test_the_emulated_flows_count_timeouts_and_fast_recoveries():
     tcp = flows[flows["kind"] == "tcp"]
     assert tcp["timeouts"].sum() > 0
     assert tcp["fast_recoveries"].sum() > 0
+
+
+def test_a_run_that_did_not_keep_time_warns_and_strict_raises(monkeypatch):
+    # 100 Gbit/s: a packet time of 120 ns, shorter than one write to a TUN device.
+    monkeypatch.setenv("AQMLAB_EMULATE_ANY_RATE", "1")
+    fast = dict(SMALL, duration="1s", warmup="0s")
+    fast["topology"] = dict(SMALL["topology"], bottleneck={"rate": "100Gbps", "delay": "5ms"})
+    with pytest.warns(RuntimeWarning, match="time was not kept"):
+        r = aqmlab.emulate(fast)
+    assert r.run["kept_time"] is False and r.run["late_share"] > 0.01
+    with pytest.raises(RuntimeError, match="did not keep time"):
+        aqmlab.emulate(fast, strict=True)
+
+
+def test_the_pip_installed_command_takes_set_and_strict(tmp_path, monkeypatch):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "small"\nduration = "1s"\nwarmup = "0s"\n'
+        'qdisc = { kind = "droptail", limit = 50 }\n'
+        'flows = [{ name = "tcp", kind = "tcp", count = 2, variant = "cubic" }]\n'
+        '[topology]\nkind = "dumbbell"\naccess = { rate = "100Mbps", delay = "1ms" }\n'
+        'bottleneck = { rate = "10Mbps", delay = "5ms" }\n'
+    )
+    out = tmp_path / "out"
+    proc = run_cli("emulate", str(path), "--set", "qdisc.kind=pie", "--json", "-q", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["links"][0]["qdisc"] == "pie"
+    assert aqmlab.Result.read(out).links["qdisc.kind"].tolist()[0] == "pie"
+    # A 100 Gbit/s bottleneck cannot keep time: --strict exits 1 and writes nothing.
+    monkeypatch.setenv("AQMLAB_EMULATE_ANY_RATE", "1")
+    strict = tmp_path / "strict"
+    proc = run_cli("emulate", str(path), "--set", "topology.bottleneck.rate=100Gbps", "--strict", "-q",
+                   "--out", str(strict))  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert "--strict: the emulation did not keep time" in proc.stderr
+    assert not strict.exists() or not any(strict.iterdir())

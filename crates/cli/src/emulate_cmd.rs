@@ -7,14 +7,19 @@ use aqmlab_command::EmulateArgs;
 use sim::Overrides;
 
 pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
-    let mut s = sim::load(a.scenario.as_deref()).map_err(|e| usage(e.to_string()))?;
-    Overrides {
-        seed: a.overrides.seed,
-        duration: a.overrides.duration.as_deref(),
-        warmup: a.overrides.warmup.as_deref(),
-    }
-    .apply(&mut s)
-    .map_err(|e| usage(e.to_string()))?;
+    // The scenario as `run` reads it, `--set` included, so one command line
+    // emulates what it simulates.
+    let labels = sim::assign::parse_all(&a.sets).map_err(usage)?;
+    let s = sim::assign::load(
+        a.scenario.as_deref(),
+        &labels,
+        &Overrides {
+            seed: a.overrides.seed,
+            duration: a.overrides.duration.as_deref(),
+            warmup: a.overrides.warmup.as_deref(),
+        },
+    )
+    .map_err(usage)?;
     output::allow_foreign_out(a.output.allow_foreign_out);
     if let Some(dir) = &a.output.out {
         if let Some(warning) = output::check_out_dir(dir, a.output.format).map_err(usage)? {
@@ -28,8 +33,11 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     drop(bar);
     let result = result?;
     eprint!("{}", sim::text::warnings(&result));
+    if a.strict {
+        refuse_late(&result)?;
+    }
     if let Some(dir) = &a.output.out {
-        output::write_run(dir, &result, &[], a.output.format)
+        output::write_run(dir, &result, &labels, a.output.format)
             .with_context(|| format!("writing results to {}", dir.display()))?;
     }
     if a.compare {
@@ -96,6 +104,20 @@ impl Drop for WallClockBar {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// `--strict`: a run that did not keep time is an error, and nothing of it is
+/// written (its warning, printed above, says why).
+fn refuse_late(r: &sim::RunResult) -> anyhow::Result<()> {
+    match &r.emulation {
+        Some(e) if !e.kept_time => anyhow::bail!(
+            "--strict: the emulation did not keep time (p99 lateness {:.1} us against a \
+             packet time of {:.1} us); its results are discarded",
+            e.lateness_p99_s * 1e6,
+            e.packet_time_s * 1e6
+        ),
+        _ => Ok(()),
     }
 }
 

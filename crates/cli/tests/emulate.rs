@@ -298,3 +298,79 @@ fn an_out_that_cannot_be_written_is_refused_before_emulating() {
     }
     assert!(mounted, "a read-only tmpfs could not be mounted");
 }
+
+/// A run that cannot keep time (a 100 Gbit/s bottleneck: a packet time of
+/// 120 ns, shorter than one write to a TUN device) says so: a warning, the
+/// summary's `kept_time` false; with `--strict` it is an error, exit 1, and no
+/// table is written.
+#[test]
+fn a_run_that_did_not_keep_time_says_so_and_strict_refuses_it() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fast = SMALL.replace(r#"rate = "10Mbps""#, r#"rate = "100Gbps""#);
+    let path = write(dir.path(), "fast.toml", &fast);
+    let emulate = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["emulate", &path, "-q", "--duration", "1s", "--warmup", "0s"])
+            .args(extra)
+            .env("AQMLAB_EMULATE_ANY_RATE", "1")
+            .output()
+            .unwrap()
+    };
+    let out = emulate(&["--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("time was not kept"), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["emulation"]["kept_time"], false, "{summary}");
+    assert!(summary["emulation"]["late_share"].as_f64().unwrap() > 0.01);
+
+    let tables = dir.path().join("tables");
+    let out = emulate(&["--strict", "--out", tables.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--strict: the emulation did not keep time"),
+        "{err}"
+    );
+    let written: Vec<_> = std::fs::read_dir(&tables)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "{written:?}");
+}
+
+/// `--set` works as in `run`: the emulated scenario is the one set, and the
+/// tables carry its column, as a run's do.
+#[test]
+fn set_changes_the_emulated_scenario_and_labels_its_tables() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", SMALL);
+    let tables = dir.path().join("tables");
+    let out = Command::new(BIN)
+        .args(["emulate", &path, "-q", "--json", "--set", "qdisc.kind=pie"])
+        .args(["--out", tables.to_str().unwrap(), "--format", "csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["links"][0]["qdisc"], "pie", "{summary}");
+    let links = std::fs::read_to_string(tables.join("links.csv")).unwrap();
+    let header = links.lines().next().unwrap();
+    assert!(header.starts_with("scenario,qdisc.kind,seed,"), "{header}");
+    assert!(links.lines().nth(1).unwrap().contains(",pie,"), "{links}");
+
+    let bad = Command::new(BIN)
+        .args(["emulate", &path, "-q", "--set", "qdisc.nope=1"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("qdisc.nope"));
+}

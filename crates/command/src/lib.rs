@@ -220,6 +220,10 @@ pub struct EmulateArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub overrides: ScenarioOverrides,
+    /// Set a dotted key of the scenario, e.g. qdisc.kind=red or flows.udp.rate=2Mbps
+    /// (repeatable; labels every table), as `run --set` does.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub output: RunOutput,
@@ -227,6 +231,10 @@ pub struct EmulateArgs {
     /// object with "simulated" and "emulated").
     #[arg(long)]
     pub compare: bool,
+    /// A run that did not keep time (p99 lateness above one packet time) is an
+    /// error (exit status 1) and its tables are not written.
+    #[arg(long)]
+    pub strict: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -252,7 +252,6 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     let m = s.monitor();
     for (key, set) in [
         ("flow_series", m.flow_series.is_some()),
-        ("delays", m.delays),
         ("objects", m.objects),
         ("events", m.events),
     ] {

@@ -45,10 +45,15 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         sim::text::seconds(simulated.warmup_s),
         sim::text::seconds(simulated.duration_s)
     );
+    // A run that lost time is marked where its numbers are read.
+    let late = emulated.emulation.as_ref().is_some_and(|e| !e.kept_time);
     let _ = writeln!(
         s,
         "{:<24} {:>14} {:>14} {:>9}",
-        "", "simulated", "emulated", "ratio"
+        "",
+        "simulated",
+        if late { "emulated (!)" } else { "emulated" },
+        "ratio"
     );
     let row = |s: &mut String, name: &str, a: f64, b: f64, unit: &str, scale: f64| {
         let ratio = if a != 0.0 {
@@ -118,6 +123,15 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
     );
     if let (Some(a), Some(b)) = (mean_rtt(simulated), mean_rtt(emulated)) {
         row(&mut s, "tcp rtt", a, b, " ms", 1e3);
+    }
+    if let Some(e) = emulated.emulation.as_ref().filter(|_| late) {
+        let _ = writeln!(
+            s,
+            "\n(!) the emulation did not keep time (p99 lateness {:.1} us against a \
+             packet time of {:.1} us): its column is not a measurement of the scenario",
+            e.lateness_p99_s * 1e6,
+            e.packet_time_s * 1e6
+        );
     }
     s
 }

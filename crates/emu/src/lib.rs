@@ -220,6 +220,10 @@ pub fn emulate_with(
         queue_interval_ns: s.monitor().queue_interval.as_nanos(),
         stop: stop.clone(),
         capture_marked: opts.capture_marked,
+        delays: s.monitor().delays.then(|| {
+            let group_of: std::sync::Arc<[u32]> = flows.iter().map(|f| f.group).collect();
+            [(); 2].map(|_| sim::observe::delays::Delays::new(group_of.clone(), groups.len()))
+        }),
     };
     let plane = std::thread::Builder::new()
         .name("aqmlab-plane".into())

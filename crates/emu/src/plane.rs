@@ -25,6 +25,7 @@ use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness, LinkCounters};
 use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
 use sim::link::QueuePool;
+use sim::observe::delays::Delays;
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -96,6 +97,9 @@ pub struct Config {
     pub stop: Arc<AtomicBool>,
     /// Keep a copy of the first this many CE-marked packets as written.
     pub capture_marked: usize,
+    /// Each direction's sojourn times (`[monitor] delays`), as the simulator
+    /// records them at a monitored queue.
+    pub delays: Option<[Delays; 2]>,
 }
 
 /// What the data plane counted.
@@ -122,6 +126,8 @@ pub struct Outcome {
     pub interrupted: bool,
     /// The first CE-marked packets, as written to the device.
     pub marked: Vec<Vec<u8>>,
+    /// Sojourn times per direction over the measured interval, when asked for.
+    pub delays: Option<[Delays; 2]>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -165,6 +171,7 @@ struct Plane {
     udp_id: u16,
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
+    delays: Option<[Delays; 2]>,
 }
 
 impl Plane {
@@ -336,6 +343,10 @@ impl Plane {
             return;
         };
         let done = self.links[dir].tx_end(t, pkt.size);
+        if let (true, Some(d)) = (self.measuring, &mut self.delays) {
+            let since = self.enq_at[pkt.tag as usize];
+            d[dir].record(pkt.flow.index(), t.saturating_sub(since));
+        }
         self.add_sojourn(dir, pkt.tag, t);
         let link = &mut self.links[dir];
         link.busy = true;
@@ -477,5 +488,8 @@ impl Plane {
         self.counts = [LinkCounters::new(n), LinkCounters::new(n)];
         self.flow_counts = vec![FlowCounters::default(); n];
         self.lateness = Lateness::default();
+        for d in self.delays.iter_mut().flatten() {
+            d.clear();
+        }
     }
 }

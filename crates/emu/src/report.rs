@@ -218,21 +218,28 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         .collect();
     let all: Vec<f64> = rows.iter().map(|r| r.goodput_bps).collect();
     let late = &i.outcome.lateness;
+    let packet_time_ns = (packet_time_s * 1e9) as u64;
     let mut emulation = Emulation {
         lateness_p50_s: late.quantile(0.5),
         lateness_p99_s: late.quantile(0.99),
         lateness_max_s: late.max_ns as f64 * 1e-9,
         packet_time_s,
+        late_share: late.share_later_than(packet_time_ns),
+        kept_time: true,
         tun_drops: i.tun_drops,
         unclassified: i.outcome.unclassified,
         warnings: i.warnings,
     };
+    const ADVICE: &str = "this run is not a measurement of the scenario; run it with \
+                          fewer flows, a lower rate or on a quieter machine";
     if emulation.lateness_p99_s > packet_time_s {
+        emulation.kept_time = false;
         emulation.warnings.push(format!(
             "time was not kept: p99 lateness {:.1} us exceeds one packet time at the \
-             bottleneck ({:.1} us); the machine was too slow or too busy for this rate",
+             bottleneck ({:.1} us), and {:.1}% of the packets left later than that; {ADVICE}",
             emulation.lateness_p99_s * 1e6,
-            packet_time_s * 1e6
+            packet_time_s * 1e6,
+            emulation.late_share * 100.0
         ));
     }
     // Goodput counts what the receivers read in the measured interval, the link
@@ -259,9 +266,10 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         ));
     }
     if i.outcome.unhandled > 0 {
+        emulation.kept_time = false;
         emulation.warnings.push(format!(
             "time was not kept: the data plane fell behind and {} events due before \
-             the end were not handled when the run's time was up",
+             the end were not handled when the run's time was up; {ADVICE}",
             i.outcome.unhandled
         ));
     }
@@ -283,6 +291,11 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             })
         })
         .collect();
+    // Sojourn times at the two bottleneck queues, as the simulator reports them.
+    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
+    for (dir, d) in i.outcome.delays.iter().flatten().enumerate() {
+        sim::report::delay_rows(names[dir], i.groups, d, &mut delays, &mut delay_histogram);
+    }
     RunResult {
         scenario: f.name.clone(),
         seed: f.seed,
@@ -302,8 +315,8 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         },
         flow_series: Vec::new(),
         tcp_trace: trace,
-        delays: Vec::new(),
-        delay_histogram: Vec::new(),
+        delays,
+        delay_histogram,
         objects: Vec::new(),
         queue_events: Vec::new(),
         queue_events_missed: 0,

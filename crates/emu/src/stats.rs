@@ -85,6 +85,24 @@ impl Lateness {
         }
     }
 
+    /// The share of the writes later than `ns`, counting the buckets wholly
+    /// above it (so at most one bucket's writes short).
+    pub fn share_later_than(&self, ns: u64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let us = ns.div_ceil(1000);
+        let later = if us < 1000 {
+            let coarse: u64 = self.coarse[10..].iter().sum();
+            self.fine[us as usize..].iter().sum::<u64>() + coarse + self.over
+        } else if us < 100_000 {
+            self.coarse[us.div_ceil(100) as usize..].iter().sum::<u64>() + self.over
+        } else {
+            self.over
+        };
+        later as f64 / self.count as f64
+    }
+
     /// The `q` quantile, seconds (a bucket's upper edge; the maximum beyond the
     /// histogram).
     pub fn quantile(&self, q: f64) -> f64 {
@@ -129,5 +147,20 @@ mod tests {
         );
         assert_eq!(l.quantile(1.0), 0.25);
         assert_eq!(l.max_ns, 250_000_000);
+    }
+
+    /// The share later than a packet time counts every write past it, in every
+    /// part of the histogram, and none at or before the bucket it falls in.
+    #[test]
+    fn the_late_share_counts_the_writes_past_the_threshold() {
+        let mut l = Lateness::default();
+        for ns in [500, 119_000, 121_500, 5_000_000, 300_000_000] {
+            l.add(ns);
+        }
+        assert_eq!(l.share_later_than(120_000), 3.0 / 5.0);
+        assert_eq!(l.share_later_than(1_200_000), 2.0 / 5.0);
+        assert_eq!(l.share_later_than(200_000_000), 1.0 / 5.0);
+        assert_eq!(l.share_later_than(0), 1.0);
+        assert_eq!(Lateness::default().share_later_than(1), 0.0);
     }
 }

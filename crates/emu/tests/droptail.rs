@@ -6,6 +6,7 @@ name = "reno-4"
 duration = "6s"
 warmup = "2s"
 qdisc = { kind = "droptail", limit = 50 }
+monitor = { delays = true }
 flows = [{ name = "bulk", kind = "tcp", count = 4, variant = "reno", start_spread = "200ms" }]
 [topology]
 kind = "dumbbell"
@@ -15,6 +16,8 @@ bottleneck = { rate = "10Mbps", delay = "10ms" }
 
 /// Four Linux Reno flows fill a 10 Mbit/s DropTail link, and its queue samples
 /// show the buffer filling (up to its limit of 50), with the drops that follow.
+/// The queue's sojourn times are recorded as the simulator records them, and
+/// agree with its mean backlog by Little's law.
 #[test]
 fn four_reno_flows_fill_a_droptail_bottleneck() {
     require_emulation!();
@@ -36,6 +39,23 @@ fn four_reno_flows_fill_a_droptail_bottleneck() {
     assert!(r.flows.iter().all(|f| f.goodput_bps > 0.5e6));
     assert!(e.lateness_p99_s < e.packet_time_s, "{e:?}");
     assert_eq!(e.tun_drops, 0);
+
+    let delay = r
+        .delays
+        .iter()
+        .find(|d| d.link == "left->right" && d.scope == "link")
+        .expect("a delay row for the bottleneck");
+    let seconds = r.duration_s - r.warmup_s;
+    let little = link.mean_queue_packets / (link.tx_packets as f64 / seconds);
+    assert!(
+        (delay.mean_s - little).abs() < 0.15 * little,
+        "mean sojourn {} s against Little's {little} s",
+        delay.mean_s
+    );
+    assert!(delay.p99_s >= delay.p50_s && delay.p50_s > 0.0, "{delay:?}");
+    let bulk = r.delays.iter().find(|d| d.group.as_deref() == Some("bulk"));
+    assert_eq!(bulk.map(|d| d.count), Some(delay.count));
+    assert!(r.delay_histogram.iter().any(|b| b.link == "left->right"));
 
     // One schema: every table of the emulated run has the columns, types and
     // order of the simulated run's, and the run table says which is which.

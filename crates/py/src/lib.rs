@@ -161,7 +161,11 @@ fn simulate(
 /// Emulates `s` (`aqmlab emulate`) on a thread of its own, the GIL released;
 /// a signal Python sees (Ctrl-C) stops it and raises.
 #[cfg(target_os = "linux")]
-fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
+fn emulate_scenario(
+    py: Python<'_>,
+    s: Scenario,
+    labels: Vec<sim::assign::Assignment>,
+) -> PyResult<Finished> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let warned: String = s
@@ -184,7 +188,7 @@ fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
         .join()
         .map_err(|_| Error::Internal("the emulation panicked".into()))?;
     match result {
-        Ok(r) => Ok(Finished(r, warned, Some(vec![]))),
+        Ok(r) => Ok(Finished(r, warned, Some(labels))),
         Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
             Err(Error::usage(e).into())
         }
@@ -193,7 +197,11 @@ fn emulate_scenario(py: Python<'_>, s: Scenario) -> PyResult<Finished> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn emulate_scenario(_: Python<'_>, _: Scenario) -> PyResult<Finished> {
+fn emulate_scenario(
+    _: Python<'_>,
+    _: Scenario,
+    _: Vec<sim::assign::Assignment>,
+) -> PyResult<Finished> {
     Err(
         Error::Usage("aqmlab emulate needs Linux (network namespaces and TUN devices)".into())
             .into(),
@@ -212,22 +220,34 @@ fn emulate_json(
     warmup: Option<&str>,
 ) -> PyResult<Finished> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
-    emulate_scenario(py, configure(s, seed, duration, warmup)?)
+    emulate_scenario(py, configure(s, seed, duration, warmup)?, vec![])
 }
 
 /// Emulates a scenario file or built-in scenario, resolved as `aqmlab emulate
-/// ARG` resolves it.
+/// ARG` resolves it, with `sets` (a JSON list of [dotted key, value]) applied
+/// as `--set` does and labelling the tables.
 #[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None))]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, sets=None))]
 fn emulate_builtin_or_path(
     py: Python<'_>,
     arg: Option<OsArg>,
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
+    sets: Option<&str>,
 ) -> PyResult<Finished> {
-    let s = sim::load(arg.as_ref().map(|a| a.0.as_os_str())).map_err(Error::from)?;
-    emulate_scenario(py, configure(s, seed, duration, warmup)?)
+    let labels = sets
+        .map(command::assignments)
+        .transpose()?
+        .unwrap_or_default();
+    let overrides = Overrides {
+        seed,
+        duration,
+        warmup,
+    };
+    let arg = arg.as_ref().map(|a| a.0.as_os_str());
+    let s = sim::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
+    emulate_scenario(py, s, labels)
 }
 
 /// `aqmlab emulate --compare`'s table: a simulated and an emulated run side by side.

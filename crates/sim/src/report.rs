@@ -3,7 +3,7 @@
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
 use crate::net::Group;
-use crate::observe::delays::Histogram;
+use crate::observe::delays::{Delays, Histogram};
 use crate::observe::flow_slots::FlowSlots;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
@@ -122,23 +122,13 @@ impl Simulation {
                     }));
             }
             if let Some(d) = &stats.delays {
-                let named = std::iter::once((None, &d.all)).chain(
-                    self.groups
-                        .iter()
-                        .zip(&d.groups)
-                        .map(|(g, h)| (Some(g.name.clone()), h)),
+                delay_rows(
+                    &name,
+                    &self.groups,
+                    d,
+                    &mut read.delays,
+                    &mut read.delay_histogram,
                 );
-                for (group, h) in named {
-                    read.delays.push(delay_result(&name, group.clone(), h));
-                    read.delay_histogram
-                        .extend(h.buckets().map(|(lo, hi, count)| DelayBucket {
-                            link: name.clone(),
-                            group: group.clone(),
-                            lo_s: lo as f64 * 1e-9,
-                            hi_s: hi as f64 * 1e-9,
-                            count,
-                        }));
-                }
             }
             read.names.push(name);
             read.slots.push(stats.slots.clone());
@@ -439,6 +429,33 @@ pub fn utilization(
         None => busy_ns as f64 * 1e-9 / secs,
     };
     used.min(1.0)
+}
+
+/// The rows of the delays and delay-histogram tables for the queue of `link`:
+/// the link's own, then one per group (the emulator's report uses it too).
+pub fn delay_rows(
+    link: &str,
+    groups: &[Group],
+    d: &Delays,
+    rows: &mut Vec<DelayResult>,
+    histogram: &mut Vec<DelayBucket>,
+) {
+    let named = std::iter::once((None, &d.all)).chain(
+        groups
+            .iter()
+            .zip(&d.groups)
+            .map(|(g, h)| (Some(g.name.clone()), h)),
+    );
+    for (group, h) in named {
+        rows.push(delay_result(link, group.clone(), h));
+        histogram.extend(h.buckets().map(|(lo, hi, count)| DelayBucket {
+            link: link.to_string(),
+            group: group.clone(),
+            lo_s: lo as f64 * 1e-9,
+            hi_s: hi as f64 * 1e-9,
+            count,
+        }));
+    }
 }
 
 fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult {

@@ -277,6 +277,15 @@ pub struct Emulation {
     /// One packet time at the bottleneck (its largest packet size / its rate):
     /// the lateness the emulation warns above.
     pub packet_time_s: f64,
+    /// The share of writes later than one packet time (to the histogram's
+    /// 1 us resolution below 1 ms, 100 us above).
+    #[serde(default)]
+    pub late_share: f64,
+    /// Whether the run kept time: p99 lateness within one packet time, and every
+    /// event due before the end handled. A run that did not is not a measurement
+    /// of the scenario; a warning says so, and `--strict` refuses it.
+    #[serde(default = "kept")]
+    pub kept_time: bool,
     /// Packets the kernel dropped before the emulator read them (TUN queues full).
     pub tun_drops: u64,
     /// Packets read that belonged to no flow of the scenario (dropped).
@@ -284,6 +293,10 @@ pub struct Emulation {
     /// What the emulation warns of (time not kept, packets lost); empty when all is well.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+fn kept() -> bool {
+    true
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -70,6 +70,8 @@ pub fn run(r: &RunResult) -> RecordBatch {
     t.opt_f64("lateness_p50_s", emu().map(|e| e.map(|e| e.lateness_p50_s)));
     t.opt_f64("lateness_p99_s", emu().map(|e| e.map(|e| e.lateness_p99_s)));
     t.opt_f64("lateness_max_s", emu().map(|e| e.map(|e| e.lateness_max_s)));
+    t.opt_f64("late_share", emu().map(|e| e.map(|e| e.late_share)));
+    t.opt_bool("kept_time", emu().map(|e| e.map(|e| e.kept_time)));
     t.opt_u64("tun_drops", emu().map(|e| e.map(|e| e.tun_drops)));
     t.finish()
 }
@@ -330,6 +332,10 @@ impl Columns {
     fn bool(&mut self, name: &str, v: impl Iterator<Item = bool>) {
         let a = BooleanArray::from(v.collect::<Vec<bool>>());
         self.push(name, DataType::Boolean, false, Arc::new(a));
+    }
+    fn opt_bool(&mut self, name: &str, v: impl Iterator<Item = Option<bool>>) {
+        let a = BooleanArray::from(v.collect::<Vec<Option<bool>>>());
+        self.push(name, DataType::Boolean, true, Arc::new(a));
     }
     fn opt_str<'a>(&mut self, name: &str, v: impl Iterator<Item = Option<&'a str>>) {
         let v: Vec<Option<&str>> = v.collect();

@@ -31,12 +31,18 @@ pub fn summary(r: &RunResult) -> String {
             );
             let _ = writeln!(
                 s,
-                "lateness p50 {:.1} us, p99 {:.1} us, max {:.1} us (one packet time {:.1} us); \
-                 {} packets lost in the TUN queues",
+                "{}: lateness p50 {:.1} us, p99 {:.1} us, max {:.1} us (one packet time \
+                 {:.1} us, {:.2}% of packets later); {} packets lost in the TUN queues",
+                if e.kept_time {
+                    "time kept"
+                } else {
+                    "TIME NOT KEPT"
+                },
                 e.lateness_p50_s * 1e6,
                 e.lateness_p99_s * 1e6,
                 e.lateness_max_s * 1e6,
                 e.packet_time_s * 1e6,
+                e.late_share * 100.0,
                 e.tun_drops
             );
         }

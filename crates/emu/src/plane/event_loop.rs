@@ -29,6 +29,7 @@ pub fn run(cfg: Config) -> Outcome {
         queue_interval_ns,
         stop,
         capture_marked,
+        delays,
     } = cfg;
     // SAFETY: prctl on the calling thread; asks for timers as exact as the
     // hardware allows.
@@ -60,6 +61,7 @@ pub fn run(cfg: Config) -> Outcome {
         udp_id: 0,
         capture_marked,
         marked: Vec::new(),
+        delays,
     };
     for _ in 0..1024 {
         let t = p.alloc();
@@ -174,6 +176,7 @@ pub fn run(cfg: Config) -> Outcome {
         end_ns: end,
         interrupted,
         marked: p.marked,
+        delays: p.delays,
     }
 }
 

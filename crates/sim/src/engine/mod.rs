@@ -303,7 +303,38 @@ impl Simulation {
         }
     }
 
+    /// Observations at `t` read the state after every other event of `t` (a
+    /// trace link's opportunities fall on whole milliseconds, as ticks do): a
+    /// sample never counts a packet that leaves at its own instant, so samples
+    /// agree with the link's counts. The ticks due now are taken together and,
+    /// while other events of this instant wait, put back behind them; a tick put
+    /// back is not counted as an event.
     fn on_tick(&mut self, tick: Tick) {
+        let now = self.now;
+        let mut due = [tick; 3];
+        let mut n = 1;
+        while let Some((t, Event::Tick(next))) = self.events.peek() {
+            if t != now || n == due.len() {
+                break;
+            }
+            self.events.pop();
+            due[n] = next;
+            n += 1;
+        }
+        if self.events.peek_time() == Some(now) {
+            for &k in &due[..n] {
+                self.events.push(now, Event::Tick(k));
+            }
+            self.event_count -= 1;
+            return;
+        }
+        self.event_count += n as u64 - 1;
+        for &k in &due[..n] {
+            self.observe(k);
+        }
+    }
+
+    fn observe(&mut self, tick: Tick) {
         let now = self.now;
         match tick {
             Tick::Queue => self.obs.sample_queues(now, &self.net.links),

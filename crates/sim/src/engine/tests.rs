@@ -421,3 +421,48 @@ fn a_shaped_cake_sends_at_its_bandwidth_not_the_links() {
         "{got} bit/s through a 20 Mbit/s shaper"
     );
 }
+
+/// A queue sample at `t` is the queue after every event of `t`: on a trace
+/// link whose opportunities fall on the sampling instants, the packet that
+/// leaves at the sample's instant is not counted, as the link's counts do not.
+#[test]
+fn a_queue_sample_reads_the_queue_after_its_instants_departures() {
+    let trace = std::env::temp_dir().join(format!("aqmlab-tick-{}.up", std::process::id()));
+    std::fs::write(&trace, "10\n").unwrap(); // one 1,500-byte opportunity every 10 ms
+    let mut s = sim(&format!(
+        r#"
+name = "tick"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = {{ trace = {trace:?} }}, delay = "5ms" }}
+[qdisc]
+kind = "droptail"
+limit = 1000
+[monitor]
+queue_interval = "10ms"
+[[flows]]
+name = "cbr"
+kind = "cbr"
+rate = "5Mbps"
+packet_size = 1500
+start_spread = "0s"
+stop = "300ms"
+"#
+    ));
+    let _ = std::fs::remove_file(&trace);
+    let monitored = s.obs.links[0].link as usize;
+    let mut checked = 0;
+    for k in 1..100u64 {
+        let t = Time::from_nanos(k * 10_000_000);
+        s.run_until(t, &mut |_| {});
+        let sample = *s.obs.links[0].samples.last().unwrap();
+        assert_eq!(sample.0, t.as_secs_f64(), "a sample at every tick");
+        let queued = s.net.links[monitored].qdisc.len() as u32;
+        assert_eq!(sample.1, queued, "at {t}");
+        checked += u32::from(queued > 0);
+    }
+    // The queue grew while the source sent and drained one packet a tick after.
+    assert!(checked > 50, "{checked}");
+}
