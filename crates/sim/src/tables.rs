@@ -350,24 +350,16 @@ impl Columns {
     /// `probe_rtt_<stat>_s` (as the delays table's `<stat>_s`), null on rows
     /// of the other kinds.
     fn probe<'a>(&mut self, rows: impl Iterator<Item = Option<&'a ProbeStats>> + Clone) {
-        let counts: [(&str, fn(&ProbeStats) -> u64); 3] = [
-            ("probe_sent", |p| p.sent),
-            ("probe_echoed", |p| p.echoed),
-            ("probe_lost", |p| p.lost),
-        ];
-        for (name, get) in counts {
-            self.opt_u64(name, rows.clone().map(|p| p.map(get)));
-        }
-        let rtts: [(&str, fn(&ProbeStats) -> Option<f64>); 5] = [
-            ("probe_rtt_mean_s", |p| p.rtt_mean_s),
-            ("probe_rtt_p50_s", |p| p.rtt_p50_s),
-            ("probe_rtt_p95_s", |p| p.rtt_p95_s),
-            ("probe_rtt_p99_s", |p| p.rtt_p99_s),
-            ("probe_rtt_max_s", |p| p.rtt_max_s),
-        ];
-        for (name, get) in rtts {
-            self.opt_f64(name, rows.clone().map(|p| p.and_then(get)));
-        }
+        let count = |get: fn(&ProbeStats) -> u64| rows.clone().map(move |p| p.map(get));
+        self.opt_u64("probe_sent", count(|p| p.sent));
+        self.opt_u64("probe_echoed", count(|p| p.echoed));
+        self.opt_u64("probe_lost", count(|p| p.lost));
+        let rtt = |get: fn(&ProbeStats) -> Option<f64>| rows.clone().map(move |p| p.and_then(get));
+        self.opt_f64("probe_rtt_mean_s", rtt(|p| p.rtt_mean_s));
+        self.opt_f64("probe_rtt_p50_s", rtt(|p| p.rtt_p50_s));
+        self.opt_f64("probe_rtt_p95_s", rtt(|p| p.rtt_p95_s));
+        self.opt_f64("probe_rtt_p99_s", rtt(|p| p.rtt_p99_s));
+        self.opt_f64("probe_rtt_max_s", rtt(|p| p.rtt_max_s));
     }
     fn finish(self) -> RecordBatch {
         let schema = Arc::new(Schema::new(self.fields));
