@@ -80,13 +80,15 @@ def test_a_sweep_takes_probe_rtts_as_metrics_with_baseline_and_precision(tmp_pat
     assert (paired["metric"] == "voip_probe_rtt_p99_s").any()
 
 
-@pytest.mark.parametrize("text", ['interval = "0s"', "packet_size = 20"])
-def test_bad_probe_keys_are_refused_with_their_line(tmp_path, text):
-    scenario = RRUL.read_text().replace('interval = "20ms"', text)
+@pytest.mark.parametrize(
+    ("written", "bad"), [('interval = "20ms"', 'interval = "0s"'), ("packet_size = 64", "packet_size = 20")]
+)
+def test_bad_probe_keys_are_refused_with_their_line(tmp_path, written, bad):
+    scenario = RRUL.read_text().replace(written, bad)
     path = tmp_path / "s.toml"
     path.write_text(scenario)
     proc = run_cli("run", str(path), "-q")
     assert proc.returncode == 2
-    key = text.split(" ")[0]
-    line = next(i for i, x in enumerate(scenario.splitlines(), 1) if x.startswith(key))
-    assert f"s.toml:{line}:" in proc.stderr and key in proc.stderr
+    line = scenario.splitlines().index(bad) + 1
+    key = bad.split(" ")[0]
+    assert f"s.toml:{line}: flows[1] (voip): {key} = " in proc.stderr, proc.stderr
