@@ -39,9 +39,12 @@ def _metrics(columns: Sequence[str]) -> list[str]:
     goodputs = [c for c in columns if c.endswith("_goodput_bps")]
     # The busiest link's queueing delay, when the runs recorded delays.
     delays = [c for c in ("delay_p50_s", "delay_p99_s") if c in columns]
+    # Each probe group's latency under load (kind = "probe").
+    probes = [c for c in columns if c.endswith("_probe_rtt_p99_s")]
     return (
         (goodputs if len(goodputs) <= _MAX_GOODPUTS else [])
         + delays
+        + probes
         + [c for c in ("jain_tcp", "jain_all") if c in columns]
     )
 
@@ -49,13 +52,21 @@ def _metrics(columns: Sequence[str]) -> list[str]:
 def _heading(metric: str) -> str:
     if metric.startswith("delay_") and metric.endswith("_s"):
         return f"{metric[len('delay_') : -2]} delay ms"
+    if "_probe_rtt_" in metric and metric.endswith("_s"):
+        group, stat = metric[:-2].split("_probe_rtt_")
+        return f"{group} {stat} rtt ms"
     return metric.replace("_goodput_bps", " kbit/s")
+
+
+def _is_seconds(metric: str) -> bool:
+    """A delay or a probe RTT (seconds), shown in ms."""
+    return metric.endswith("_s") and (metric.startswith("delay_") or "_probe_rtt_" in metric)
 
 
 def _scale(metric: str) -> float:
     if metric.endswith("_goodput_bps"):
         return 1e3
-    return 1e-3 if metric.startswith("delay_") and metric.endswith("_s") else 1.0
+    return 1e-3 if _is_seconds(metric) else 1.0
 
 
 def _number(x: float) -> str:

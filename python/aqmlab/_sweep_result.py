@@ -91,7 +91,9 @@ class Sweep:
       monitored link (``link``, :func:`busiest_link`), ``mean_queue_packets`` and,
       when the run recorded delays (``[monitor] delays = true``), the queueing
       delay of all its packets ``delay_{mean,p50,p95,p99}_s`` and of each
-      group's ``<group>_delay_{mean,p50,p95,p99}_s``.
+      group's ``<group>_delay_{mean,p50,p95,p99}_s``; per probe group
+      (``kind = "probe"``), its probes' round trips ``<group>_probe_rtt_{mean,p50,p95,p99}_s``
+      and the probes it lost ``<group>_probe_lost``.
     - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
 
     A key's column is the key itself (``qdisc.kind``), unless a run's table has a
@@ -403,6 +405,7 @@ def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
     for g in groups.select(["group", "rtt_mean_s"]).to_pylist():
         if g["rtt_mean_s"] is not None:  # a group without RTT samples (UDP) has no column
             out[f"{g['group']}_rtt_mean_s"] = (g["rtt_mean_s"], pa.float64())
+    out.update(_probe_values(groups))
     link = busiest_link(result)
     if link is None:
         return out
@@ -422,6 +425,30 @@ def _runs_values(result: Result) -> dict[str, tuple[Any, pa.DataType]]:
     return out
 
 
+def _probe_values(groups: pa.Table) -> dict[str, tuple[Any, pa.DataType]]:
+    """Each probe group's latency under load: ``<group>_probe_rtt_<q>_s`` (its
+    probes' RTTs pooled, absent when none came back) and ``<group>_probe_lost``."""
+    import pyarrow as pa
+
+    if "probe_sent" not in groups.column_names:  # tables written before probes
+        return {}
+    out: dict[str, tuple[Any, pa.DataType]] = {}
+    columns = ["group", "probe_sent", "probe_lost", *(f"probe_rtt_{q}_s" for q in PROBE_STATS)]
+    for g in groups.select(columns).to_pylist():
+        if g["probe_sent"] is None:  # not a probe group
+            continue
+        out[f"{g['group']}_probe_lost"] = (g["probe_lost"], pa.uint64())
+        for q in PROBE_STATS:
+            if g[f"probe_rtt_{q}_s"] is not None:
+                out[f"{g['group']}_probe_rtt_{q}_s"] = (g[f"probe_rtt_{q}_s"], pa.float64())
+    return out
+
+
+#: The probe RTT statistics the runs table has per probe group
+#: (``<group>_probe_rtt_<q>_s``), from the groups table's ``probe_rtt_<q>_s``.
+PROBE_STATS = ("mean", "p50", "p95", "p99")
+
+
 def runs_metric_names(scenario: Mapping[str, Any]) -> set[str]:
     """Every metric column the runs table can have for a run of ``scenario`` (a
     scenario table): what :func:`_runs_values` may write, known before anything
@@ -435,6 +462,9 @@ def runs_metric_names(scenario: Mapping[str, Any]) -> set[str]:
             continue
         names.update(f"{group}_{m}" for m in ("goodput_bps", "drops", "rtt_mean_s"))
         names.update(f"{group}_delay_{q}_s" for q in DELAY_STATS)
+        if flow.get("kind") == "probe":
+            names.add(f"{group}_probe_lost")
+            names.update(f"{group}_probe_rtt_{q}_s" for q in PROBE_STATS)
     return names
 
 

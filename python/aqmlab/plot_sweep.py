@@ -73,6 +73,11 @@ def metric_label(metric: str) -> tuple[str, float]:
         return "goodput of all flows (Mbit/s)", 1e6
     if metric == "mean_queue_packets":
         return "mean queue (packets)", 1.0
+    m = re.fullmatch(r"(.+)_probe_rtt_(mean|p50|p95|p99)_s", metric)
+    if m:
+        return f"{m.group(1)} probe RTT, {m.group(2)} (ms)", 1e-3
+    if metric.endswith("_probe_lost"):
+        return f"{metric.removesuffix('_probe_lost')} probes lost (count)", 1.0
     if metric.endswith("_rtt_mean_s"):
         return f"{metric.removesuffix('_rtt_mean_s')} mean RTT (ms)", 1e-3
     m = re.fullmatch(r"(?:(.+)_)?delay_(mean|p50|p95|p99)_s", metric)

@@ -307,6 +307,14 @@ class Result:
                     out[k] = v
             return out
 
+        def probe(row: dict[str, Any]) -> dict[str, Any]:
+            # A probe flow's or group's columns, `probe_<stat>`, nested as the JSON
+            # summary nests them (`"probe": {stat: ...}`); absent on other kinds.
+            stats = {k.removeprefix("probe_"): row.pop(k) for k in list(row) if k.startswith("probe_")}
+            if stats.get("sent") is not None:
+                row["probe"] = stats
+            return row
+
         q = self._own("queue")
         series: dict[str, dict[str, list[Any]]] = {}
         for link, t, packets, size in zip(
@@ -326,7 +334,7 @@ class Result:
             links.append(row)
         groups = {}
         for row in self._own("groups").to_pylist():
-            groups[row.pop("group")] = row
+            groups[row.pop("group")] = probe(row)
         run = self._run_row()
         # An emulated run's timekeeping is the summary's "emulation" object (the
         # run table's columns of it); a simulation has none.
@@ -334,7 +342,7 @@ class Result:
         emulated = run.pop("emulated", False)
         summary = {
             **run,
-            "flows": [fold(row, "drops") for row in self._own("flows").to_pylist()],
+            "flows": [probe(fold(row, "drops")) for row in self._own("flows").to_pylist()],
             "groups": groups,
             "links": links,
             "fairness": self.fairness,
@@ -369,6 +377,11 @@ class Result:
                 f"({g['goodput_mean_bps'] / 1e3:.1f} per flow), drops {g['drops_total']}, "
                 f"jain {g['jain']:.3f}"
             )
+            if g.get("probe_rtt_p99_s") is not None:  # a probe group: its latency under load
+                lines.append(
+                    f"    probes: {g['probe_sent']} sent, {g['probe_lost']} lost, RTT p50 "
+                    f"{g['probe_rtt_p50_s'] * 1e3:.2f} ms, p99 {g['probe_rtt_p99_s'] * 1e3:.2f} ms"
+                )
         for link in self._own("links").to_pylist():
             lines.append(
                 f"  link {link['name']}: {link['qdisc']}, utilization {link['utilization']:.3f}, "

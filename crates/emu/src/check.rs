@@ -136,13 +136,24 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         let spec = g.get_ref();
         let at = KeyPath::top("flows").index(i);
         let kind = spec.kind();
-        let size = spec.packet_size;
+        let size = spec.packet_size();
         if size > crate::netns::MTU {
             return Err(s.error_at(
                 &at.key("packet_size"),
                 format!(
                     "flows[{i}].packet_size = {size} is above the devices' MTU of {}",
                     crate::netns::MTU
+                ),
+            ));
+        }
+        if kind == FlowKind::Probe {
+            // Probes are the simulator's own echo exchange; the emulator's flows are
+            // real Linux sockets, and no echo endpoint exists there yet.
+            return Err(s.error_at(
+                &at.key("kind"),
+                format!(
+                    "flows[{i}].kind = \"probe\": probes are not emulated (bulk TCP \
+                     and UDP are); simulate them with aqmlab run"
                 ),
             ));
         }
@@ -290,6 +301,19 @@ mod tests {
         assert!(e.starts_with("s.toml:12: flows[0].ecn = \"ect1\""), "{e}");
         // ECT(0) is what the kernel sends: accepted, with ECN on.
         assert!(plan_of("ecn = \"ect0\"").unwrap().ecn);
+    }
+
+    #[test]
+    fn a_probe_group_is_refused_at_its_kind() {
+        let text = "name = \"e\"\nduration = \"2s\"\n\n[topology]\nkind = \"dumbbell\"\n\
+                    access = { rate = \"100Mbps\", delay = \"1ms\" }\n\
+                    bottleneck = { rate = \"10Mbps\", delay = \"5ms\" }\n\n\
+                    [[flows]]\nname = \"bulk\"\nkind = \"tcp\"\n\n\
+                    [[flows]]\nname = \"ping\"\nkind = \"probe\"\ninterval = \"20ms\"\n";
+        let s = Scenario::from_toml(text, "s.toml").unwrap();
+        let e = plan(&s).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:15: flows[1].kind = \"probe\""), "{e}");
+        assert!(e.contains("probes are not emulated"), "{e}");
     }
 
     /// The plan of a dumbbell whose bottleneck table (line 7 on) is `bottleneck`,

@@ -145,11 +145,13 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             fast_recoveries: recoveries,
             fair_share_bps: shares[id],
             base_rtt_s: i.net.base_rtt(fl).as_secs_f64(),
+            // Probe groups are refused before an emulation starts (`check::plan`).
+            probe: None,
         });
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));
 
-    let (groups, group_fair) = sim::report::group_results(i.groups, &rows);
+    let (groups, group_fair) = sim::report::group_results(i.groups, &rows, &Default::default());
 
     let names = ["left->right", "right->left"];
     let ends = [("left", "right"), ("right", "left")];

@@ -60,6 +60,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "bbr-vs-cubic",
         include_str!("../../../scenarios/bbr-vs-cubic.toml"),
     ),
+    (
+        "rrul-like",
+        include_str!("../../../scenarios/rrul-like.toml"),
+    ),
 ];
 
 /// What `aqmlab run` runs when given no file.

@@ -2,6 +2,7 @@
 //! its counters.
 
 use crate::event::TIMER_KINDS;
+use crate::probe::ProbeEnd;
 use crate::scenario::FlowKind;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::udp::UdpSource;
@@ -69,6 +70,8 @@ pub enum Endpoints {
     /// Boxed: a UDP source and its random stream are larger than a TCP flow's
     /// inline part, and every flow's `Endpoints` is as large as the largest.
     Udp(Box<UdpEnd>),
+    /// Boxed for the same reason; the echoing receiver has no state.
+    Probe(Box<ProbeEnd>),
 }
 
 pub struct UdpEnd {
@@ -157,7 +160,7 @@ impl Flow {
     pub fn tcp_sender(&self) -> Option<&TcpSender> {
         match &self.endpoints {
             Endpoints::Tcp { sender, .. } => Some(sender),
-            Endpoints::Udp(_) => None,
+            Endpoints::Udp(_) | Endpoints::Probe(_) => None,
         }
     }
 
@@ -181,6 +184,10 @@ impl Flow {
             Endpoints::Udp(u) => {
                 c.sent = u.source.sent;
                 c.delivered = u.received;
+            }
+            Endpoints::Probe(p) => {
+                c.sent = p.sent_all;
+                c.delivered = p.echoed_all;
             }
         }
         c

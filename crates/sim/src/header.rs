@@ -38,6 +38,10 @@ pub enum Kind {
     Ack,
     /// A UDP datagram.
     Udp,
+    /// A probe (an echo request), sender to receiver; `seq` numbers it.
+    Probe,
+    /// A probe's echo, receiver to sender; `sent_at` is the probe's.
+    Echo,
 }
 
 pub const FLAG_CWR: u8 = 1;
@@ -60,6 +64,7 @@ pub struct Header {
     /// Ack: the next sequence number expected.
     pub ack: u32,
     pub sack: SackBlocks,
+    /// When the packet was sent; an echo carries its probe's (the RTT's start).
     pub sent_at: Time,
 }
 

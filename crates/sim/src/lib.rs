@@ -21,7 +21,7 @@
 //!   endpoints, packet headers.
 //! - [`delta`]: counters that only grow and what happened since a reading of
 //!   them (the warm-up's subtraction), declared with `delta::counters!`.
-//! - [`tcp`], [`udp`]: the transports, I/O-free state machines.
+//! - [`tcp`], [`udp`], [`probe`]: the transports, I/O-free state machines.
 //! - [`scenario`]: scenario files, validated, errors by key and line; [`tc`]:
 //!   Linux `tc` lines as qdisc tables.
 //!
@@ -75,6 +75,7 @@ pub mod link_model;
 pub mod net;
 pub mod observe;
 pub mod overrides;
+pub mod probe;
 pub mod qdisc_help;
 pub mod report;
 pub mod results;

@@ -2,15 +2,17 @@
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
+use crate::flow::Endpoints;
 use crate::net::Group;
 use crate::observe::delays::{Delays, Histogram};
 use crate::observe::flow_slots::FlowSlots;
 use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
+use crate::probe;
 use crate::results::{
     fairness, reason_map, DelayBucket, DelayResult, DiagnosticResult, FairnessSummary, FlowResult,
-    FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, QueueEventResult,
-    QueueSeries, RunResult, TcpTraceResult,
+    FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, ProbeStats,
+    QueueEventResult, QueueSeries, RunResult, TcpTraceResult,
 };
 use aqm::Time;
 use std::collections::BTreeMap;
@@ -24,6 +26,8 @@ struct FlowsRead {
     /// The TCP flows' goodputs, in flow order.
     tcp: Vec<f64>,
     objects: Vec<ObjectResult>,
+    /// Each probe group's statistics, its flows' pooled, by group index.
+    probes: BTreeMap<usize, ProbeStats>,
 }
 
 /// What the report reads of the link directions, so that the rest of it can be
@@ -148,10 +152,23 @@ impl Simulation {
             .filter(|(_, f)| f.kind.is_tcp())
             .map(|(r, _)| r.goodput_bps)
             .collect();
+        let mut probes = BTreeMap::new();
+        for (gi, g) in self.groups.iter().enumerate() {
+            let ends = self.flows[g.first as usize..(g.first + g.count) as usize]
+                .iter()
+                .filter_map(|f| match &f.endpoints {
+                    Endpoints::Probe(p) => Some(&**p),
+                    _ => None,
+                });
+            if g.probe.is_some() {
+                probes.insert(gi, probe::stats(ends));
+            }
+        }
         FlowsRead {
             rows,
             tcp,
             objects: self.object_results(),
+            probes,
         }
     }
 
@@ -168,9 +185,15 @@ impl Simulation {
             rows: flows,
             tcp,
             objects,
+            probes,
         } = read_flows;
-        let (groups, group_fairness) = group_results(&self.groups, &flows);
-        let all: Vec<f64> = flows.iter().map(|r| r.goodput_bps).collect();
+        let (groups, group_fairness) = group_results(&self.groups, &flows, &probes);
+        // Probes send a few kbit/s by design: left out of the fairness over all flows.
+        let all: Vec<f64> = flows
+            .iter()
+            .filter(|r| r.probe.is_none())
+            .map(|r| r.goodput_bps)
+            .collect();
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
         let rows = read
@@ -274,8 +297,16 @@ impl Simulation {
             .iter()
             .zip(self.obs.measured_flows(&self.flows))
             .enumerate()
-            .map(|(id, (f, c))| {
+            .map(|(id, (f, mut c))| {
                 let group = &self.groups[f.group as usize];
+                let probe = match &f.endpoints {
+                    Endpoints::Probe(p) => Some(probe::stats([&**p])),
+                    _ => None,
+                };
+                if let Some(p) = &probe {
+                    // A probe flow's packets are its probes, counted as they are.
+                    (c.sent, c.delivered) = (p.sent, p.echoed);
+                }
                 FlowResult {
                     id: id as u32,
                     group: group.name.clone(),
@@ -293,6 +324,7 @@ impl Simulation {
                     timeouts: c.timeouts,
                     fast_recoveries: c.fast_recoveries,
                     fair_share_bps: shares[id],
+                    probe,
                 }
             })
             .collect()
@@ -474,14 +506,16 @@ fn delay_result(link: &str, group: Option<String>, h: &Histogram) -> DelayResult
 }
 
 /// Per group: totals, and fairness within the group. `flows` are the run's rows in
-/// flow order, each group's members contiguous (the emulator's report uses it too).
+/// flow order, each group's members contiguous (the emulator's report uses it too);
+/// `probes` the probe groups' pooled statistics, by group index.
 pub fn group_results(
     groups: &[Group],
     flows: &[FlowResult],
+    probes: &BTreeMap<usize, ProbeStats>,
 ) -> (BTreeMap<String, GroupResult>, GroupFairness) {
     let mut results = BTreeMap::new();
     let mut group_fairness = BTreeMap::new();
-    for g in groups {
+    for (gi, g) in groups.iter().enumerate() {
         let members = &flows[g.first as usize..(g.first + g.count) as usize];
         let xs: Vec<f64> = members.iter().map(|r| r.goodput_bps).collect();
         let fair = fairness(&xs);
@@ -504,6 +538,7 @@ pub fn group_results(
                 cov: fair.cov,
                 rtt_mean_s: (!rtts.is_empty())
                     .then(|| rtts.iter().sum::<f64>() / rtts.len() as f64),
+                probe: probes.get(&gi).cloned(),
             },
         );
         group_fairness.insert(g.name.clone(), fair);

@@ -60,7 +60,7 @@ pub fn reason_map(counts: &aqm::ReasonCounts) -> ReasonMap {
 pub struct FlowResult {
     pub id: u32,
     pub group: String,
-    /// `tcp`, `web`, `cbr`, `poisson` or `onoff`.
+    /// `tcp`, `web`, `cbr`, `poisson`, `onoff` or `probe`.
     pub kind: String,
     /// In-order data delivered to the receiving application, bit/s.
     pub goodput_bps: f64,
@@ -83,8 +83,29 @@ pub struct FlowResult {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
-    /// Max-min fair share of this flow given every flow's demand and path, bit/s.
+    /// Max-min fair share of this flow given every flow's demand and path, bit/s
+    /// (0 for a probe: probes are left out of the shares).
     pub fair_share_bps: f64,
+    /// A probe flow's probes and RTTs; `None` for the other kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeStats>,
+}
+
+/// What a probe flow (or group, pooled) measured: of the probes sent in the
+/// measured interval, how many were echoed and lost (the probe or its echo
+/// dropped; the rest were in flight at the end), and the RTT of the echoed ones,
+/// send to echo arrival, seconds: mean and nearest-rank quantiles (`None` when
+/// none was echoed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeStats {
+    pub sent: u64,
+    pub echoed: u64,
+    pub lost: u64,
+    pub rtt_mean_s: Option<f64>,
+    pub rtt_p50_s: Option<f64>,
+    pub rtt_p95_s: Option<f64>,
+    pub rtt_p99_s: Option<f64>,
+    pub rtt_max_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -102,6 +123,9 @@ pub struct GroupResult {
     /// `rtt_mean_s`, seconds; `None` when none did (UDP).
     #[serde(default)]
     pub rtt_mean_s: Option<f64>,
+    /// A probe group's probes and RTTs, its flows' pooled; `None` for the other kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeStats>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,7 +184,7 @@ pub struct Fairness {
 pub struct FairnessSummary {
     /// Over every TCP (and web) flow.
     pub tcp: Fairness,
-    /// Over every flow.
+    /// Over every flow but probes (a probe's goodput is a few kbit/s by design).
     pub all: Fairness,
     pub groups: BTreeMap<String, Fairness>,
 }

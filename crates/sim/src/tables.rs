@@ -11,7 +11,7 @@
 //! `marks_<reason>`), every reason present, in `DropReason::ALL` order, after the
 //! total. Rates are bit/s and counts are events inside the measured interval.
 
-use crate::results::{ReasonMap, RunResult};
+use crate::results::{ProbeStats, ReasonMap, RunResult};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
@@ -95,6 +95,7 @@ pub fn flows(r: &RunResult) -> RecordBatch {
     t.u64("retransmits", f.iter().map(|f| f.retransmits));
     t.u64("timeouts", f.iter().map(|f| f.timeouts));
     t.u64("fast_recoveries", f.iter().map(|f| f.fast_recoveries));
+    t.probe(f.iter().map(|f| f.probe.as_ref()));
     t.finish()
 }
 
@@ -112,6 +113,7 @@ pub fn groups(r: &RunResult) -> RecordBatch {
     t.f64("jain", g.values().map(|g| g.jain));
     t.f64("cov", g.values().map(|g| g.cov));
     t.opt_f64("rtt_mean_s", g.values().map(|g| g.rtt_mean_s));
+    t.probe(g.values().map(|g| g.probe.as_ref()));
     t.finish()
 }
 
@@ -349,6 +351,21 @@ impl Columns {
             let name = format!("{prefix}_{}", reason.name());
             self.u64(&name, rows.iter().map(|r| counts(r).0[i]));
         }
+    }
+    /// A probe's columns, `probe_sent`, `probe_echoed`, `probe_lost` and
+    /// `probe_rtt_<stat>_s` (as the delays table's `<stat>_s`), null on rows
+    /// of the other kinds.
+    fn probe<'a>(&mut self, rows: impl Iterator<Item = Option<&'a ProbeStats>> + Clone) {
+        let count = |get: fn(&ProbeStats) -> u64| rows.clone().map(move |p| p.map(get));
+        self.opt_u64("probe_sent", count(|p| p.sent));
+        self.opt_u64("probe_echoed", count(|p| p.echoed));
+        self.opt_u64("probe_lost", count(|p| p.lost));
+        let rtt = |get: fn(&ProbeStats) -> Option<f64>| rows.clone().map(move |p| p.and_then(get));
+        self.opt_f64("probe_rtt_mean_s", rtt(|p| p.rtt_mean_s));
+        self.opt_f64("probe_rtt_p50_s", rtt(|p| p.rtt_p50_s));
+        self.opt_f64("probe_rtt_p95_s", rtt(|p| p.rtt_p95_s));
+        self.opt_f64("probe_rtt_p99_s", rtt(|p| p.rtt_p99_s));
+        self.opt_f64("probe_rtt_max_s", rtt(|p| p.rtt_max_s));
     }
     fn finish(self) -> RecordBatch {
         let schema = Arc::new(Schema::new(self.fields));

@@ -74,6 +74,7 @@ pub fn summary(r: &RunResult) -> String {
                 .map_or_else(String::new, |&r| rtt_range(r)),
         );
     }
+    probes(&mut s, r);
     let _ = writeln!(
         s,
         "\n{:<16} {:>8} {:>6} {:>11} {:>9} {:>9}",
@@ -93,6 +94,39 @@ pub fn summary(r: &RunResult) -> String {
         f.tcp.jain, f.tcp.cov, f.all.jain
     );
     s
+}
+
+/// The probe groups' RTTs (latency under load), when there are any.
+fn probes(s: &mut String, r: &RunResult) {
+    let probes: Vec<_> = r
+        .groups
+        .iter()
+        .filter_map(|(name, g)| Some((name, g.probe.as_ref()?)))
+        .collect();
+    if probes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<12} {:>7} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "probes", "sent", "echoed", "lost", "rtt mean", "p50", "p95", "p99", "max"
+    );
+    let ms = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |x| format!("{:.2} ms", x * 1e3));
+    for (name, p) in probes {
+        let _ = writeln!(
+            s,
+            "{:<12} {:>7} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            name,
+            p.sent,
+            p.echoed,
+            p.lost,
+            ms(p.rtt_mean_s),
+            ms(p.rtt_p50_s),
+            ms(p.rtt_p95_s),
+            ms(p.rtt_p99_s),
+            ms(p.rtt_max_s)
+        );
+    }
 }
 
 /// The qdiscs' diagnostics (and an emulation's warnings) as the warnings

@@ -140,7 +140,7 @@ fn the_network_imports_none_of_the_parts_above_it() {
 fn transports_and_scenarios_import_no_part_that_uses_them() {
     let v = violations(
         &sim_src(),
-        &["tcp", "udp.rs", "scenario"],
+        &["tcp", "udp.rs", "probe.rs", "scenario"],
         "crate::",
         &["setup", "build", "engine", "observe", "report", "source"],
     );

@@ -1,5 +1,6 @@
 //! Transports: what a flow's endpoints send, what they receive, and their timers.
-//! The TCP and UDP state machines do no I/O; this file carries out their actions.
+//! The TCP, UDP and probe state machines do no I/O; this file carries out their
+//! actions.
 
 use super::Simulation;
 use crate::event::{Event, TimerKind};
@@ -11,6 +12,22 @@ use aqm::{Ecn, FlowId, Packet};
 
 impl Simulation {
     fn send(&mut self, flow: usize, kind: Kind, seq: u32, ack: u32, sack: SackBlocks, flags: u8) {
+        self.send_from(flow, kind, seq, ack, sack, flags, self.now);
+    }
+
+    /// [`Simulation::send`] with the header's `sent_at` given (an echo carries
+    /// its probe's).
+    #[allow(clippy::too_many_arguments)]
+    fn send_from(
+        &mut self,
+        flow: usize,
+        kind: Kind,
+        seq: u32,
+        ack: u32,
+        sack: SackBlocks,
+        flags: u8,
+        sent_at: aqm::Time,
+    ) {
         if kind == Kind::Data && !self.faults.is_empty() {
             if let Some(i) = self
                 .faults
@@ -32,18 +49,22 @@ impl Simulation {
         let tag = self.headers.alloc(Header {
             uid,
             flow: flow as u32,
-            route_at: if kind == Kind::Ack { f.rev } else { f.fwd },
+            route_at: if matches!(kind, Kind::Ack | Kind::Echo) {
+                f.rev
+            } else {
+                f.fwd
+            },
             kind,
             flags,
             seq,
             ack,
             sack,
-            sent_at: self.now,
+            sent_at,
         });
         let mut pkt = Packet::new(FlowId(flow as u32), size);
         pkt.aggregate = f.aggregate;
         pkt.tag = tag;
-        if matches!(kind, Kind::Data | Kind::Udp) {
+        if kind != Kind::Ack {
             pkt.ecn = f.ecn;
         }
         self.forward(pkt);
@@ -56,6 +77,12 @@ impl Simulation {
         let now = self.now;
         #[cfg(test)]
         self.probe.deliveries.push((h.uid, h.flow, h.kind, now));
+        if h.kind == Kind::Probe {
+            // The receiver echoes a probe at once, its send time carried back.
+            let sack = SackBlocks::default();
+            self.send_from(fi, Kind::Echo, h.seq, 0, sack, 0, h.sent_at);
+            return;
+        }
         let mut act = std::mem::take(&mut self.actions);
         act.clear();
         let flow = &mut self.flows[fi];
@@ -82,6 +109,7 @@ impl Simulation {
                 );
             }
             (Endpoints::Udp(u), Kind::Udp) => u.received += 1,
+            (Endpoints::Probe(p), Kind::Echo) => p.echoed(h.sent_at, now, self.warmup_end),
             _ => unreachable!("a packet reached an endpoint of the wrong transport"),
         }
         self.apply(fi, &act);
@@ -159,6 +187,7 @@ impl Simulation {
         let group = &self.groups[flow.group as usize];
         let cfg = &group.tcp;
         let mut udp_send = false;
+        let mut probe_seq = None;
         match (&mut flow.endpoints, kind) {
             (Endpoints::Tcp { sender, .. }, TimerKind::Send) => {
                 if flow.started {
@@ -187,9 +216,22 @@ impl Simulation {
                 }
             }
             (Endpoints::Udp(_), _) => {}
+            (Endpoints::Probe(p), TimerKind::Send) => {
+                // None at the end itself: measured probes are those sent in
+                // [warm-up end, end), `duration / interval` of them.
+                if group.stop.is_none_or(|s| now < s) && now < self.end {
+                    probe_seq = Some(p.send(now, self.warmup_end));
+                    let interval = group.probe.expect("a probe group has an interval");
+                    act.timers[TimerKind::Send as usize] = Some(TimerCmd::Arm(now + interval));
+                }
+            }
+            (Endpoints::Probe(_), _) => {}
         }
         if udp_send {
             self.send(fi, Kind::Udp, 0, 0, SackBlocks::default(), 0);
+        }
+        if let Some(seq) = probe_seq {
+            self.send(fi, Kind::Probe, seq, 0, SackBlocks::default(), 0);
         }
         self.apply(fi, &act);
         self.actions = act;

@@ -7,6 +7,7 @@
 
 use super::Simulation;
 use crate::event::Event;
+use crate::flow::Endpoints;
 use crate::header::FLAG_AWAITED;
 use crate::link::NO_MODEL;
 use crate::net::routes::ROUTE_END;
@@ -211,8 +212,12 @@ impl Simulation {
         }
         if !self.sink.drops.is_empty() {
             for (pkt, reason) in self.sink.drops.drain(..) {
-                let flow = pkt.flow.index();
-                self.flows[flow].drops.add(reason);
+                let flow = &mut self.flows[pkt.flow.index()];
+                flow.drops.add(reason);
+                if let Endpoints::Probe(p) = &mut flow.endpoints {
+                    // The probe or its echo: either way the probe is lost.
+                    p.lost(self.headers.get(pkt.tag).sent_at, self.warmup_end);
+                }
                 self.headers.free(pkt.tag);
             }
         }

@@ -72,11 +72,14 @@ pub struct Group {
     pub kind: FlowKind,
     pub tcp: TcpConfig,
     pub udp: Option<UdpConfig>,
+    /// A probe group's interval between probes (`None` for the other kinds).
+    pub probe: Option<Dur>,
     /// Scheduling weight of each flow (fair queueing).
     pub weight: f64,
     /// When its flows stop sending, if they do.
     pub stop: Option<Time>,
-    /// Mean offered rate over the measured interval (infinite for TCP).
+    /// Mean offered rate over the measured interval (infinite for TCP, zero for
+    /// probes: they stay out of the max-min fair shares).
     pub demand_bps: f64,
     /// The group's flows: `first..first + count`.
     pub first: u32,

@@ -87,11 +87,15 @@ impl PcapTap {
         payload_per_packet: u32,
     ) -> io::Result<()> {
         let (src, dst, sport, dport) = match h.kind {
-            Kind::Ack => (addr.dst_node, addr.src_node, 5001, addr.port),
-            Kind::Data | Kind::Udp => (addr.src_node, addr.dst_node, addr.port, 5001),
+            Kind::Ack | Kind::Echo => (addr.dst_node, addr.src_node, 5001, addr.port),
+            Kind::Data | Kind::Udp | Kind::Probe => (addr.src_node, addr.dst_node, addr.port, 5001),
         };
         let mut buf = [0u8; 40];
-        let proto_len = if h.kind == Kind::Udp { 8 } else { 20 };
+        let (proto, proto_len) = match h.kind {
+            Kind::Udp => (17, 8),
+            Kind::Probe | Kind::Echo => (1, 8),
+            Kind::Data | Kind::Ack => (6, 20),
+        };
         let caplen = 20 + proto_len;
         // IPv4 header.
         buf[0] = 0x45;
@@ -100,17 +104,25 @@ impl PcapTap {
         buf[2..4].copy_from_slice(&total.to_be_bytes());
         buf[4..6].copy_from_slice(&(h.uid as u16).to_be_bytes());
         buf[8] = 64;
-        buf[9] = if h.kind == Kind::Udp { 17 } else { 6 };
+        buf[9] = proto;
         buf[12..16].copy_from_slice(&ip_of(src));
         buf[16..20].copy_from_slice(&ip_of(dst));
         let c = checksum(&buf[..20]);
         buf[10..12].copy_from_slice(&c.to_be_bytes());
-        buf[20..22].copy_from_slice(&sport.to_be_bytes());
-        buf[22..24].copy_from_slice(&dport.to_be_bytes());
+        if proto == 1 {
+            // ICMP echo request (8) or reply (0), identified by the flow's port
+            // and numbered by the probe; no checksum (the payload is not captured).
+            buf[20] = if h.kind == Kind::Probe { 8 } else { 0 };
+            buf[24..26].copy_from_slice(&addr.port.to_be_bytes());
+            buf[26..28].copy_from_slice(&(h.seq as u16).to_be_bytes());
+        } else {
+            buf[20..22].copy_from_slice(&sport.to_be_bytes());
+            buf[22..24].copy_from_slice(&dport.to_be_bytes());
+        }
         if h.kind == Kind::Udp {
             let len = (pkt.size.saturating_sub(20)).min(65_535) as u16;
             buf[24..26].copy_from_slice(&len.to_be_bytes());
-        } else {
+        } else if proto == 6 {
             let seq = h.seq.wrapping_mul(payload_per_packet);
             let ack = h.ack.wrapping_mul(payload_per_packet);
             buf[24..28].copy_from_slice(&seq.to_be_bytes());

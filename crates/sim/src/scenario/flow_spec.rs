@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 fn one() -> u32 {
     1
 }
-fn packet_size() -> u32 {
-    TcpConfig::default().packet_size
-}
+/// A probe's default size: a small ping, as Flent's RTT probes are (the
+/// simulator counts a packet's bytes on the wire, headers included).
+pub const PROBE_SIZE: u32 = 64;
 fn start_spread() -> Dur {
     Dur::from_secs(1)
 }
@@ -36,9 +36,10 @@ pub struct FlowSpec {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
-    /// Bytes per packet, headers included. Default 1000.
-    #[serde(default = "packet_size")]
-    pub packet_size: u32,
+    /// Bytes per packet, headers included. Default 1000, or [`PROBE_SIZE`] for
+    /// `kind = "probe"` (filled when read: read it through [`FlowSpec::packet_size`]).
+    #[serde(default)]
+    pub packet_size: Option<u32>,
     #[serde(default)]
     pub start: Dur,
     /// Each flow starts at `start` plus a uniform draw below this. Default 1 s.
@@ -144,6 +145,8 @@ pub enum Traffic {
     Poisson(UdpKeys),
     /// On/off UDP.
     Onoff(OnoffKeys),
+    /// Small packets at a fixed interval, each echoed back: RTT under load.
+    Probe(ProbeKeys),
 }
 
 /// The keys of a TCP kind, with TcpConfig's defaults, and `extra` keys of its own.
@@ -357,7 +360,37 @@ pub struct OnoffKeys {
     pub shape: Option<f64>,
 }
 
+/// A probe group's keys (the packet size is the shared `packet_size`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProbeKeys {
+    /// Time between a flow's probes. Default 100 ms.
+    pub interval: Dur,
+}
+
+impl Default for ProbeKeys {
+    fn default() -> Self {
+        ProbeKeys {
+            interval: Dur::from_millis(100),
+        }
+    }
+}
+
 impl FlowSpec {
+    /// Bytes per packet, headers included (its default is filled when read).
+    pub fn packet_size(&self) -> u32 {
+        self.packet_size
+            .unwrap_or_else(|| self.kind().packet_size())
+    }
+
+    /// A probe group's interval (`None` for the other kinds).
+    pub fn probe_interval(&self) -> Option<Dur> {
+        match &self.traffic {
+            Traffic::Probe(k) => Some(k.interval),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> FlowKind {
         match self.traffic {
             Traffic::Tcp(_) => FlowKind::Tcp,
@@ -365,6 +398,7 @@ impl FlowSpec {
             Traffic::Cbr(_) => FlowKind::Cbr,
             Traffic::Poisson(_) => FlowKind::Poisson,
             Traffic::Onoff(_) => FlowKind::Onoff,
+            Traffic::Probe(_) => FlowKind::Probe,
         }
     }
 
@@ -372,16 +406,16 @@ impl FlowSpec {
     /// there too: the defaults otherwise).
     pub fn tcp_config(&self) -> TcpConfig {
         match &self.traffic {
-            Traffic::Tcp(k) => k.tcp_config(self.packet_size, self.ecn),
+            Traffic::Tcp(k) => k.tcp_config(self.packet_size(), self.ecn),
             Traffic::Web(k) => TcpConfig {
                 object_size: k.object_size,
                 think: k.think,
-                ..k.tcp_config(self.packet_size, self.ecn)
+                ..k.tcp_config(self.packet_size(), self.ecn)
             },
             _ => {
                 let ecn = self.ecn.unwrap_or(EcnSetting::Off).codepoint(None);
                 TcpConfig {
-                    packet_size: self.packet_size,
+                    packet_size: self.packet_size(),
                     ecn: ecn.is_ect(),
                     ect1: ecn == Ecn::Ect1,
                     ..TcpConfig::default()
@@ -406,8 +440,10 @@ impl FlowSpec {
             .codepoint(self.variant())
     }
 
-    /// Fills the defaults that depend on other keys: `ecn` on for DCTCP and Prague.
+    /// Fills the defaults that depend on other keys: `ecn` on for DCTCP and
+    /// Prague, the packet size by kind.
     pub(super) fn fill_defaults(&mut self) {
+        self.packet_size = Some(self.packet_size());
         if self.ecn.is_none() {
             let scalable = self.variant().is_some_and(Variant::is_scalable);
             self.ecn = Some(if scalable {
@@ -436,10 +472,10 @@ impl FlowSpec {
         }
     }
 
-    /// The UDP source's configuration; `None` for TCP.
+    /// The UDP source's configuration; `None` for TCP and probes.
     pub fn udp_config(&self) -> Option<UdpConfig> {
         let pattern = match &self.traffic {
-            Traffic::Tcp(_) | Traffic::Web(_) => return None,
+            Traffic::Tcp(_) | Traffic::Web(_) | Traffic::Probe(_) => return None,
             Traffic::Cbr(_) => Pattern::Cbr,
             Traffic::Poisson(_) => Pattern::Poisson,
             Traffic::Onoff(k) => Pattern::OnOff {
@@ -451,7 +487,7 @@ impl FlowSpec {
         };
         Some(UdpConfig {
             pattern,
-            packet_size: self.packet_size,
+            packet_size: self.packet_size(),
             rate: self.rate().unwrap_or_default(),
             schedule: self
                 .schedule()

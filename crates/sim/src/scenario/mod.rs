@@ -58,7 +58,9 @@ mod validate;
 mod validate_net;
 
 pub use file::{read_file, read_text, MAX_FILE_BYTES};
-pub use flow_spec::{EcnSetting, FlowSpec, OnoffKeys, TcpKeys, Traffic, UdpKeys, WebKeys};
+pub use flow_spec::{
+    EcnSetting, FlowSpec, OnoffKeys, ProbeKeys, TcpKeys, Traffic, UdpKeys, WebKeys, PROBE_SIZE,
+};
 pub use link_keys::{DelayKey, JitterKeys, LinkKeys, LinkSpec, LossKey, RateKey};
 pub use links::{Direction, Side};
 pub use monitor::Monitor;
@@ -243,6 +245,8 @@ pub enum FlowKind {
     Poisson,
     /// On/off UDP.
     Onoff,
+    /// Echoed probes at a fixed interval (latency under load).
+    Probe,
 }
 
 impl FlowKind {
@@ -253,6 +257,14 @@ impl FlowKind {
             FlowKind::Cbr => "cbr",
             FlowKind::Poisson => "poisson",
             FlowKind::Onoff => "onoff",
+            FlowKind::Probe => "probe",
+        }
+    }
+    /// The packet size a group of this kind has when `packet_size` is not written.
+    pub fn packet_size(self) -> u32 {
+        match self {
+            FlowKind::Probe => flow_spec::PROBE_SIZE,
+            _ => crate::tcp::TcpConfig::default().packet_size,
         }
     }
     pub fn is_tcp(self) -> bool {

@@ -14,7 +14,7 @@
 //! A scenario given as a dict (Python) has no lines its author wrote; its errors
 //! name the key path only.
 
-use super::{FlowSpec, OnoffKeys, RateStep, TcpKeys, UdpKeys, WebKeys};
+use super::{FlowSpec, OnoffKeys, ProbeKeys, RateStep, TcpKeys, UdpKeys, WebKeys};
 use aqm::QdiscSpec;
 use serde::Deserialize;
 use std::fmt;
@@ -358,11 +358,13 @@ pub(crate) fn unknown_flow_key(table: &toml::Table, key: &str) -> Option<String>
         "web" => aqm::field_names::<WebKeys>(),
         "cbr" | "poisson" => aqm::field_names::<UdpKeys>(),
         "onoff" => aqm::field_names::<OnoffKeys>(),
+        "probe" => aqm::field_names::<ProbeKeys>(),
         _ => return None,
     };
     let elsewhere = [
         aqm::field_names::<WebKeys>(),
         aqm::field_names::<OnoffKeys>(),
+        aqm::field_names::<ProbeKeys>(),
     ]
     .iter()
     .any(|keys| keys.contains(&key));

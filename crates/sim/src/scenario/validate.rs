@@ -1,13 +1,17 @@
 //! The checks a scenario passes before anything is built: every error names the
 //! key and its line.
 
-use super::{EcnSetting, KeyPath, Scenario, ScenarioError, Topology, Traffic, OWN_AGGREGATE};
+use super::{
+    EcnSetting, FlowKind, KeyPath, Scenario, ScenarioError, Topology, Traffic, OWN_AGGREGATE,
+};
 use crate::tcp::Variant;
 use crate::udp::Distribution;
 use std::collections::{HashMap, HashSet};
 
 /// IPv4 and TCP headers without options, in bytes (a TCP ACK's size).
 const TCP_HEADERS: u32 = 40;
+/// IPv4 and ICMP echo headers, in bytes: the smallest probe.
+pub const PROBE_HEADERS: u32 = 28;
 /// The largest TCP window (`max_window`, `initial_window`), in packets: above the
 /// 2^30 bytes TCP window scaling allows at any packet size over 1 KiB, and what
 /// the sender keeps per packet in flight is counted in the memory estimate.
@@ -155,13 +159,18 @@ impl Scenario {
             return Err(at("count", "count = 0 must be at least 1".into()));
         }
         {
-            let ps = spec.packet_size;
+            let ps = spec.packet_size();
             // A TCP segment of 40 bytes is all headers (IPv4 20 + TCP 20): it would
             // carry no data, and its sequence numbers (in bytes) would not advance.
             let (least, why) = if kind.is_tcp() {
                 (
                     TCP_HEADERS + 1,
                     " (the TCP/IP headers are 40 bytes; a segment carries at least 1 byte of data)",
+                )
+            } else if kind == FlowKind::Probe {
+                (
+                    PROBE_HEADERS,
+                    " (a probe is an echo request: IPv4 20 + ICMP 8 bytes of headers)",
                 )
             } else {
                 (40, "")
@@ -279,6 +288,14 @@ impl Scenario {
                 }
             }
             Traffic::Cbr(_) | Traffic::Poisson(_) => {}
+            Traffic::Probe(k) => {
+                if k.interval.is_zero() {
+                    return Err(at(
+                        "interval",
+                        "interval = 0s: probes need a positive interval".into(),
+                    ));
+                }
+            }
             Traffic::Onoff(k) => {
                 for (key, d) in [("on", k.on), ("off", k.off)] {
                     if d.is_none_or(|d| d.is_zero()) {
@@ -304,7 +321,7 @@ impl Scenario {
                 }
             }
         }
-        if !kind.is_tcp() {
+        if !kind.is_tcp() && kind != FlowKind::Probe {
             match spec.rate() {
                 None => {
                     return Err(at(

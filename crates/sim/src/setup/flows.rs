@@ -59,7 +59,9 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
     let kind = spec.kind();
     let tcp = spec.tcp_config();
     let udp = spec.udp_config();
+    let probe = spec.probe_interval();
     let demand_bps = match &udp {
+        None if probe.is_some() => 0.0,
         None => f64::INFINITY,
         Some(u) => {
             let m = mean_rate(u.rate, &u.schedule, warmup_end, end);
@@ -74,6 +76,7 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         kind,
         tcp,
         udp,
+        probe,
         weight: spec.weight,
         stop: spec.stop.map(|d| Time::ZERO + d),
         demand_bps,
@@ -110,6 +113,7 @@ pub fn build(
             };
             let start = Time::ZERO + spec.start + jitter;
             let endpoints = match &group.udp {
+                None if group.probe.is_some() => Endpoints::Probe(Box::default()),
                 None => {
                     let mut sender = Box::new(TcpSender::new(&group.tcp));
                     // BBR's random PROBE_BW phases, from the flow's own stream.

@@ -111,6 +111,7 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
     // bursts) plus a few packets per flow on its own links.
     let mut packets = 0u64;
     let mut windows = 0u64;
+    let mut rtt_samples = 0u64;
     let capacity = shared_capacity(s);
     for g in &f.flows {
         let g = g.get_ref();
@@ -127,7 +128,7 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
         let per = match (&tcp, g.rate()) {
             (Some(t), _) => 2 * t.max_window as u64,
             (None, Some(rate)) => {
-                let size = g.packet_size.max(1) as f64;
+                let size = g.packet_size().max(1) as f64;
                 let peak = g
                     .schedule()
                     .into_iter()
@@ -136,7 +137,15 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
                     .fold(rate.as_f64(), f64::max);
                 (peak * secs / (8.0 * size)).min(1e15) as u64
             }
-            (None, None) => 0,
+            // A probe and its echo at a time; each echo's RTT kept (8 bytes).
+            (None, None) => match g.probe_interval() {
+                Some(iv) => {
+                    let probes = (secs / iv.as_secs_f64().max(1e-9)).min(1e15) as u64;
+                    rtt_samples = rtt_samples.saturating_add(count.saturating_mul(probes));
+                    2
+                }
+                None => 0,
+            },
         };
         packets = packets.saturating_add(count.saturating_mul(per));
     }
@@ -155,6 +164,7 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
                 .saturating_mul(PER_PACKET),
         )
         .saturating_add(windows.saturating_mul(PER_WINDOW_PACKET))
+        .saturating_add(rtt_samples.saturating_mul(8))
         .saturating_add(monitor_part);
     Estimate {
         bytes,
