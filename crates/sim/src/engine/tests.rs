@@ -393,7 +393,7 @@ proptest! {
         }
         if observed.iter().any(|&o| o) {
             let (ahead, plain) = observed_send_ahead_runs(&text, stops);
-            prop_assert!(ahead <= plain);
+            prop_assert!(ahead <= plain, "ahead {ahead} plain {plain}");
         }
     }
 }
