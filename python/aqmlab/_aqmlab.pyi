@@ -84,6 +84,10 @@ def emulate_builtin_or_path(
     sets: str | None = None,
 ) -> Finished: ...
 
+# ValueError with `aqmlab emulate`'s refusal when the emulator cannot honour the
+# scenario (a JSON object); a sweep of emulated runs checks every point first.
+def check_emulation(json: str) -> None: ...
+
 # `aqmlab emulate --compare`'s side-by-side table of a simulated and an emulated run.
 def compare_text(simulated: Finished, emulated: Finished) -> str: ...
 

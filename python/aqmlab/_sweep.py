@@ -212,6 +212,7 @@ def sweep(
     baseline: Mapping[str, Any] | None = None,
     precision: str | None = None,
     max_seeds: int = 100,
+    emulate: bool = False,
 ) -> Sweep:
     """Runs ``scenario`` (a path, a built-in name, ``None`` for the default, or a
     dict) at every point of ``grid`` ({dotted key: [values]}) with every seed
@@ -248,6 +249,14 @@ def sweep(
     (``"METRIC=2%"`` or ``"METRIC=WIDTH"``) adds seeds to each point until the
     interval of METRIC's mean is that narrow, up to ``max_seeds``
     (:mod:`aqmlab._precision`); :attr:`Sweep.stopped` says where each stopped.
+
+    ``emulate=True`` emulates every run (:func:`aqmlab.emulate`: real Linux TCP
+    through the same qdiscs, in wall-clock time; needs root) instead of
+    simulating it, one at a time on this machine (``jobs`` 1, no ``client``).
+    Every point is first checked as ``aqmlab emulate`` checks a scenario. The
+    runs are stored as any sweep's (under keys of their own: an emulated run
+    never stands in for a simulated one), so an emulated sweep resumes; a run
+    that did not keep time is a failed run, not a result.
     """
     from aqmlab import _aqmlab, _runner
     from aqmlab._run import check_duration, to_json
@@ -256,6 +265,14 @@ def sweep(
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
     if jobs is not None and client is not None:
         raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
+    if not isinstance(emulate, bool):
+        raise ValueError(f"emulate = {emulate!r} must be True or False")
+    if emulate and client is not None:
+        raise ValueError("emulate: emulated runs need this machine's kernel and run here, not on a cluster")
+    if emulate and jobs not in (None, 1):
+        raise ValueError(f"emulate: emulated runs take the machine's time one at a time; jobs = {jobs!r}")
+    if emulate:
+        jobs = 1
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
     seed_list = checked_seeds(seeds)
@@ -295,6 +312,8 @@ def sweep(
         try:
             point = assign(base, label)
             simulated.append(_aqmlab.check_json(to_json(point)))
+            if emulate:
+                _aqmlab.check_emulation(to_json(point))
         except ValueError as e:
             raise ValueError(_point_error(str(e), label, scenario)) from None
         planned.extend((label, point, seed) for seed in seed_list)
@@ -306,7 +325,7 @@ def sweep(
 
     def execute(planned: list[tuple[dict[str, Any], dict[str, Any], int]]) -> Sweep:
         return _execute(
-            grid or {}, store, planned, baseline,
+            grid or {}, store, planned, baseline, emulate,
             jobs=jobs, client=client, progress=progress, fail_fast=fail_fast,
         )  # fmt: skip
 
@@ -336,14 +355,23 @@ def _execute(
     store: Any,
     planned: list[tuple[dict[str, Any], dict[str, Any], int]],
     baseline: Mapping[str, Any] | None,
+    emulate: bool,
     **runner: Any,
 ) -> Sweep:
     """Runs the (label, point, seed) of ``planned`` that ``store`` lacks
-    (``runner``: :func:`aqmlab._runner.run_all`'s executor flags) and returns
-    their :class:`Sweep`."""
+    (``runner``: :func:`aqmlab._runner.run_all`'s executor flags), emulated when
+    ``emulate``, and returns their :class:`Sweep`."""
     from aqmlab import _runner
+    from aqmlab._runner.work import EMULATE
     from aqmlab._sweep_result import label_types
 
+    if emulate:
+        # One wrapped object per point (its seeds share it), strict: a run that
+        # did not keep time fails instead of being stored.
+        wrapped: dict[int, dict[str, Any]] = {}
+        for _, point, _ in planned:
+            wrapped.setdefault(id(point), {EMULATE: point})
+        planned = [(label, wrapped[id(point)], seed) for label, point, seed in planned]
     # Each point's scenario is one object, shared by its seeds: it names the point
     # of a failed run.
     where = {id(point): _describe(label) for label, point, _ in planned}

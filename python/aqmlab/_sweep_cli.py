@@ -70,6 +70,7 @@ def main(ns) -> int:
                 baseline=baseline,
                 precision=ns.precision,
                 max_seeds=ns.max_seeds,
+                emulate=ns.emulate,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -144,3 +144,24 @@ def test_the_pip_installed_command_takes_set_and_strict(tmp_path, monkeypatch):
     assert proc.returncode == 1, proc.stderr
     assert "--strict: the emulation did not keep time" in proc.stderr
     assert not strict.exists() or not any(strict.iterdir())
+
+
+def test_a_sweep_of_emulated_runs_is_stored_apart_and_resumes(tmp_path):
+    grid = {"qdisc.kind": ["droptail", "pie"]}
+    small = dict(SMALL, duration="1s", warmup="300ms")
+    emulated = aqmlab.sweep(small, grid, seeds=1, emulate=True, cache_dir=tmp_path)
+    assert emulated.simulated == 2 and not emulated.failed
+    assert list(emulated.runs["qdisc.kind"]) == ["droptail", "pie"]
+    assert (emulated.groups["goodput_bps"] > 0).all()
+    # Stored: the same sweep again emulates nothing; a simulated sweep of the
+    # same points in the same store takes none of the emulated runs.
+    again = aqmlab.sweep(small, grid, seeds=1, emulate=True, cache_dir=tmp_path)
+    assert (again.simulated, again.cached) == (0, 2)
+    simulated = aqmlab.sweep(small, grid, seeds=1, cache_dir=tmp_path)
+    assert simulated.simulated == 2
+    with pytest.raises(ValueError, match=r"topology\.kind"):
+        graph = dict(small, topology={"kind": "graph", "nodes": ["a", "b"], "links": [
+            {"from": "a", "to": "b", "rate": "10Mbps", "delay": "5ms"}]})  # fmt: skip
+        aqmlab.sweep(graph, emulate=True)
+    with pytest.raises(ValueError, match="one at a time"):
+        aqmlab.sweep(small, emulate=True, jobs=2)

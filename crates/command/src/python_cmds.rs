@@ -58,6 +58,10 @@ pub struct SweepArgs {
     /// The most seeds --precision runs at a point.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..), requires = "precision", allow_negative_numbers = true)]
     pub max_seeds: u64,
+    /// Emulate every run (`aqmlab emulate`: real Linux TCP, needs root) instead of
+    /// simulating it, one at a time; a run that does not keep time fails.
+    #[arg(long, conflicts_with_all = ["jobs", "scheduler"])]
+    pub emulate: bool,
     #[command(flatten)]
     #[serde(flatten)]
     pub workers: Workers,

@@ -317,6 +317,16 @@ fn run_json(
     )
 }
 
+/// Checks that `aqmlab emulate` can honour a scenario given as a JSON object
+/// (a dumbbell, rates it keeps time at, kernel TCP variants) before a sweep of
+/// emulated runs starts: `ValueError` with the refusal `emulate` prints.
+#[pyfunction]
+fn check_emulation(json: &str) -> PyResult<()> {
+    let s = Scenario::from_json(json).map_err(Error::from)?;
+    emu::check::plan(&s).map_err(Error::from)?;
+    Ok(())
+}
+
 /// Checks a scenario given as a JSON object as `run_json` would (parse, validate,
 /// and the memory it needs) without building or simulating it: a scenario that
 /// validates builds, and a sweep checks every point before it
@@ -571,6 +581,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(command::assign, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_emulation, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_json, m)?)?;

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 
 #: The key of a point that runs the queue lab rather than a network scenario.
 QUEUE_LAB = "queue_lab"
+#: The key of a point that is emulated (``aqmlab emulate``: real Linux TCP through
+#: the same qdiscs) rather than simulated. Wrapping the scenario gives its runs
+#: keys of their own in the run store: an emulated run never stands in for a
+#: simulated one, nor the reverse.
+EMULATE = "emulate"
 
 Work = Callable[[Mapping[str, Any], int], "Result | LabRun"]
 
@@ -49,6 +54,10 @@ def simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
         from aqmlab import _aqmlab
 
         return LabRun(_aqmlab.queue_lab(json.dumps({**scenario[QUEUE_LAB], "seed": seed})))
+    if EMULATE in scenario:
+        from aqmlab._run import emulate
+
+        return emulate(dict(scenario[EMULATE]), seed=seed, strict=True)
     from aqmlab._run import simulate
 
     # Unlabelled: a sweep labels its runs' rows with the point and the seed.
