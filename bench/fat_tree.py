@@ -49,7 +49,7 @@ def scenario(k: int, as_graph: bool = False, routing: str = "ecmp") -> str:
         "# 200-packet DropTail ports, ECMP, one 1 MiB Reno flow per host to a host in",
         f"# another pod. Written by bench/fat_tree.py --k {k}.",
         f'name = "e5-fat-tree-k{k}"',
-        'duration = "100ms"',
+        'duration = "5s"',
         "seed = 1",
         "",
     ]
