@@ -66,6 +66,17 @@ fn ecmp_spreads_flows_evenly_over_the_core_uplinks() {
     // deviation under 6; every uplink carries some, none more than 4 of them off.
     let (min, max) = (*loads.iter().min().unwrap(), *loads.iter().max().unwrap());
     assert!(min >= 32 - 4 * 6 && max <= 32 + 4 * 6, "{min}..{max}");
+    // Spread as independent uniform choices spread them: the loads' standard
+    // deviation near the binomial's (a hash correlated across switches, one
+    // keyed alike at every hop, would pile flows up and widen it).
+    let var = loads
+        .iter()
+        .map(|&c| (c as f64 - 32.0).powi(2))
+        .sum::<f64>()
+        / 128.0;
+    let binomial = (4096.0_f64 * (1.0 / 128.0) * (127.0 / 128.0)).sqrt();
+    let ratio = var.sqrt() / binomial;
+    assert!((0.7..1.3).contains(&ratio), "{ratio}");
     // The ACKs are hashed too, on their own.
     let acks: std::collections::HashSet<_> = net
         .flow_routes
@@ -111,4 +122,26 @@ fn a_groups_path_is_followed_both_ways() {
         .map(|&l| net.nodes.name(net.links[l as usize].to).into_owned())
         .collect();
     assert_eq!(back, ["e16", "a19", "c13", "a3", "e0", "h0"]);
+}
+
+/// A run over ECMP routes is the same run under the same seed, to the last
+/// number, and another under another seed.
+#[test]
+fn an_ecmp_run_is_identical_under_the_same_seed() {
+    let run = |seed: u64| {
+        let text = fat_tree("ecmp", seed, 1)
+            .replace("duration = \"1s\"", "duration = \"5ms\"")
+            .replace(
+                "kind = \"tcp\"\n",
+                "kind = \"tcp\"\nstart_spread = \"1ms\"\n",
+            );
+        let s = Scenario::from_toml(&text, "ft.toml").unwrap();
+        let mut v = serde_json::to_value(crate::run_scenario(&s, &mut |_| {}).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        v
+    };
+    let one = run(1);
+    assert!(one["events"].as_u64().unwrap() > 10_000, "the flows ran");
+    assert_eq!(one, run(1));
+    assert_ne!(one["flows"], run(2)["flows"]);
 }
