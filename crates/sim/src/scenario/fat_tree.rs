@@ -48,9 +48,12 @@ impl FatTree {
 
     /// Hosts and links in all (checked before they are made).
     fn size(&self) -> (u64, u64) {
+        // Saturating: a k or hosts_per_edge near 2^32 is refused, not wrapped.
         let (k, half) = (self.k as u64, self.half() as u64);
-        let hosts = k * half * self.hosts_per_edge() as u64;
-        (hosts, hosts + 2 * k * half * half)
+        let edges = k.saturating_mul(half);
+        let hosts = edges.saturating_mul(self.hosts_per_edge() as u64);
+        let switch_links = edges.saturating_mul(half).saturating_mul(2);
+        (hosts, hosts.saturating_add(switch_links))
     }
 
     /// The keys as a run simulates them (`Scenario::simulated`).
@@ -158,18 +161,17 @@ impl Scenario {
         }
         // Bounded before anything is made: a k of a million would not fit in memory.
         let (hosts, links) = fat.size();
-        if 2 * links > MAX_LINKS as u64 {
-            let key = if fat.hosts_per_edge.is_some() {
-                "hosts_per_edge"
-            } else {
-                "k"
+        if links.saturating_mul(2) > MAX_LINKS as u64 {
+            let (key, value) = match fat.hosts_per_edge {
+                Some(h) => ("hosts_per_edge", h),
+                None => ("k", k),
             };
             return Err(self.error_at(
                 &top.key(key),
                 format!(
-                    "a fat tree of k = {k} with {hosts} hosts has {links} links, {} \
-                     directions; at most {MAX_LINKS} fit the event queue",
-                    2 * links
+                    "topology.{key} = {value}: a fat tree of k = {k} with {hosts} hosts has \
+                     {links} links, {} directions; at most {MAX_LINKS} fit the event queue",
+                    links.saturating_mul(2)
                 ),
             ));
         }

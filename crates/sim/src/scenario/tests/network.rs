@@ -127,9 +127,16 @@ fn a_fat_tree_with_a_bad_k_or_host_is_refused_at_its_key_and_line() {
         ("k = 3", "topology.k = 3 must be even"),
         ("k = 0", "topology.k = 0 must be even and at least 2"),
         ("k = 100000", "at most"),
+        ("k = 4294967294", "at most"),
     ] {
         names_key_and_line(FAT_TREE, "k = 4", new, key);
     }
+    names_key_and_line(
+        FAT_TREE,
+        "k = 4",
+        "k = 4\nhosts_per_edge = 4294967295",
+        "topology.hosts_per_edge",
+    );
     names_key_and_line(
         FAT_TREE,
         "to = \"h15\"",
