@@ -120,7 +120,7 @@ fn small(s: &Scenario) -> bool {
                 return false;
             }
         }
-        Topology::Graph { nodes, links } => {
+        Topology::Graph { nodes, links, .. } => {
             if nodes.len() > MAX_NODES || links.len() > 2 * MAX_NODES {
                 return false;
             }

@@ -36,6 +36,10 @@ pub struct FlowSpec {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
+    /// A graph's explicit route for the group's data, node by node from `from`
+    /// to `to` (its ACKs take it backwards); the topology's `routing` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
     /// Bytes per packet, headers included. Default 1000, or [`PROBE_SIZE`] for
     /// `kind = "probe"` (filled when read: read it through [`FlowSpec::packet_size`]).
     #[serde(default)]

@@ -10,6 +10,7 @@ use aqm::{Dur, QdiscSpec, Rate};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod fat_tree;
 mod file;
 mod flow_spec;
 mod link_keys;
@@ -57,6 +58,7 @@ mod qdisc_table;
 mod validate;
 mod validate_net;
 
+pub use fat_tree::FatTree;
 pub use file::{read_file, read_text, MAX_FILE_BYTES};
 pub use flow_spec::{
     EcnSetting, FlowSpec, OnoffKeys, ProbeKeys, TcpKeys, Traffic, UdpKeys, WebKeys, PROBE_SIZE,
@@ -127,11 +129,44 @@ pub enum Topology {
         #[serde(default, deserialize_with = "qdisc_table::plain")]
         reverse_qdisc: Option<QdiscSpec>,
     },
-    /// Explicit nodes and links; flows name their end nodes.
+    /// Explicit nodes and links; flows name their end nodes. A fat tree is read
+    /// into this form (`fat_tree.rs`), so everything after reading is shared.
     Graph {
         nodes: Vec<String>,
         links: Vec<GraphLink>,
+        /// How flows without a `path` are routed.
+        #[serde(default, skip_serializing_if = "Routing::is_shortest")]
+        routing: Routing,
+        /// The fat tree's keys, when the graph is one: errors about its ports
+        /// and what a run simulates name them, not its thousands of links.
+        #[serde(skip)]
+        fat_tree: Option<Box<FatTree>>,
     },
+}
+
+/// How a graph routes a flow over its fewest-hop paths.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    /// One path per flow group: the first a breadth-first search from the
+    /// source finds, ties to the lower link index.
+    #[default]
+    Shortest,
+    /// Each flow hashed over the equal-cost paths at every hop, keyed by the
+    /// flow and the run's seed, as switches hash a flow's 5-tuple.
+    Ecmp,
+}
+
+impl Routing {
+    pub fn is_shortest(&self) -> bool {
+        *self == Routing::Shortest
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Shortest => "shortest",
+            Routing::Ecmp => "ecmp",
+        }
+    }
 }
 
 /// `[topology]` as written: every key of every kind, read as a plain struct.
@@ -147,6 +182,15 @@ struct RawTopology {
     reverse_qdisc: Option<QdiscSpec>,
     nodes: Option<Vec<String>>,
     links: Option<Vec<GraphLink>>,
+    routing: Option<Routing>,
+    k: Option<u32>,
+    hosts_per_edge: Option<u32>,
+    rate: Option<Rate>,
+    delay: Option<Dur>,
+    host_rate: Option<Rate>,
+    #[serde(default, deserialize_with = "qdisc_table::plain")]
+    qdisc: Option<QdiscSpec>,
+    monitor: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -154,6 +198,7 @@ struct RawTopology {
 enum TopologyKind {
     Dumbbell,
     Graph,
+    FatTree,
 }
 
 impl TryFrom<RawTopology> for Topology {
@@ -165,15 +210,34 @@ impl TryFrom<RawTopology> for Topology {
             format!("unknown field `{key}` for kind = \"{kind}\" (it takes {keys})")
         };
         let missing = |key: &str| format!("missing field `{key}`");
+        // The keys given that `kind` does not take, in the order written above.
+        let refuse = |kind: &str, keys: &str| {
+            let given = [
+                ("access", raw.access.is_some()),
+                ("bottleneck", raw.bottleneck.is_some()),
+                ("reverse_qdisc", raw.reverse_qdisc.is_some()),
+                ("nodes", raw.nodes.is_some()),
+                ("links", raw.links.is_some()),
+                ("routing", raw.routing.is_some()),
+                ("k", raw.k.is_some()),
+                ("hosts_per_edge", raw.hosts_per_edge.is_some()),
+                ("rate", raw.rate.is_some()),
+                ("delay", raw.delay.is_some()),
+                ("host_rate", raw.host_rate.is_some()),
+                ("qdisc", raw.qdisc.is_some()),
+                ("monitor", raw.monitor.is_some()),
+            ];
+            match given
+                .iter()
+                .find(|(k, set)| *set && !keys.split(", ").any(|t| t == *k))
+            {
+                Some((k, _)) => Err(not_here(k, kind, keys)),
+                None => Ok(()),
+            }
+        };
         match raw.kind {
             TopologyKind::Dumbbell => {
-                let keys = "access, bottleneck, reverse_qdisc";
-                if raw.nodes.is_some() {
-                    return Err(not_here("nodes", "dumbbell", keys));
-                }
-                if raw.links.is_some() {
-                    return Err(not_here("links", "dumbbell", keys));
-                }
+                refuse("dumbbell", "access, bottleneck, reverse_qdisc")?;
                 Ok(Topology::Dumbbell {
                     access: raw.access.ok_or_else(|| missing("access"))?,
                     bottleneck: raw.bottleneck.ok_or_else(|| missing("bottleneck"))?,
@@ -181,19 +245,35 @@ impl TryFrom<RawTopology> for Topology {
                 })
             }
             TopologyKind::Graph => {
-                let keys = "nodes, links";
-                for (key, set) in [
-                    ("access", raw.access.is_some()),
-                    ("bottleneck", raw.bottleneck.is_some()),
-                    ("reverse_qdisc", raw.reverse_qdisc.is_some()),
-                ] {
-                    if set {
-                        return Err(not_here(key, "graph", keys));
-                    }
-                }
+                refuse("graph", "nodes, links, routing")?;
                 Ok(Topology::Graph {
                     nodes: raw.nodes.ok_or_else(|| missing("nodes"))?,
                     links: raw.links.ok_or_else(|| missing("links"))?,
+                    routing: raw.routing.unwrap_or_default(),
+                    fat_tree: None,
+                })
+            }
+            TopologyKind::FatTree => {
+                refuse(
+                    "fat_tree",
+                    "k, hosts_per_edge, rate, delay, host_rate, qdisc, routing, monitor",
+                )?;
+                // Its nodes and links are made once its keys are checked, each
+                // error at its line (`Scenario::expand_fat_tree`).
+                let fat = FatTree {
+                    k: raw.k.ok_or_else(|| missing("k"))?,
+                    hosts_per_edge: raw.hosts_per_edge,
+                    rate: raw.rate.ok_or_else(|| missing("rate"))?,
+                    delay: raw.delay.ok_or_else(|| missing("delay"))?,
+                    host_rate: raw.host_rate,
+                    qdisc: raw.qdisc,
+                    monitor: raw.monitor.unwrap_or(false),
+                };
+                Ok(Topology::Graph {
+                    nodes: Vec::new(),
+                    links: Vec::new(),
+                    routing: raw.routing.unwrap_or(Routing::Ecmp),
+                    fat_tree: Some(Box::new(fat)),
                 })
             }
         }
@@ -383,7 +463,7 @@ impl Scenario {
         for g in &mut file.flows {
             g.get_mut().fill_defaults();
         }
-        let s = Scenario {
+        let mut s = Scenario {
             file,
             origin: origin.to_string(),
             source: text.to_string(),
@@ -391,6 +471,7 @@ impl Scenario {
             dir,
         };
         s.refuse_arrays_for_tables()?;
+        s.expand_fat_tree()?;
         s.validate()?;
         Ok(s)
     }
@@ -574,9 +655,14 @@ impl Scenario {
     /// whose values all give one value changes nothing.
     pub fn simulated(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.file).expect("a scenario serializes");
-        let unused_qdisc = match self.file.topology.get_ref() {
-            Topology::Dumbbell { .. } => false,
-            Topology::Graph { links, .. } => links.iter().all(|l| l.qdisc.is_some()),
+        let (unused_qdisc, fat_tree) = match self.file.topology.get_ref() {
+            Topology::Dumbbell { .. } => (false, None),
+            Topology::Graph {
+                fat_tree: Some(fat),
+                routing,
+                ..
+            } => (fat.qdisc.is_some(), Some(fat.simulated(*routing))),
+            Topology::Graph { links, .. } => (links.iter().all(|l| l.qdisc.is_some()), None),
         };
         if let Some(m) = v.as_object_mut() {
             for key in ["name", "description", "seed"] {
@@ -584,6 +670,10 @@ impl Scenario {
             }
             if unused_qdisc {
                 m.remove("qdisc");
+            }
+            // A fat tree as its keys, not its expansion.
+            if let Some(t) = fat_tree {
+                m.insert("topology".into(), t);
             }
         }
         v

@@ -158,6 +158,16 @@ impl Scenario {
                 }
                 true
             }
+            // A fat tree's ports: the one qdisc, where it is written.
+            Topology::Graph {
+                fat_tree: Some(fat),
+                ..
+            } => {
+                if let Some(q) = &fat.qdisc {
+                    specs.push((KeyPath::top("topology").key("qdisc"), q));
+                }
+                fat.qdisc.is_none()
+            }
             Topology::Graph { links, .. } => {
                 for (i, l) in links.iter().enumerate() {
                     let at = KeyPath::top("topology").key("links").index(i);

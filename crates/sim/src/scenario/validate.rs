@@ -70,7 +70,7 @@ impl Scenario {
                 self.links()?;
                 None
             }
-            Topology::Graph { nodes, links } => {
+            Topology::Graph { nodes, links, .. } => {
                 for (j, n) in nodes.iter().enumerate() {
                     let path = topo.key("nodes").index(j);
                     self.check_name(&path, &format!("topology.nodes[{j}]"), n, true)?;
@@ -377,7 +377,11 @@ impl Scenario {
         let at = |key: &str, msg: String| self.flow_error(i, key, msg);
         match nodes {
             None => {
-                for (key, set) in [("from", spec.from.is_some()), ("to", spec.to.is_some())] {
+                for (key, set) in [
+                    ("from", spec.from.is_some()),
+                    ("to", spec.to.is_some()),
+                    ("path", spec.path.is_some()),
+                ] {
                     if set {
                         return Err(at(
                             key,

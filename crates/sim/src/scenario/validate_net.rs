@@ -6,6 +6,7 @@
 use super::{KeyPath, Scenario, ScenarioError, Topology};
 use crate::event::{MAX_FLOWS, MAX_LINKS};
 use aqm::{LinkInfo, QdiscSpec, Rate};
+use std::collections::{HashMap, HashSet};
 
 /// Link directions a dumbbell has besides its flows' four each: the bottleneck's two.
 const DUMBBELL_SHARED_LINKS: u64 = 2;
@@ -40,6 +41,20 @@ impl Scenario {
         };
         let top = KeyPath::top("qdisc");
         let topology = KeyPath::top("topology");
+        // A fat tree's ports share one qdisc, checked at the key that gives it
+        // on both rates its links have.
+        if let Some((path, q)) = self.fat_tree_port() {
+            if let Topology::Graph {
+                fat_tree: Some(fat),
+                ..
+            } = f.topology.get_ref()
+            {
+                for rate in [Some(fat.rate), fat.host_rate].into_iter().flatten() {
+                    check(q, rate, &path)?;
+                }
+            }
+            return Ok(());
+        }
         // The rate each qdisc is built with: its direction's nominal one.
         let links = self.links()?;
         match f.topology.get_ref() {
@@ -121,12 +136,20 @@ impl Scenario {
     }
 
     /// In a graph, a route between the ends of every flow (links carry both
-    /// directions, so a route exists when the ends are connected).
+    /// directions, so a route exists when the ends are connected), and each
+    /// explicit `path` a walk over links from `from` to `to`.
     fn validate_routes(&self) -> Result<(), ScenarioError> {
-        let Topology::Graph { nodes, links } = self.file.topology.get_ref() else {
+        let Topology::Graph { nodes, links, .. } = self.file.topology.get_ref() else {
             return Ok(());
         };
-        let index = |n: &str| nodes.iter().position(|m| m == n).expect("validated");
+        // Names to indices once: a search per name was quadratic in a fat tree.
+        let by_name: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        let index = |n: &str| by_name[n];
+        self.validate_paths(&by_name)?;
         // Union-find over the nodes: the component of each.
         let mut parent: Vec<usize> = (0..nodes.len()).collect();
         fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -153,6 +176,56 @@ impl Scenario {
                     "to",
                     format!("no route from \"{from}\" to \"{to}\""),
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each flow group's `path`: its first node the group's `from`, its last its
+    /// `to`, each node a node of the graph, each step a link, no node twice.
+    fn validate_paths(&self, by_name: &HashMap<&str, usize>) -> Result<(), ScenarioError> {
+        let Topology::Graph { links, .. } = self.file.topology.get_ref() else {
+            return Ok(());
+        };
+        let groups = self.file.flows.iter().map(|g| g.get_ref());
+        if groups.clone().all(|g| g.path.is_none()) {
+            return Ok(());
+        }
+        let linked: HashSet<(usize, usize)> = links
+            .iter()
+            .flat_map(|l| {
+                let (a, b) = (by_name[l.from.as_str()], by_name[l.to.as_str()]);
+                [(a, b), (b, a)]
+            })
+            .collect();
+        for (i, g) in groups.enumerate() {
+            let Some(path) = &g.path else { continue };
+            let at = |msg: String| self.flow_error(i, "path", msg);
+            let (from, to) = (g.from.as_deref(), g.to.as_deref());
+            if path.first().map(String::as_str) != from || path.last().map(String::as_str) != to {
+                return Err(at(format!(
+                    "path must start at from = \"{}\" and end at to = \"{}\"",
+                    from.unwrap_or_default(),
+                    to.unwrap_or_default()
+                )));
+            }
+            let mut seen = HashSet::with_capacity(path.len());
+            for (j, n) in path.iter().enumerate() {
+                let Some(&node) = by_name.get(n.as_str()) else {
+                    return Err(at(format!(
+                        "path[{j}] = \"{n}\" is not a node of the topology"
+                    )));
+                };
+                if !seen.insert(node) {
+                    return Err(at(format!("path visits \"{n}\" twice")));
+                }
+                if j > 0 && !linked.contains(&(by_name[path[j - 1].as_str()], node)) {
+                    return Err(at(format!(
+                        "path[{}] = \"{}\" and path[{j}] = \"{n}\" are not linked",
+                        j - 1,
+                        path[j - 1]
+                    )));
+                }
             }
         }
         Ok(())

@@ -149,7 +149,17 @@ pub fn estimate_with(s: &Scenario, total_flows: usize, tables: Tables) -> Estima
         };
         packets = packets.saturating_add(count.saturating_mul(per));
     }
-    let flows_part = flows.saturating_mul(per_flow(dumbbell));
+    // Under ECMP each flow has its own two routes, not its group's: a fat
+    // tree's are 6 hops and an end marker each way; 8 hops are counted.
+    let ecmp = matches!(
+        f.topology.get_ref(),
+        Topology::Graph {
+            routing: crate::scenario::Routing::Ecmp,
+            ..
+        }
+    );
+    let own_routes = if ecmp { 2 * 9 * 4 } else { 0 };
+    let flows_part = flows.saturating_mul(per_flow(dumbbell) + own_routes);
     let links_part = links
         .saturating_mul(per_link())
         .saturating_add(link_models(s, flows));

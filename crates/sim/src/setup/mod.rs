@@ -2,6 +2,7 @@
 //! their qdiscs, routes), the flows, and the observers the scenario asks for.
 //! Each step is a named function; [`Simulation::new`] only composes them.
 
+pub mod ecmp;
 pub mod flows;
 pub mod memory;
 pub mod network;
@@ -9,6 +10,8 @@ pub mod routes;
 
 #[cfg(test)]
 mod crn_tests;
+#[cfg(test)]
+mod fat_tree_tests;
 
 pub use crate::net::{Group, Network};
 

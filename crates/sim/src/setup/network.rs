@@ -1,6 +1,7 @@
 //! Building the [`Network`] a scenario describes: nodes, link directions with their
 //! qdiscs, the monitored link directions, and every flow's routes.
 
+use super::ecmp;
 use super::routes::Graph;
 use crate::event::MAX_LINKS;
 use crate::flow::Flow;
@@ -8,7 +9,7 @@ use crate::link::{Link, Pipe, Pipes, Queue, NO_MODEL};
 use crate::link_model::{Jitter, LinkModel, LinkRate, Loss, Transmitter};
 use crate::net::routes::Routes;
 use crate::net::{Group, Network, Nodes, Rebuild};
-use crate::scenario::{Direction, KeyPath, Scenario, ScenarioError, Topology};
+use crate::scenario::{Direction, KeyPath, Routing, Scenario, ScenarioError, Topology};
 use aqm::{rng, FlowClass, FlowId, LinkInfo, QdiscSpec, Rate};
 use std::collections::HashMap;
 
@@ -259,13 +260,15 @@ impl Network {
         })
     }
 
-    /// Explicit nodes and links; flows follow the fewest-hop route between the
-    /// nodes they name.
+    /// Explicit nodes and links; flows follow their group's `path`, else the
+    /// routes the topology's `routing` gives between the nodes they name.
     fn graph(s: &Scenario, total_flows: usize) -> Result<Network, ScenarioError> {
         let f = &s.file;
         let Topology::Graph {
             nodes,
             links: specs,
+            routing,
+            ..
         } = f.topology.get_ref()
         else {
             unreachable!("called for a graph")
@@ -299,31 +302,9 @@ impl Network {
                 monitored.push(ba);
             }
         }
-        let mut routes = Routes::default();
-        let mut flow_routes = Vec::with_capacity(total_flows);
-        for (i, g) in f.flows.iter().enumerate() {
-            let spec = g.get_ref();
-            let end = |n: &Option<String>| index[n.as_deref().expect("validated")];
-            let (a, b) = (end(&spec.from), end(&spec.to));
-            let no_route = || {
-                s.flow_error(
-                    i,
-                    "to",
-                    format!(
-                        "no route from \"{}\" to \"{}\"",
-                        nodes[a as usize], nodes[b as usize]
-                    ),
-                )
-            };
-            let fwd = graph.path(a, b).ok_or_else(no_route)?;
-            let rev = graph.path(b, a).ok_or_else(no_route)?;
-            // The group's flows share one copy of its two routes.
-            let fwd = routes.push(&fwd);
-            let rev = routes.push(&rev);
-            for _ in 0..spec.count {
-                flow_routes.push((fwd, rev));
-            }
-        }
+        drop(resolved);
+        let (routes, flow_routes) =
+            Self::graph_routes(s, &graph, (nodes, &index), *routing, total_flows)?;
         Ok(Network {
             nodes: Nodes::new(nodes.clone()),
             links: make.links,
@@ -334,6 +315,97 @@ impl Network {
             flow_routes,
             rebuild: make.deferred,
         })
+    }
+
+    /// Every flow's data and ACK routes in a graph: a group's `path` (its ACKs
+    /// the reverse), one fewest-hop route per group under `shortest`, or one per
+    /// flow under `ecmp`. Found in batches (a search per source or destination,
+    /// not per pair), stored group by group in flow order.
+    fn graph_routes(
+        s: &Scenario,
+        graph: &Graph,
+        (names, index): (&[String], &HashMap<&str, u32>),
+        routing: Routing,
+        total_flows: usize,
+    ) -> Result<(Routes, Vec<(u32, u32)>), ScenarioError> {
+        let f = &s.file;
+        let nodes = |i: u32| &names[i as usize];
+        let ends: Vec<(u32, u32)> = f
+            .flows
+            .iter()
+            .map(|g| {
+                let end = |n: &Option<String>| index[n.as_deref().expect("validated")];
+                (end(&g.get_ref().from), end(&g.get_ref().to))
+            })
+            .collect();
+        let own_path = |i: usize| f.flows[i].get_ref().path.as_ref();
+        let ecmp = |i: usize| routing == Routing::Ecmp && own_path(i).is_none();
+        // Under `shortest`, each group's two routes, both ways from the batch.
+        let shortest_pairs: Vec<(u32, u32)> = (0..ends.len())
+            .filter(|&i| !ecmp(i) && own_path(i).is_none())
+            .flat_map(|i| [ends[i], (ends[i].1, ends[i].0)])
+            .collect();
+        let mut shortest = graph.shortest_paths(&shortest_pairs).into_iter();
+        // Under `ecmp`, each flow's two.
+        let mut queries = Vec::new();
+        let mut flow = 0u32;
+        for (i, g) in f.flows.iter().enumerate() {
+            let count = g.get_ref().count;
+            if ecmp(i) {
+                let (a, b) = ends[i];
+                for id in flow..flow + count {
+                    queries.push((a, b, ecmp::flow_key(id, false)));
+                    queries.push((b, a, ecmp::flow_key(id, true)));
+                }
+            }
+            flow += count;
+        }
+        let mut hashed = ecmp::routes(graph, f.seed, &queries).into_iter();
+        drop(queries);
+        let mut routes = Routes::default();
+        let mut flow_routes = Vec::with_capacity(total_flows);
+        for (i, g) in f.flows.iter().enumerate() {
+            let spec = g.get_ref();
+            let (a, b) = ends[i];
+            let no_route = || {
+                s.flow_error(
+                    i,
+                    "to",
+                    format!("no route from \"{}\" to \"{}\"", nodes(a), nodes(b)),
+                )
+            };
+            if ecmp(i) {
+                for _ in 0..spec.count {
+                    let fwd = hashed.next().flatten().ok_or_else(no_route)?;
+                    let rev = hashed.next().flatten().ok_or_else(no_route)?;
+                    flow_routes.push((routes.push(&fwd), routes.push(&rev)));
+                }
+                continue;
+            }
+            let (fwd, rev) = match own_path(i) {
+                Some(path) => {
+                    let at: Vec<u32> = path.iter().map(|n| index[n.as_str()]).collect();
+                    let walk = |from: &[u32]| -> Vec<u32> {
+                        from.windows(2)
+                            .map(|w| graph.link_between(w[0], w[1]).expect("validated"))
+                            .collect()
+                    };
+                    let back: Vec<u32> = at.iter().rev().copied().collect();
+                    (walk(&at), walk(&back))
+                }
+                None => (
+                    shortest.next().flatten().ok_or_else(no_route)?,
+                    shortest.next().flatten().ok_or_else(no_route)?,
+                ),
+            };
+            // The group's flows share one copy of its two routes.
+            let fwd = routes.push(&fwd);
+            let rev = routes.push(&rev);
+            for _ in 0..spec.count {
+                flow_routes.push((fwd, rev));
+            }
+        }
+        Ok((routes, flow_routes))
     }
 }
 

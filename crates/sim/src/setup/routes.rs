@@ -1,6 +1,7 @@
 //! Finding routes: static, fewest hops, ties to the lower link index, computed
 //! once per flow group as the list of link directions its data and its ACKs cross
-//! (stored in [`crate::net::routes::Routes`]).
+//! (stored in [`crate::net::routes::Routes`]). ECMP's per-flow routes over the
+//! same graph are `ecmp.rs`'s.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -44,6 +45,97 @@ impl Graph {
     /// Link direction `link` goes from node `a` to node `b`.
     pub fn add(&mut self, a: u32, b: u32, link: u32) {
         self.adj[a as usize].push((b, link));
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.adj.len()
+    }
+
+    /// Node `a`'s (neighbour, link direction) pairs, in link order.
+    pub fn out(&self, a: u32) -> &[(u32, u32)] {
+        &self.adj[a as usize]
+    }
+
+    /// The link direction from `a` to `b`, if they are linked.
+    pub fn link_between(&self, a: u32, b: u32) -> Option<u32> {
+        self.adj[a as usize]
+            .iter()
+            .find(|&&(n, _)| n == b)
+            .map(|&(_, l)| l)
+    }
+
+    /// A leaf's one neighbour and the link direction to it (a host on its switch).
+    pub fn leaf(&self, a: u32) -> Option<(u32, u32)> {
+        match self.adj[a as usize][..] {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
+    /// The paths [`Graph::path`] gives for each pair (from, to), computed with one
+    /// search per source alive at a time, and a leaf's search its neighbour's.
+    ///
+    /// From a leaf `s` on `u` the search reaches `u` and then goes on exactly as
+    /// one from `u` (whose search meets `s` and finds nothing beyond it), so every
+    /// path from `s` but the one to `u` is `s -> u` then `u`'s. The hosts of a
+    /// switch thus share one search: a fat tree of k = 32 searches from its 512
+    /// edge switches, not its 8,192 hosts, and holds one search's memory.
+    pub fn shortest_paths(&self, pairs: &[(u32, u32)]) -> Vec<Option<Vec<u32>>> {
+        let mut out = vec![None; pairs.len()];
+        // (source searched from, the first link when a leaf's, pair).
+        let mut order: Vec<(u32, Option<u32>, usize)> = Vec::with_capacity(pairs.len());
+        for (i, &(from, to)) in pairs.iter().enumerate() {
+            match self.leaf(from) {
+                Some((u, l)) if u == to => out[i] = Some(vec![l]),
+                Some((u, l)) => order.push((u, Some(l), i)),
+                None => order.push((from, None, i)),
+            }
+        }
+        order.sort_unstable_by_key(|&(root, _, i)| (root, i));
+        let none = (u32::MAX, u32::MAX);
+        let mut prev = vec![none; self.adj.len()];
+        let mut reached: Vec<u32> = Vec::new();
+        let mut run = 0;
+        while run < order.len() {
+            let root = order[run].0;
+            let end = run + order[run..].partition_point(|o| o.0 == root);
+            for &n in &reached {
+                prev[n as usize] = none;
+            }
+            reached.clear();
+            prev[root as usize] = (root, u32::MAX);
+            reached.push(root);
+            // A breadth-first search, paused at each destination reached.
+            let mut next = 0;
+            for &(_, first, i) in &order[run..end] {
+                let to = pairs[i].1;
+                while prev[to as usize] == none && next < reached.len() {
+                    let a = reached[next];
+                    next += 1;
+                    for &(b, l) in &self.adj[a as usize] {
+                        if prev[b as usize] == none {
+                            prev[b as usize] = (a, l);
+                            reached.push(b);
+                        }
+                    }
+                }
+                if prev[to as usize] == none {
+                    continue;
+                }
+                let mut path = Vec::new();
+                let mut at = to;
+                while at != root {
+                    let (m, l) = prev[at as usize];
+                    path.push(l);
+                    at = m;
+                }
+                path.extend(first);
+                path.reverse();
+                out[i] = Some(path);
+            }
+            run = end;
+        }
+        out
     }
 
     /// The link directions of a fewest-hop path from `from` to `to`, if any.
@@ -170,6 +262,42 @@ mod tests {
                     reachable.then_some(expect),
                     "{from} -> {to}"
                 );
+            }
+        }
+    }
+
+    /// The batched paths, a leaf's through its neighbour's search, are the
+    /// paths one search per source gives (what `shortest` routing promised
+    /// before they were batched).
+    #[test]
+    fn batched_paths_are_the_paths_of_a_search_per_source() {
+        let mut x = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..30 {
+            let n = 2 + (next(&mut x) % 30) as u32;
+            let mut g = Graph::new(n as usize);
+            let mut l = 0;
+            let mut linked = std::collections::HashSet::new();
+            for _ in 0..(next(&mut x) % 60) {
+                let (a, b) = (
+                    (next(&mut x) % n as u64) as u32,
+                    (next(&mut x) % n as u64) as u32,
+                );
+                // Both directions of each link, as a graph topology has them.
+                if a != b && linked.insert((a.min(b), a.max(b))) {
+                    g.add(a, b, l);
+                    g.add(b, a, l + 1);
+                    l += 2;
+                }
+            }
+            let pairs: Vec<(u32, u32)> = (0..3 * n)
+                .map(|_| {
+                    let a = (next(&mut x) % n as u64) as u32;
+                    (a, (a + 1 + (next(&mut x) % (n as u64 - 1)) as u32) % n)
+                })
+                .collect();
+            let batched = g.shortest_paths(&pairs);
+            for (&(a, b), got) in pairs.iter().zip(batched) {
+                assert_eq!(got, g.path(a, b), "{a} -> {b}");
             }
         }
     }
