@@ -73,8 +73,13 @@ def check_source(
 # Emulate a scenario (`aqmlab emulate`): real Linux TCP through the same qdiscs,
 # in wall-clock time; needs root. ValueError for a scenario the emulator refuses
 # or a process without CAP_NET_ADMIN; Ctrl-C stops it.
+# Unless `labelled` is false, the tables start with the scenario and seed columns.
 def emulate_json(
-    json: str, seed: int | None = None, duration: str | None = None, warmup: str | None = None
+    json: str,
+    seed: int | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    labelled: bool = True,
 ) -> Finished: ...
 def emulate_builtin_or_path(
     arg: _Path | None = None,

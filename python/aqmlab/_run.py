@@ -96,6 +96,7 @@ def simulate(
 ) -> Result:
     """:func:`run` with ``sets`` as the extension takes them; without, the tables
     are not labelled (a sweep labels its runs' rows itself)."""
+    check_flag(progress, "progress", none=True)
     seed = _check_seed(seed)
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
@@ -142,20 +143,35 @@ def emulate(
     ``ValueError`` with the message ``aqmlab emulate`` prints. docs/emulation.md
     says where emulated and simulated results differ.
     """
+    return _emulate(scenario, seed, duration, warmup, strict, labelled=True, overrides=overrides)
+
+
+def _emulate(
+    scenario: ScenarioArg,
+    seed: int | None,
+    duration: str | None,
+    warmup: str | None,
+    strict: bool,
+    *,
+    labelled: bool,
+    overrides: Mapping[str, Any],
+) -> Result:
+    """:func:`emulate`; unless ``labelled``, a scenario given as a dict gives tables
+    without the scenario and seed columns (a sweep labels its runs' rows itself)."""
     seed = _check_seed(seed)
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
-    if not isinstance(strict, bool):
-        raise ValueError(f"strict = {strict!r} must be True or False")
+    check_flag(strict, "strict")
     if isinstance(scenario, Mapping):
-        finished = _aqmlab.emulate_json(to_json(_apply(scenario, overrides)), seed, duration, warmup)
+        text = to_json(_apply(scenario, overrides))
+        finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled)
     else:
         arg = check_path_or_name(scenario)
         if not overrides:
             finished = _aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup)
         else:
-            table = scenario_table(arg)
-            finished = _aqmlab.emulate_json(to_json(_apply(table, overrides)), seed, duration, warmup)
+            text = to_json(_apply(scenario_table(arg), overrides))
+            finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled)
     late = late_run(finished)
     if strict and late:
         raise RuntimeError(f"strict: {late}; its results are discarded")
@@ -229,6 +245,16 @@ def check_duration(value: object, name: str = "duration") -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise ValueError(f'{name} must be a string with a unit, such as "30s", got {value!r}')
+
+
+def check_flag(value: object, name: str, *, none: bool = False) -> Any:
+    """``value`` if it is ``True`` or ``False`` (or ``None`` where ``none`` allows
+    it); otherwise ``ValueError`` naming ``name``. A truthy string such as ``"no"``
+    would otherwise switch the flag on."""
+    if isinstance(value, bool) or (none and value is None):
+        return value
+    allowed = "True, False or None" if none else "True or False"
+    raise ValueError(f"{name} = {value!r} must be {allowed}")
 
 
 def check_path_or_name(scenario: object) -> str | None:

@@ -355,13 +355,17 @@ mod tests {
         );
         assert_eq!(
             keys(&["emulate"]),
-            sorted("scenario seed duration warmup out format json allow_foreign_out compare quiet")
+            sorted(
+                "scenario seed duration warmup sets out format json allow_foreign_out compare \
+                 strict quiet"
+            )
         );
         assert_eq!(
             keys(&["sweep", "-j", "2"]),
             sorted(
                 "scenario sets seeds seed_list duration warmup baseline precision max_seeds \
-                 jobs scheduler out format no_cache fail_fast json quiet allow_foreign_out"
+                 jobs scheduler out format no_cache fail_fast json quiet allow_foreign_out \
+                 emulate"
             )
         );
         assert_eq!(

@@ -164,7 +164,7 @@ fn simulate(
 fn emulate_scenario(
     py: Python<'_>,
     s: Scenario,
-    labels: Vec<sim::assign::Assignment>,
+    labels: Option<Vec<sim::assign::Assignment>>,
 ) -> PyResult<Finished> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -188,7 +188,7 @@ fn emulate_scenario(
         .join()
         .map_err(|_| Error::Internal("the emulation panicked".into()))?;
     match result {
-        Ok(r) => Ok(Finished(r, warned, Some(labels))),
+        Ok(r) => Ok(Finished(r, warned, labels)),
         Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
             Err(Error::usage(e).into())
         }
@@ -200,7 +200,7 @@ fn emulate_scenario(
 fn emulate_scenario(
     _: Python<'_>,
     _: Scenario,
-    _: Vec<sim::assign::Assignment>,
+    _: Option<Vec<sim::assign::Assignment>>,
 ) -> PyResult<Finished> {
     Err(
         Error::Usage("aqmlab emulate needs Linux (network namespaces and TUN devices)".into())
@@ -209,18 +209,21 @@ fn emulate_scenario(
 }
 
 /// Emulates a scenario given as a JSON object (`aqmlab.emulate` with a dict or
-/// overrides).
+/// overrides); the tables are labelled with the scenario and the seed unless
+/// `labelled` is false (a sweep labels its runs' rows itself).
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None, warmup=None))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None, labelled=true))]
 fn emulate_json(
     py: Python<'_>,
     json: &str,
     seed: Option<u64>,
     duration: Option<&str>,
     warmup: Option<&str>,
+    labelled: bool,
 ) -> PyResult<Finished> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
-    emulate_scenario(py, configure(s, seed, duration, warmup)?, vec![])
+    let labels = labelled.then(Vec::new);
+    emulate_scenario(py, configure(s, seed, duration, warmup)?, labels)
 }
 
 /// Emulates a scenario file or built-in scenario, resolved as `aqmlab emulate
@@ -247,7 +250,7 @@ fn emulate_builtin_or_path(
     };
     let arg = arg.as_ref().map(|a| a.0.as_os_str());
     let s = sim::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
-    emulate_scenario(py, s, labels)
+    emulate_scenario(py, s, Some(labels))
 }
 
 /// `aqmlab emulate --compare`'s table: a simulated and an emulated run side by side.

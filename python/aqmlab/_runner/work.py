@@ -55,9 +55,10 @@ def simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
 
         return LabRun(_aqmlab.queue_lab(json.dumps({**scenario[QUEUE_LAB], "seed": seed})))
     if EMULATE in scenario:
-        from aqmlab._run import emulate
+        from aqmlab._run import _emulate
 
-        return emulate(dict(scenario[EMULATE]), seed=seed, strict=True)
+        # Unlabelled, as below.
+        return _emulate(dict(scenario[EMULATE]), seed, None, None, True, labelled=False, overrides={})
     from aqmlab._run import simulate
 
     # Unlabelled: a sweep labels its runs' rows with the point and the seed.
