@@ -123,12 +123,17 @@ def _foreign_owner(st: os.stat_result) -> int | None:
     ``flows.csv`` link to ``/etc/shadow``, listed in a record they wrote)."""
     if _allow_foreign or not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
-    return st.st_uid if st.st_uid != 0 else None
+    # The user who ran `sudo` is not foreign: they could run anything as root.
+    sudo_uid = os.environ.get("SUDO_UID", "")
+    if st.st_uid == 0 or (sudo_uid.isdigit() and st.st_uid == int(sudo_uid)):
+        return None
+    return st.st_uid
 
 
 def check_owner(folder: Path, flag: str = "--out") -> None:
     """Raises ``ValueError`` when, run as root, ``folder`` is another user's
-    folder or is reached through another user's symbolic link."""
+    folder (or, new, would be made in one) or is reached through another user's
+    symbolic link."""
     for at in (folder, *folder.parents):
         try:
             st = os.lstat(at)
@@ -140,14 +145,20 @@ def check_owner(folder: Path, flag: str = "--out") -> None:
                 f"{flag} {folder}: {at} is a symbolic link of user {uid}, who would choose "
                 "where root writes (--allow-foreign-out to write anyway)"
             )
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return
-    uid = _foreign_owner(st) if stat.S_ISDIR(st.st_mode) else None
-    if uid is not None:
+    # The folder, or the one a new folder goes into: its owner could replace what
+    # root makes there by a link of theirs.
+    absolute = Path(os.path.abspath(folder))
+    for at in (absolute, *absolute.parents):
+        try:
+            st = os.stat(at)
+        except OSError:
+            continue
+        uid = _foreign_owner(st) if stat.S_ISDIR(st.st_mode) else None
+        if uid is None:
+            return
+        where = "a folder" if at == absolute else f"it would be made in {at}, a folder"
         raise ValueError(
-            f"{flag} {folder}: a folder of user {uid}, who could steer root's writes there "
+            f"{flag} {folder}: {where} of user {uid}, who could steer root's writes there "
             "(--allow-foreign-out to write anyway)"
         )
 
@@ -510,7 +521,18 @@ def _open_folder(
         record.save(record.ours | set(names))
         if marked:
             (record.folder / "summary.json").unlink(missing_ok=True)
-        yield record
+        try:
+            yield record
+        except BaseException:
+            # A write that failed (a full disk) or was stopped leaves no table,
+            # in either format: the ones written would sit beside an earlier
+            # run's not yet replaced. A link stays (the user's, written through).
+            earlier = {f"{n}.{x}" for n in known for x in FORMATS} & record.ours
+            for name in {*names, *earlier}:
+                entry = record.folder / name
+                if entry.is_file() and not entry.is_symlink():
+                    entry.unlink(missing_ok=True)
+            raise
 
 
 def _close_folder(record: _Record, written: list[Path], names: set[str], summary: str | None) -> list[Path]:

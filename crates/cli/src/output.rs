@@ -12,9 +12,11 @@
 //! writes `run`, `sweep` and `repro` folders by the same steps (`aqmlab._io`).
 //!
 //! Run as root, a write never goes where another user chose ([`foreign_owner`]):
-//! an `--out` that is their folder or their symbolic link, or a link they left in
-//! the folder, is refused (`--allow-foreign-out` writes anyway).
+//! an `--out` that is their folder (or would be made in one) or their symbolic
+//! link, or a link they left in the folder, is refused (`--allow-foreign-out`
+//! writes anyway). The user who ran `sudo` is not another user.
 
+use anyhow::Context;
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -64,13 +66,22 @@ fn as_root() -> bool {
 /// folder or symbolic link such a user owns lets them choose where the run's
 /// files go (a `flows.csv` link to `/etc/shadow`, listed in a record they
 /// wrote, would be written through). `None` when not root.
+/// The user who ran `sudo aqmlab ...` is not foreign: they could run anything as
+/// root already, and their own folder is where `--out results/` goes.
 pub fn foreign_owner(meta: &std::fs::Metadata) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
-    (as_root() && meta.uid() != 0).then(|| meta.uid())
+    let uid = meta.uid();
+    (as_root() && uid != 0 && Some(uid) != sudo_user()).then_some(uid)
 }
 
-/// Refuses `dir` as root's output folder when another user owns the folder or a
-/// symbolic link on the way to it (`--out` itself, or any folder above).
+/// The user `sudo` ran this process for (`SUDO_UID`), if any.
+fn sudo_user() -> Option<u32> {
+    std::env::var("SUDO_UID").ok()?.parse().ok()
+}
+
+/// Refuses `dir` as root's output folder when another user owns the folder (or,
+/// for a new one, the folder it would be made in) or a symbolic link on the way
+/// to it (`--out` itself, or any folder above).
 fn check_owner(dir: &Path) -> Result<(), String> {
     if !as_root() || allow_foreign() {
         return Ok(());
@@ -94,15 +105,27 @@ fn check_owner(dir: &Path) -> Result<(), String> {
         }
         at = p.parent();
     }
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => match foreign_owner(&m) {
-            Some(uid) => Err(format!(
-                "--out {}: a folder of user {uid}, who could steer root's writes there \
-                 (--allow-foreign-out to write anyway)",
-                dir.display()
-            )),
-            None => Ok(()),
-        },
+    // The folder, or the one a new folder goes into: its owner could replace
+    // what root makes there by a link of theirs.
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some((at, meta)) = absolute
+        .ancestors()
+        .find_map(|p| std::fs::metadata(p).ok().map(|m| (p, m)))
+    else {
+        return Ok(());
+    };
+    match (meta.is_dir(), foreign_owner(&meta)) {
+        (true, Some(uid)) if at == absolute => Err(format!(
+            "--out {}: a folder of user {uid}, who could steer root's writes there \
+             (--allow-foreign-out to write anyway)",
+            dir.display()
+        )),
+        (true, Some(uid)) => Err(format!(
+            "--out {}: it would be made in {}, a folder of user {uid}, who could steer \
+             root's writes there (--allow-foreign-out to write anyway)",
+            dir.display(),
+            at.display()
+        )),
         _ => Ok(()),
     }
 }
@@ -338,23 +361,55 @@ pub fn write_table(
     batch: &RecordBatch,
     format: Format,
 ) -> anyhow::Result<()> {
-    match format {
-        Format::Parquet => {
-            let props = WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .build();
-            let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props))?;
-            w.write(batch)?;
-            w.close()?;
+    let mut out = KeepsIoError { file, error: None };
+    let written: anyhow::Result<()> = (|| {
+        match format {
+            Format::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::SNAPPY)
+                    .build();
+                let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props))?;
+                w.write(batch)?;
+                w.close()?;
+            }
+            Format::Csv => {
+                let mut w = arrow_csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut out);
+                w.write(batch)?;
+            }
         }
-        Format::Csv => {
-            let mut w = arrow_csv::WriterBuilder::new()
-                .with_header(true)
-                .build(file);
-            w.write(batch)?;
+        Ok(())
+    })();
+    // The file's own error ("No space left on device") rather than the writer's
+    // rewording of it (Parquet's "External: transport error").
+    match (written, out.error) {
+        (Err(_), Some(io)) => Err(io.into()),
+        (result, _) => result,
+    }
+}
+
+/// A file that keeps the first error a write to it gave.
+struct KeepsIoError<'a> {
+    file: &'a mut std::fs::File,
+    error: Option<std::io::Error>,
+}
+
+impl Write for KeepsIoError<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf).inspect_err(|e| self.keep(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush().inspect_err(|e| self.keep(e))
+    }
+}
+
+impl KeepsIoError<'_> {
+    fn keep(&mut self, e: &std::io::Error) {
+        if self.error.is_none() {
+            self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
         }
     }
-    Ok(())
 }
 
 /// `dir`'s record, open and locked: one writer at a time, the others wait.
@@ -431,16 +486,42 @@ pub fn write_run(
         _ => {}
     }
     let mut written = Vec::new();
-    for (name, batch) in sim::labels::labelled(r, sets) {
-        let path = dir.join(format!("{name}.{}", format.ext()));
-        write_atomic(&path, |f| write_table(f, &batch, format))?;
-        written.push(path);
+    let result = (|| -> anyhow::Result<()> {
+        for (name, batch) in sim::labels::labelled(r, sets) {
+            let path = dir.join(format!("{name}.{}", format.ext()));
+            write_atomic(&path, |f| write_table(f, &batch, format))
+                .with_context(|| format!("{name}.{}", format.ext()))?;
+            written.push(path);
+        }
+        remove_stale(dir, &mut record, &names)?;
+        let json = serde_json::to_vec_pretty(&r.summary())?;
+        write_atomic(&summary, |f| Ok(f.write_all(&json)?)).context("summary.json")?;
+        Ok(())
+    })();
+    if result.is_err() {
+        // A write that failed (a full disk) leaves no table: the ones written
+        // would otherwise sit beside an earlier run's that were not replaced.
+        let earlier: Vec<String> = [Format::Parquet, Format::Csv]
+            .iter()
+            .flat_map(|&f| run_files(f))
+            .filter(|n| record.ours.contains(n))
+            .collect();
+        remove_tables(dir, &earlier);
     }
-    remove_stale(dir, &mut record, &names)?;
-    let json = serde_json::to_vec_pretty(&r.summary())?;
-    write_atomic(&summary, |f| Ok(f.write_all(&json)?))?;
+    result?;
     written.push(summary);
     Ok(written)
+}
+
+/// Removes the regular files `names` from `dir` (a link stays: it is the user's,
+/// written through), ignoring errors: the clean-up after a failed write.
+fn remove_tables(dir: &Path, names: &[String]) {
+    for name in names {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// Removes from `dir` the tables (any name of [`sim::tables::TABLES`], any

@@ -24,22 +24,21 @@ fn root() -> bool {
 }
 
 fn run(out: &Path, more: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aqmlab"))
-        .args([
-            "run",
-            "--duration",
-            "2s",
-            "--warmup",
-            "1s",
-            "-q",
-            "--format",
-            "csv",
-        ])
-        .args(more)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap()
+    run_for(None, out, more)
+}
+
+/// [`run`], as `sudo` started for the user `sudo_uid`.
+fn run_for(sudo_uid: Option<u32>, out: &Path, more: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aqmlab"));
+    command.env_remove("SUDO_UID");
+    if let Some(uid) = sudo_uid {
+        command.env("SUDO_UID", uid.to_string());
+    }
+    command.args(["run", "--duration", "2s", "--warmup", "1s", "-q"]);
+    if !more.contains(&"--format") {
+        command.args(["--format", "csv"]);
+    }
+    command.args(more).arg("--out").arg(out).output().unwrap()
 }
 
 #[test]
@@ -65,6 +64,24 @@ fn root_refuses_an_out_folder_or_link_another_user_owns() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(theirs.join("summary.json").is_file());
+    // A new folder inside theirs: they could swap it for a link once root made it.
+    let inside = theirs.join("new");
+    let out = run(&inside, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("would be made in") && err.contains("user 65534"),
+        "{err}"
+    );
+    assert!(!inside.exists());
+    // Unless it is the folder of the user who ran sudo: theirs to choose anyway.
+    let out = run_for(Some(OTHER_USER), &inside, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(inside.join("summary.json").is_file());
 
     // Their link to a folder of root's, at --out or above it.
     let mine = dir.path().join("mine");
@@ -153,4 +170,64 @@ fn a_capture_on_a_full_disk_is_an_error_and_leaves_no_file() {
         .filter(|n| n != ".aqmlab-files")
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Fills the file system at `dir` until `left` bytes are free.
+fn fill(dir: &Path, left: u64) {
+    let out = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let avail: u64 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap();
+    let filler = vec![0u8; avail.saturating_sub(left) as usize];
+    std::fs::write(dir.join("filler"), filler).unwrap();
+}
+
+/// A run's tables that cannot all be written (a full disk) leave none behind,
+/// neither the new ones written before the failure nor an earlier run's (in
+/// either format), and the error is the file system's, naming the table.
+#[test]
+fn a_full_disk_leaves_no_tables_and_says_so() {
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    if !mounted.success() {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let _unmount = Mounted(&small);
+    let out_dir = small.join("out");
+    for (earlier, now) in [("csv", "parquet"), ("parquet", "csv")] {
+        let _ = std::fs::remove_file(small.join("filler"));
+        assert!(run(&out_dir, &["--format", earlier]).status.success());
+        // Room for a table or two of the next run, not for all.
+        fill(&small, 8 << 10);
+        let out = run(&out_dir, &["--format", now]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            err.contains(&format!(".{now}: No space left on device")),
+            "{err}"
+        );
+        let left: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".aqmlab-files")
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
 }
