@@ -50,8 +50,10 @@ pub struct DualPi2Params {
     pub alpha: f64,
     /// Proportional gain, per second. Default 3.2.
     pub beta: f64,
-    /// The L queue's step threshold as a sojourn time. Default 1 ms.
-    pub step_thresh: Dur,
+    /// The L queue's step threshold as a sojourn time. Default (unset) 1 ms; it
+    /// is an option so that giving it beside `step_thresh_packets`, even as
+    /// "1ms", is told apart from leaving it out.
+    pub step_thresh: Option<Dur>,
     /// The step threshold as an L queue length in packets instead of a time.
     pub step_thresh_packets: Option<u32>,
     /// The step marks only packets that arrive to an L queue at least this long.
@@ -82,7 +84,7 @@ impl Default for DualPi2Params {
             tupdate: Dur::from_millis(16),
             alpha: 0.16,
             beta: 3.2,
-            step_thresh: Dur::from_millis(1),
+            step_thresh: None,
             step_thresh_packets: None,
             min_qlen_step: 0,
             coupling_factor: 2,
@@ -127,14 +129,13 @@ impl QdiscParams for DualPi2Params {
         if let Some(n) = self.step_thresh_packets {
             check::at_least("step_thresh_packets", n, 1)?;
             // One threshold applies: a time one set beside it would be ignored.
-            if self.step_thresh != Self::default().step_thresh {
+            if let Some(t) = self.step_thresh {
                 return Err(ParamError::new(
                     "step_thresh_packets",
                     n,
                     format!(
-                        "cannot be given with step_thresh = {}: the L4S step is a \
-                         sojourn time or a queue length, not both (as tc's step_thresh)",
-                        self.step_thresh
+                        "cannot be given with step_thresh = {t}: the L4S step is a \
+                         sojourn time or a queue length, not both (as tc's step_thresh)"
                     ),
                 ));
             }
@@ -183,7 +184,7 @@ impl QdiscParams for DualPi2Params {
                 limit: 12,
                 target: ms(2),
                 tupdate: ms(2),
-                step_thresh: Dur::from_micros(200),
+                step_thresh: Some(Dur::from_micros(200)),
                 coupling_factor: 4,
                 classic_protection: 50,
                 mtu: 200,
@@ -222,6 +223,8 @@ pub struct DualPi2 {
     credit: i64,
     credit_init: i64,
     step_marks: u64,
+    /// The sojourn step threshold in force (`step_thresh` or its default).
+    step_thresh: Dur,
 }
 
 impl DualPi2 {
@@ -241,6 +244,7 @@ impl DualPi2 {
             credit: credit_init,
             credit_init,
             step_marks: 0,
+            step_thresh: params.step_thresh.unwrap_or(Dur::from_millis(1)),
             params,
         })
     }
@@ -421,7 +425,7 @@ impl Qdisc for DualPi2 {
             if from_l && step {
                 let over = match self.params.step_thresh_packets {
                     Some(n) => self.l.len() > n as usize,
-                    None => ctx.now.saturating_since(pkt.enqueued_at) > self.params.step_thresh,
+                    None => ctx.now.saturating_since(pkt.enqueued_at) > self.step_thresh,
                 };
                 if over {
                     if !pkt.ecn.is_capable() {

@@ -60,7 +60,7 @@ fn ect1_and_ce_go_to_the_l_queue_the_rest_to_the_c_queue() {
 fn the_classic_probability_is_the_square_and_the_l4s_one_k_times_the_base() {
     for (p, k) in [(0.1, 2u8), (0.3, 2), (0.2, 3)] {
         let mut b = Bench::new(DualPi2Params {
-            step_thresh: Dur::from_secs(4), // the PI's marks only
+            step_thresh: Some(Dur::from_secs(4)), // the PI's marks only
             coupling_factor: k,
             tupdate: Dur::from_secs(4),
             ..Default::default()
@@ -200,7 +200,7 @@ fn the_l_queue_marks_at_its_step_threshold() {
 #[test]
 fn nothing_is_signalled_under_two_mtus() {
     let mut b = Bench::new(DualPi2Params {
-        step_thresh: Dur::from_secs(4),
+        step_thresh: Some(Dur::from_secs(4)),
         ..Default::default()
     });
     b.q.prob = MAX_PROB / 2;
@@ -224,7 +224,7 @@ fn overload_drops_l4s_packets_like_classic_ones_or_caps_the_probability() {
     // k p' = 1.6 > 1: overload. L packets dropped with p'^2 = 0.64, else marked.
     let mut b = Bench::new(DualPi2Params {
         tupdate: Dur::from_secs(4),
-        step_thresh: Dur::from_secs(4),
+        step_thresh: Some(Dur::from_secs(4)),
         ..Default::default()
     });
     b.q.prob = (0.8 * MAX_PROB as f64) as u32;
@@ -318,21 +318,24 @@ fn gains_scale_as_linux_scales_them() {
     );
 }
 
-/// Two spellings of the step at once, or an mtu no packet can have, are refused.
+/// Two spellings of the step at once (even a time equal to the default), or an
+/// mtu no packet can have, are refused.
 #[test]
 fn one_step_threshold_and_a_packet_sized_mtu() {
-    let e = DualPi2Params {
-        step_thresh: Dur::from_micros(500),
-        step_thresh_packets: Some(5),
-        ..Default::default()
+    for t in [Dur::from_micros(500), Dur::from_millis(1)] {
+        let e = DualPi2Params {
+            step_thresh: Some(t),
+            step_thresh_packets: Some(5),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("step_thresh_packets") && e.contains("step_thresh ="),
+            "{e}"
+        );
     }
-    .validate()
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("step_thresh_packets") && e.contains("step_thresh ="),
-        "{e}"
-    );
     for mtu in [u32::MAX, 65_536] {
         let e = DualPi2Params {
             mtu,

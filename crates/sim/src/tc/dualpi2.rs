@@ -56,9 +56,12 @@ pub(super) fn dualpi2(p: &mut Parser) -> Result<(), TcError> {
             }
             "step_thresh" => {
                 let v = p.value(o)?;
+                // One threshold holds, the last given (tc keeps one field).
                 if let Some(t) = parse_time(v) {
+                    p.unset("step_thresh_packets");
                     p.set("step_thresh", dur(t));
                 } else if let Some(n) = packets(v) {
+                    p.unset("step_thresh");
                     p.set("step_thresh_packets", int(n));
                 } else {
                     return Err(bad(

@@ -286,6 +286,11 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Takes a key back (an option that replaces another spelling of itself).
+    fn unset(&mut self, key: &str) {
+        self.out.keys.retain(|(k, _)| k != key);
+    }
+
     fn note(&mut self, n: String) {
         self.out.notes.push(n);
     }

@@ -419,10 +419,13 @@ fn dualpi2_lines() {
         keys(&format!("{DEV} dualpi2 step_thresh 2ms"))["step_thresh"],
         s("2ms")
     );
-    assert_eq!(
-        keys(&format!("{DEV} dualpi2 step_thresh 30packets"))["step_thresh_packets"],
-        Value::Integer(30)
-    );
+    let k = keys(&format!("{DEV} dualpi2 step_thresh 30packets"));
+    assert_eq!(k["step_thresh_packets"], Value::Integer(30));
+    assert!(!k.contains_key("step_thresh"), "{k:?}");
+    // The last spelling given is the one that holds.
+    let k = keys(&format!("{DEV} dualpi2 step_thresh 30p step_thresh 2ms"));
+    assert_eq!(k["step_thresh"], s("2ms"));
+    assert!(!k.contains_key("step_thresh_packets"), "{k:?}");
     assert_eq!(
         keys(&format!("{DEV} dualpi2 any_ect"))["any_ect"],
         Value::Boolean(true)
