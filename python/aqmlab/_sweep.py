@@ -259,14 +259,14 @@ def sweep(
     that did not keep time is a failed run, not a result.
     """
     from aqmlab import _aqmlab, _runner
-    from aqmlab._run import check_duration, to_json
+    from aqmlab._run import check_duration, check_flag, to_json
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
     if jobs is not None and client is not None:
         raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
-    if not isinstance(emulate, bool):
-        raise ValueError(f"emulate = {emulate!r} must be True or False")
+    for flag, name in [(emulate, "emulate"), (progress, "progress"), (fail_fast, "fail_fast")]:
+        check_flag(flag, name)
     if emulate and client is not None:
         raise ValueError("emulate: emulated runs need this machine's kernel and run here, not on a cluster")
     if emulate and jobs not in (None, 1):

@@ -391,6 +391,9 @@ def delay_cdf(
     """The CDF of the queueing delay (ms) of the packets each monitored queue (or
     ``link``) sent in the measured interval; one line per flow group too when
     ``by_group``."""
+    from aqmlab._run import check_flag
+
+    check_flag(by_group, "by_group")
     reason = missing(result, "delay")
     if reason:
         raise NotRecorded(reason)

@@ -73,6 +73,14 @@ def test_root_does_not_write_where_another_user_chose(tmp_path):
     with pytest.raises(ValueError, match="a folder of user 65534"):
         with _io.locked(theirs):
             pass
+    # A new folder inside theirs: they could swap it for a link once root made it.
+    with pytest.raises(ValueError, match=r"would be made in .*theirs, a folder of user 65534"):
+        _io.check_folder(theirs / "new" / "deeper")
+    assert not (theirs / "new").exists()
+    # Unless they ran sudo: their own folder is theirs to choose anyway.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SUDO_UID", str(OTHER_USER))
+        _io.check_folder(theirs / "new")
     way = tmp_path / "way"
     way.symlink_to(tmp_path / "mine", target_is_directory=True)
     os.lchown(way, OTHER_USER, OTHER_USER)
@@ -86,6 +94,30 @@ def test_root_does_not_write_where_another_user_chose(tmp_path):
     finally:
         _io.allow_foreign_out(False)
     assert precious.read_bytes() == b"new"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounts a tmpfs")
+def test_a_full_disk_leaves_no_tables(tmp_path):
+    import numpy as np
+
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        out = small / "out"
+        tables = {"a": pd.DataFrame({"x": np.arange(1000)}), "b": pd.DataFrame({"x": np.arange(10)})}
+        _io.write_folder(out, tables, "csv", summary="{}")
+        st = os.statvfs(small)
+        (small / "filler").write_bytes(bytes(st.f_bavail * st.f_frsize - 8192))
+        bigger = {"a": pd.DataFrame({"x": np.random.default_rng(1).random(20_000)}), "b": tables["b"]}
+        for fmt in ["parquet", "csv"]:
+            with pytest.raises(OSError, match="No space left on device"):
+                _io.write_folder(out, bigger, fmt, summary="{}")
+            # Neither the new tables nor the earlier run's (in the other format).
+            assert sorted(p.name for p in out.iterdir()) == [".aqmlab-files"]
+    finally:
+        subprocess.run(["umount", small])
 
 
 def test_a_fifo_is_written_through_not_replaced(tmp_path):
@@ -265,6 +297,25 @@ def test_precision_and_baseline_of_the_wrong_type_are_value_errors():
         aqmlab.sweep(SMALL, {"qdisc.limit": [50, 100]}, baseline="qdisc.limit=50")
 
 
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda v: aqmlab.sweep(SMALL, fail_fast=v), "fail_fast"),
+        (lambda v: aqmlab.sweep(SMALL, progress=v), "progress"),
+        (lambda v: aqmlab.sweep(SMALL, emulate=v), "emulate"),
+        (lambda v: aqmlab.run(SMALL, progress=v), "progress"),
+        (lambda v: aqmlab.emulate(SMALL, strict=v), "strict"),
+        (lambda v: aqmlab.repro("choke", fail_fast=v), "fail_fast"),
+        (lambda v: aqmlab.repro("choke", cache=v), "cache"),
+    ],
+)
+@pytest.mark.parametrize("value", ["yes", "no", 1, 0.0])
+def test_a_flag_that_is_not_a_bool_is_a_value_error(call, name, value):
+    # A truthy "no" must not switch a flag on; nothing runs before the check.
+    with pytest.raises(ValueError, match=f"^{name} = "):
+        call(value)
+
+
 def test_an_unknown_metric_of_statistics_is_a_value_error():
     result = aqmlab.sweep(SMALL, jobs=1)
     for metrics in [["nope"], "nope", ["jain_all", 3]]:
@@ -346,6 +397,12 @@ def test_bad_structures_raise_value_error():
         aqmlab.sweep(SMALL, [("qdisc.limit", [1])])
     with pytest.raises(ValueError, match="is not a string"):
         aqmlab.sweep(SMALL, {1: [1]})
+    # An integer TOML cannot hold is refused under its key, in a set and a grid.
+    for big in [2**63, {"x": [2**64 - 1]}]:
+        with pytest.raises(ValueError, match=r"qdisc\.limit: an integer too large.*2\^63 - 1"):
+            aqmlab.run(SMALL, set={"qdisc.limit": big})
+    with pytest.raises(ValueError, match=r"qdisc\.limit: an integer too large"):
+        aqmlab.sweep(SMALL, {"qdisc.limit": [10, 2**63]})
 
 
 def test_a_cache_dir_that_is_a_file_is_a_value_error(tmp_path):

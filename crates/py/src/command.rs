@@ -61,6 +61,16 @@ pub fn parse_sets(texts: Vec<String>) -> PyResult<String> {
     Ok(serde_json::to_string(&pairs).map_err(|e| Error::Internal(e.to_string()))?)
 }
 
+/// Whether `v` holds an integer above TOML's largest.
+fn beyond_toml(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Number(n) => n.as_u64().is_some_and(|u| u > i64::MAX as u64),
+        serde_json::Value::Array(a) => a.iter().any(beyond_toml),
+        serde_json::Value::Object(m) => m.values().any(beyond_toml),
+        _ => false,
+    }
+}
+
 /// The scenario `table` (JSON) with the assignments `sets` (a JSON list of
 /// [key, value]) applied as `aqmlab run --set` applies them, as JSON: a sweep's
 /// point.
@@ -76,12 +86,28 @@ pub fn assign(table: &str, sets: &str) -> PyResult<String> {
 /// A JSON list of [key, value] (what [`parse_sets`] returns, or `aqmlab.run`'s
 /// `set=`) as assignments.
 pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
-    let pairs: Vec<(String, toml::Value)> =
+    let pairs: Vec<(String, serde_json::Value)> =
         serde_json::from_str(json).map_err(|e| Error::Usage(format!("set: {e}")))?;
-    let sets: Vec<sim::assign::Assignment> = pairs
+    // Each value becomes TOML on its own, so that one TOML cannot hold (an
+    // integer above 2^63 - 1) is refused under its key.
+    let sets = pairs
         .into_iter()
-        .map(|(key, value)| sim::assign::Assignment { key, value })
-        .collect();
+        .map(|(key, value)| {
+            if beyond_toml(&value) {
+                return Err(Error::Usage(format!(
+                    "set {key}: an integer too large: scenario integers are at most {} \
+                     (2^63 - 1)",
+                    i64::MAX
+                )));
+            }
+            serde_json::from_value::<toml::Value>(value)
+                .map(|value| sim::assign::Assignment {
+                    key: key.clone(),
+                    value,
+                })
+                .map_err(|e| Error::Usage(format!("set {key}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     for a in &sets {
         sim::assign::check_key(&a.key).map_err(Error::Usage)?;
     }

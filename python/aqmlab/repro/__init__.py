@@ -149,6 +149,7 @@ def repro(
     """
     import pandas as pd
 
+    from aqmlab._run import check_flag
     from aqmlab.repro._core import (
         evaluate,
         load_peer,
@@ -159,6 +160,8 @@ def repro(
         write_outputs,
     )
 
+    for flag, name in [(progress, "progress"), (cache, "cache"), (fail_fast, "fail_fast")]:
+        check_flag(flag, name)
     chosen = resolve(ids)
     from aqmlab._sweep import MAX_RUNS
 
