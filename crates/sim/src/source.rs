@@ -159,11 +159,15 @@ mod tests {
         let e = Scenario::from_path(&big).unwrap_err().to_string();
         assert!(e.contains("at most 67108864"), "{e}");
         let bad = dir.path().join("bad.toml");
-        std::fs::write(&bad, b"name = \"\xff\"").unwrap();
+        std::fs::write(&bad, b"duration = \"1s\"\nname = \"\xc3\xa9\xff\"").unwrap();
         let e = resolve(Some(bad.to_str().unwrap()))
             .unwrap_err()
             .to_string();
-        assert!(e.ends_with("it is not UTF-8 text (byte 8 is not)"), "{e}");
+        // Named by line and column (characters, as TOML's errors count them).
+        assert!(
+            e.ends_with("it is not UTF-8 text (line 2, column 10: byte 26 of the file is not)"),
+            "{e}"
+        );
     }
 
     #[cfg(unix)]

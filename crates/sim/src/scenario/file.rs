@@ -56,9 +56,15 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
         return Err(too_big(bytes.len() as u64));
     }
     String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        // The bytes before it are valid UTF-8: lines and columns (characters)
+        // as the TOML parser counts them.
+        let before = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+        let line = 1 + before.matches('\n').count();
+        let column = 1 + before.chars().rev().take_while(|&c| c != '\n').count();
         format!(
-            "cannot read {kind}: it is not UTF-8 text (byte {} is not)",
-            e.utf8_error().valid_up_to()
+            "cannot read {kind}: it is not UTF-8 text (line {line}, column {column}: \
+             byte {at} of the file is not)"
         )
     })
 }
