@@ -391,11 +391,32 @@ proptest! {
                 "[[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"{rate}\"\nfrom = \"a\"\nto = \"e\"\n"
             );
         }
+        // The results and deliveries are asserted identical inside; the count
+        // of `TxDone`s is not a property (see the next test).
         if observed.iter().any(|&o| o) {
-            let (ahead, plain) = observed_send_ahead_runs(&text, stops);
-            prop_assert!(ahead <= plain, "ahead {ahead} plain {plain}");
+            observed_send_ahead_runs(&text, stops);
         }
     }
+}
+
+/// Sending ahead saves an observed link's `TxDone`, but the links after it then
+/// judge cut-through from an earlier state and take the normal path more often:
+/// on a chain of equal links with one-packet queues and a CBR, that costs more
+/// events than it saves. Results stay identical; only the event count differs
+/// (the case proptest found, kept so that a change of it is seen).
+#[test]
+fn sending_ahead_before_one_packet_queues_changes_events_not_results() {
+    let extra = [
+        "qdisc = { kind = \"droptail\", limit = 3 }",
+        "qdisc = { kind = \"droptail\", limit = 1 }",
+        "monitor = true\nqdisc = { kind = \"droptail\", limit = 1 }",
+        "qdisc = { kind = \"droptail\", limit = 1 }",
+    ];
+    let mut text = chain(["4Mbps"; 4], extra);
+    text = text.replace("duration = \"10s\"", "duration = \"4s\"\nwarmup = \"1s\"");
+    text += "[[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"3Mbps\"\nfrom = \"a\"\nto = \"e\"\n";
+    let (ahead, plain) = observed_send_ahead_runs(&text, 1);
+    eprintln!("TxDone events: {ahead} sending ahead, {plain} without");
 }
 
 /// A shaper that holds packets (CAKE's `bandwidth` below the link's rate) is
