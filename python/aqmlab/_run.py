@@ -143,10 +143,10 @@ def emulate(
     ``ValueError`` with the message ``aqmlab emulate`` prints. docs/emulation.md
     says where emulated and simulated results differ.
     """
-    return _emulate(scenario, seed, duration, warmup, strict, labelled=True, overrides=overrides)
+    return emulate_scenario(scenario, seed, duration, warmup, strict, labelled=True, overrides=overrides)
 
 
-def _emulate(
+def emulate_scenario(
     scenario: ScenarioArg,
     seed: int | None,
     duration: str | None,

@@ -30,6 +30,7 @@ import copy
 import itertools
 import json
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -133,6 +134,20 @@ def _point_error(message: str, label: Mapping[str, Any], scenario: object) -> st
     return f"sweep point {_describe(label)}: {message}"
 
 
+def _beyond_toml(value: object) -> bool:
+    """Whether ``value`` holds an integer a scenario (TOML) cannot: checked with the
+    grid, so that the value is named under its key before any point is built."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return not -(2**63) <= value < 2**63
+    if isinstance(value, Mapping):
+        return any(_beyond_toml(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_beyond_toml(v) for v in value)
+    return False
+
+
 def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     if not isinstance(grid, Mapping):
         raise ValueError(f"the sweep grid must be a dict of {{key: [values]}}, got {type(grid).__name__}")
@@ -144,6 +159,12 @@ def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
             raise ValueError(f"sweep grid[{key!r}] must be a list of values, got {values!r}")
         if len(list(values)) == 0:
             raise ValueError(f"sweep grid[{key!r}] is empty")
+        for v in values:
+            if _beyond_toml(v):
+                raise ValueError(
+                    f"sweep grid {key}: an integer too large in {_label_text(v)}: "
+                    f"scenario integers are at most {2**63 - 1} (2^63 - 1)"
+                )
         texts = [json.dumps(v, sort_keys=True, default=repr) for v in values]
         for i, t in enumerate(texts):
             if t in texts[:i]:

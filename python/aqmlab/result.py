@@ -12,6 +12,7 @@ Adding a table: its builder in ``tables.rs`` and one property here, made with
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -23,6 +24,19 @@ from aqmlab._io import arrow_source
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+
+
+@functools.cache
+def _csv_types() -> dict[str, dict[str, Any]]:
+    """{table: {column: Arrow type}}: the types of the run's tables, for reading CSV."""
+    import pyarrow as pa
+
+    from aqmlab import _aqmlab
+
+    return {
+        name: {f.name: f.type for f in pa.ipc.open_stream(ipc).schema}
+        for name, ipc in _aqmlab.table_schemas()
+    }
 
 
 def _table(name: str, doc: str, index: str | None = None) -> property:
@@ -181,8 +195,12 @@ class Result:
                 else:
                     import pyarrow.csv as pcsv
 
-                    # The writer leaves a missing value's cell empty.
-                    convert = pcsv.ConvertOptions(strings_can_be_null=True)
+                    # The writer leaves a missing value's cell empty, and CSV has no
+                    # types: the columns take the ones the table was written with
+                    # (a column of missing values would otherwise read as nulls of no type).
+                    convert = pcsv.ConvertOptions(
+                        strings_can_be_null=True, column_types=_csv_types().get(name, {})
+                    )
                     table = pcsv.read_csv(arrow_source(path), convert_options=convert)
             except (pa.ArrowException, OSError) as e:
                 raise ValueError(f"{path}: not a readable {fmt} table ({e})") from None

@@ -150,7 +150,7 @@ def test_a_sweep_of_emulated_runs_is_stored_apart_and_resumes(tmp_path):
     grid = {"qdisc.kind": ["droptail", "pie"]}
     # A slower bottleneck than SMALL's: a packet time of 3.2 ms that a busy CI
     # machine keeps, for a sweep is strict and this test is about the store.
-    topology = dict(SMALL["topology"], bottleneck={"rate": "2500kbps", "delay": "5ms"})
+    topology = dict(SMALL["topology"], bottleneck={"rate": "2500kbit", "delay": "5ms"})
     flows = [SMALL["flows"][0], dict(SMALL["flows"][1], rate="1Mbps")]
     small = dict(SMALL, duration="1s", warmup="300ms", topology=topology, flows=flows)
     emulated = aqmlab.sweep(small, grid, seeds=1, emulate=True, cache_dir=tmp_path)
@@ -165,7 +165,8 @@ def test_a_sweep_of_emulated_runs_is_stored_apart_and_resumes(tmp_path):
     assert simulated.simulated == 2
     with pytest.raises(ValueError, match=r"topology\.kind"):
         graph = dict(small, topology={"kind": "graph", "nodes": ["a", "b"], "links": [
-            {"from": "a", "to": "b", "rate": "10Mbps", "delay": "5ms"}]})  # fmt: skip
+            {"from": "a", "to": "b", "rate": "10Mbps", "delay": "5ms"}]},
+            flows=[{"name": "t", "kind": "tcp", "from": "a", "to": "b"}])  # fmt: skip
         aqmlab.sweep(graph, emulate=True)
     with pytest.raises(ValueError, match="one at a time"):
         aqmlab.sweep(small, emulate=True, jobs=2)

@@ -416,6 +416,21 @@ fn table_names() -> Vec<&'static str> {
     sim::tables::TABLES.iter().map(|(n, _)| *n).collect()
 }
 
+/// Each result table's schema, as the Arrow IPC stream of an empty table, by name
+/// (a CSV table carries no column types; these are the ones it was written with).
+#[pyfunction]
+fn table_schemas() -> Result<Vec<(&'static str, Vec<u8>)>, Error> {
+    sim::tables::schemas()
+        .into_iter()
+        .map(|(name, schema)| {
+            Ok((
+                name,
+                ipc_stream(&arrow_array::RecordBatch::new_empty(schema))?,
+            ))
+        })
+        .collect()
+}
+
 /// The drop (and mark) reasons, in the order of the `drops_<reason>` columns.
 #[pyfunction]
 fn drop_reasons() -> Vec<&'static str> {
@@ -593,6 +608,7 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(drop_reasons, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;

@@ -173,14 +173,14 @@ pub struct LinkFlowResult {
     pub mean_queue_packets: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fairness {
     pub n: u32,
     pub jain: f64,
     pub cov: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FairnessSummary {
     /// Over every TCP (and web) flow.
     pub tcp: Fairness,
@@ -328,7 +328,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Everything one run produced.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub scenario: String,
     pub seed: u64,

@@ -47,6 +47,16 @@ pub fn tables(r: &RunResult) -> Vec<(&'static str, RecordBatch)> {
         .collect()
 }
 
+/// Every table's schema, in [`TABLES`] order: what a reader of a table written as
+/// CSV, which carries no types, takes its column types from.
+pub fn schemas() -> Vec<(&'static str, arrow_schema::SchemaRef)> {
+    let empty = RunResult::default();
+    TABLES
+        .iter()
+        .map(|(name, build)| (*name, build(&empty).schema()))
+        .collect()
+}
+
 /// One row: what ran and how long it took (`wall_seconds`, the one value that
 /// differs between replays of a run); for an emulated run (`emulated`), how
 /// well it kept time.

@@ -55,10 +55,10 @@ def simulate(scenario: Mapping[str, Any], seed: int) -> Result | LabRun:
 
         return LabRun(_aqmlab.queue_lab(json.dumps({**scenario[QUEUE_LAB], "seed": seed})))
     if EMULATE in scenario:
-        from aqmlab._run import _emulate
+        from aqmlab._run import emulate_scenario
 
         # Unlabelled, as below.
-        return _emulate(dict(scenario[EMULATE]), seed, None, None, True, labelled=False, overrides={})
+        return emulate_scenario(dict(scenario[EMULATE]), seed, None, None, True, labelled=False, overrides={})
     from aqmlab._run import simulate
 
     # Unlabelled: a sweep labels its runs' rows with the point and the seed.
