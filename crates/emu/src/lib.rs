@@ -34,10 +34,8 @@ pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
-use sim::event::EventQueue;
 use sim::flow::Endpoints;
-use sim::net::Network;
-use sim::setup::flows as build_flows;
+use sim::setup::Built;
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,12 +124,13 @@ pub fn emulate_with(
 
     // The simulator builds the network, the qdiscs (with their random streams
     // and hash seeds), the flows' start times and UDP sources from the seed.
-    let total = build_flows::count(s)?;
-    let mut net = Network::build(s, total)?;
-    let mut events = EventQueue::new();
-    let routes = std::mem::take(&mut net.flow_routes);
-    let (groups, flows) = build_flows::build(s, &routes, &mut events);
-    net.announce_flows(s, &groups, &flows)?;
+    let Built {
+        mut net,
+        groups,
+        flows,
+        ..
+    } = sim::setup::build(s)?;
+    let total = flows.len();
 
     let pid = std::process::id();
     let names = [format!("aq{pid}s"), format!("aq{pid}r")];

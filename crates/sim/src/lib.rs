@@ -7,7 +7,8 @@
 //! ## Map
 //! Three parts over one network, with arrows one way (`tests/arrows.rs` holds
 //! them; `docs/architecture.md` draws them):
-//! - [`setup`]: fills the [`net`]work from a scenario and makes a [`Simulation`].
+//! - [`setup`]: fills the [`net`]work from a scenario ([`setup::build`], what
+//!   both runners start from) and makes a [`Simulation`].
 //! - [`engine`]: runs it: the loop, forwarding, the speed shortcuts, endpoints.
 //! - [`observe`]: watches it from outside the forwarding path: a monitored link's
 //!   counters, series, sojourn times, TCP traces, the event log, pcap.
@@ -63,12 +64,12 @@
 
 pub mod assign;
 pub mod builtin;
-pub mod delta;
-pub mod engine;
+pub(crate) mod delta;
+pub(crate) mod engine;
 pub mod event;
 pub mod fair_share;
 pub mod flow;
-pub mod header;
+pub(crate) mod header;
 pub mod labels;
 pub mod link;
 pub mod link_model;
@@ -81,13 +82,13 @@ pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod setup;
-pub mod source;
+pub(crate) mod source;
 pub mod tables;
 pub mod tc;
 pub mod tcp;
 pub mod text;
 pub mod udp;
-pub mod wire;
+pub(crate) mod wire;
 
 pub use engine::Simulation;
 pub use overrides::{OverrideError, Overrides};

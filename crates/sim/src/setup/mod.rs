@@ -17,9 +17,44 @@ pub use crate::net::{Group, Network};
 
 use crate::engine::Simulation;
 use crate::event::{Event, EventQueue};
+use crate::flow::Flow;
 use crate::observe::{Observers, Plan};
 use crate::scenario::{Scenario, ScenarioError};
 use aqm::Time;
+
+/// What both runners start from: the network (links with their qdiscs, random
+/// streams and hash seeds, routes), the flow groups and flows, and the flows'
+/// first events. The simulator adds observers and runs it on simulated time; the
+/// emulator runs the monitored links' runtimes on the wall clock.
+pub struct Built {
+    pub net: Network,
+    pub groups: Vec<Group>,
+    pub flows: Vec<Flow>,
+    pub events: EventQueue,
+}
+
+/// Builds the network and flows of `s`, and tells each link's qdisc the flows it
+/// carries (the qdiscs that size per-flow state by them).
+pub fn build(s: &Scenario) -> Result<Built, ScenarioError> {
+    build_counted(s, flows::count(s)?)
+}
+
+fn build_counted(s: &Scenario, total_flows: usize) -> Result<Built, ScenarioError> {
+    let mut net = Network::build(s, total_flows)?;
+    let mut events = EventQueue::new();
+    // Where each flow's routes start, needed only here (each flow keeps its
+    // own): 8 bytes a flow, freed.
+    let flow_routes = std::mem::take(&mut net.flow_routes);
+    let (groups, flows) = flows::build(s, &flow_routes, &mut events);
+    drop(flow_routes);
+    net.announce_flows(s, &groups, &flows)?;
+    Ok(Built {
+        net,
+        groups,
+        flows,
+        events,
+    })
+}
 
 impl Simulation {
     /// Builds the network, flows and observers a scenario describes.
@@ -27,14 +62,12 @@ impl Simulation {
         let f = &s.file;
         let total_flows = flows::count(s)?;
         memory::check(s, total_flows)?;
-        let mut net = Network::build(s, total_flows)?;
-        let mut events = EventQueue::new();
-        // Where each flow's routes start, needed only here (each flow keeps its
-        // own): 8 bytes a flow, freed.
-        let flow_routes = std::mem::take(&mut net.flow_routes);
-        let (groups, flows) = flows::build(s, &flow_routes, &mut events);
-        drop(flow_routes);
-        net.announce_flows(s, &groups, &flows)?;
+        let Built {
+            net,
+            groups,
+            flows,
+            mut events,
+        } = build_counted(s, total_flows)?;
         // The monitored links' per-flow tables, sized by the flows their routes
         // carry, counted before they are made.
         let plan = Plan::new(s, &net, &flows)?;
