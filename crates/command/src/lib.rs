@@ -245,13 +245,13 @@ pub struct EmulateArgs {
 #[derive(clap::Args, Debug, Serialize)]
 pub struct ScenarioOverrides {
     /// Override the scenario's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Override the scenario's duration, e.g. "30s".
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Override the scenario's warm-up, e.g. "5s" (results are measured after it).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub warmup: Option<String>,
 }
 

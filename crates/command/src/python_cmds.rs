@@ -38,13 +38,13 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "seed_list", allow_negative_numbers = true)]
     pub seeds: Option<u64>,
     /// Run exactly these seeds.
-    #[arg(long, value_name = "S1,S2")]
+    #[arg(long, value_name = "S1,S2", allow_hyphen_values = true)]
     pub seed_list: Option<String>,
     /// Simulated time of every run, e.g. "30s".
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Warm-up of every run, e.g. "5s" (results are measured after it).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub warmup: Option<String>,
     /// Compare every point with the point of this value, seed by seed: paired
     /// differences with their 95% intervals, e.g. qdisc.kind=red (repeatable).
@@ -93,14 +93,14 @@ pub struct ReproArgs {
     #[serde(serialize_with = "crate::complete::os_text_given")]
     pub out: PathBuf,
     /// Seeds per point [default: each experiment's own].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub seeds: Option<u64>,
     #[command(flatten)]
     #[serde(flatten)]
     pub workers: Workers,
     /// Shorten every run, e.g. "20s", with a warm-up of a fifth of it (a quick look,
     /// not the paper's runs).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -115,7 +115,7 @@ pub struct ReproArgs {
 #[derive(clap::Args, Debug, Serialize)]
 pub struct Workers {
     /// Worker processes [default: one per core].
-    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub jobs: Option<u64>,
     /// Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)
     /// instead of local processes; needs aqmlab[dask] here and on the workers.

@@ -24,13 +24,13 @@ pub struct QueueLabArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     pub rates: Vec<f64>,
     /// Arrivals measured (after the warm-up).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true)]
     pub packets: u64,
     /// Arrivals simulated and discarded first (default: 1% of --packets).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub warmup: Option<u64>,
     /// The seed of every random stream of the run.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub seed: u64,
     /// The queue's capacity in packets (large: the models' waiting room is infinite).
     #[arg(long, default_value_t = 100_000)]

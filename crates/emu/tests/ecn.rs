@@ -47,8 +47,19 @@ fn ecn_tcp_is_marked_not_dropped_and_marked_headers_verify() {
         link.marks_total, link.drops_total, link.utilization, link.mean_queue_packets
     );
     assert!(link.marks_total > 0, "marks {}", link.marks_total);
-    assert_eq!(link.drops_total, 0, "{:?}", link.drops);
-    assert_eq!(r.flows.iter().map(|f| f.drops_total).sum::<u64>(), 0);
+    // New data is ECN-capable and only ever marked. Linux sends a retransmission
+    // (a tail loss probe's too) without ECT, as RFC 3168 6.1.5 asks, so RED may
+    // drop one early: every drop is of a retransmission. TCP_INFO is polled, so
+    // a flow's retransmissions of its last polling interval may be uncounted:
+    // one per flow is allowed for that.
+    let early = link.drops.0[aqm::DropReason::Early.index()];
+    assert_eq!(link.drops_total, early, "only RED's early drops: {:?}", link.drops);
+    let retransmits: u64 = r.flows.iter().map(|f| f.retransmits).sum();
+    assert!(
+        link.drops_total <= retransmits + r.flows.len() as u64,
+        "{} drops but {retransmits} retransmissions: an ECN-capable packet was dropped",
+        link.drops_total
+    );
     assert!(r.flows.iter().all(|f| f.marks > 0), "every flow is marked");
     // The senders answer the marks: the queue stays near RED's thresholds, far
     // below its limit of 1000.

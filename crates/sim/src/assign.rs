@@ -270,9 +270,20 @@ pub fn with(
     origin: &str,
 ) -> Result<Scenario, String> {
     apply_all(table, assignments)?;
+    // Each assignment as given, a long value by its start and length (the error
+    // quotes it once, where it failed, if at all).
     let shown: Vec<String> = assignments
         .iter()
-        .map(|a| format!("{}={}", a.key, a.value))
+        .map(|a| {
+            let value = a.value.to_string();
+            let chars = value.chars().count();
+            if chars > 80 {
+                let head: String = value.chars().take(40).collect();
+                format!("{}={head}... ({chars} characters)", a.key)
+            } else {
+                format!("{}={value}", a.key)
+            }
+        })
         .collect();
     let json = serde_json::to_string(table).map_err(|e| e.to_string())?;
     let mut s = Scenario::from_json_beside(&json, origin).map_err(|mut e| {

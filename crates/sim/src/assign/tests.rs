@@ -116,3 +116,36 @@ fn set_reaches_the_link_keys() {
     let e = with(&mut t, &bad, path).unwrap_err();
     assert!(e.contains("topology.bottleneck.loss"), "{e}");
 }
+
+/// A huge value is named, not repeated: the error stays a line long whether the
+/// value fails itself (a 100 KB kind) or makes the scenario fail elsewhere.
+#[test]
+fn a_huge_value_is_shown_by_its_start_and_length() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/dumbbell-red.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut refused = 0;
+    for set_text in [
+        format!("qdisc.kind={}", "x".repeat(100_000)),
+        format!("topology={}", "[".repeat(10_000)),
+        format!("description=\"{}\"", "a ".repeat(50_000)),
+        format!("qdisc.limit={}", "9".repeat(5_000)),
+    ] {
+        let mut t = table(&text);
+        let Ok(sets) = parse_all(std::slice::from_ref(&set_text)) else {
+            continue;
+        };
+        let e = match with(&mut t, &sets, path) {
+            Ok(_) => continue,
+            Err(e) => e,
+        };
+        assert!(e.len() < 1500, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("characters)"), "{e}");
+        let key = set_text.split('=').next().unwrap();
+        assert!(e.contains(key), "{e}");
+        refused += 1;
+    }
+    assert!(refused >= 3, "{refused} refused");
+}

@@ -33,11 +33,44 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = without_long_words(&self.message);
         match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.origin, l, self.message),
-            None => write!(f, "{}: {}", self.origin, self.message),
+            Some(l) => write!(f, "{}:{}: {message}", self.origin, l),
+            None => write!(f, "{}: {message}", self.origin),
         }
     }
+}
+
+/// The longest word an error's message shows whole (longer than most paths); a
+/// longer one (a 100 KB `--set` value quoted back, a bracket bomb) shows its
+/// start and its length, so an error stays a line a terminal can show.
+const LONGEST_WORD: usize = 256;
+
+/// `text` with every word (a run without whitespace) longer than
+/// [`LONGEST_WORD`] characters cut to its first 100 and its length.
+pub(crate) fn without_long_words(text: &str) -> String {
+    if text.len() <= LONGEST_WORD {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut rest = text;
+    while !rest.is_empty() {
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(word_end);
+        let chars = word.chars().count();
+        if chars > LONGEST_WORD {
+            out.extend(word.chars().take(100));
+            out.push_str(&format!("... ({chars} characters)"));
+        } else {
+            out.push_str(word);
+        }
+        let space_end = after
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(after.len());
+        out.push_str(&after[..space_end]);
+        rest = &after[space_end..];
+    }
+    out
 }
 
 impl std::error::Error for ScenarioError {}
