@@ -67,6 +67,7 @@ class Case:
     signal_at: float | None = None  # SIGINT after this many seconds
     expect_exit: int | None = None
     root: bool = False
+    leftovers: Path | None = None  # a folder that must hold no partial file afterwards
 
 
 @dataclass
@@ -543,12 +544,13 @@ def command_line(folder: Path) -> Iterator[Case]:
         ("--set", "topology=" + "[" * 10_000): "topology",
         ("--format", "xml"): "format",
         ("--pcap", "/nonexistent/dir/x.pcap"): "pcap",
+        ("--pcap", "nope->nowhere"): "pcap",
     }
     for (flag, value), key in flags.items():
         yield Case(
             "cli",
             f"run {flag} {value[:30]!r}",
-            ["run", "dumbbell-red", "-q", "--duration", "1s", flag, value],
+            ["run", "dumbbell-red", "-q", "--duration", "1s", "--warmup", "0s", flag, value],
             expect_error=key,
         )
     for argv in (
@@ -603,7 +605,7 @@ def full_disk(folder: Path) -> Iterator[Case]:
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)]).returncode:
         return
     for argv in (
-        ["--pcap", str(small / "x.pcap")],
+        ["--pcap", "bottleneck", "--out", str(small / "pcap")],
         ["--out", str(small / "out")],
         ["--out", str(small / "out2"), "--format", "csv"],
     ):
@@ -613,6 +615,7 @@ def full_disk(folder: Path) -> Iterator[Case]:
             ["run", "dumbbell-red", "-q", "--duration", "11s", *argv],
             expect_error="space",
             timeout=60,
+            leftovers=small,
         )
 
 
@@ -700,6 +703,12 @@ def run_case(case: Case, aqmlab: str, python: str, folder: Path, verbose: bool) 
         first = err.decode("utf-8", "replace")
         if case.expect_error.lower() not in first.lower():
             problems.append(f"error does not name {case.expect_error!r}: {first.strip()[:120]!r}")
+    if case.leftovers is not None:
+        partial = [
+            p.name for p in case.leftovers.rglob("*") if p.is_file() and not p.name.startswith(".aqmlab")
+        ]
+        if partial:
+            problems.append(f"left {', '.join(partial[:3])}")
     if verbose or problems:
         print(f"  {case.kind:8} {case.name[:60]:60} exit {code} {took:5.1f}s {'; '.join(problems)}")
     shutil.rmtree(work, ignore_errors=True)
@@ -726,6 +735,11 @@ def main() -> int:
             bad = sum(1 for o in outcomes if o.problems)
             print(f"{kind:9} {len(outcomes):4} cases, {bad} with problems")
     finally:
+        # The full-disk cases mount a tmpfs in the folder.
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            point = line.split()[1]
+            if point.startswith(str(folder)):
+                subprocess.run(["umount", "-l", point], check=False)
         shutil.rmtree(folder, ignore_errors=True)
     every = [o for v in totals.values() for o in v]
     counts: dict[str, int] = {}
