@@ -35,6 +35,9 @@ pub mod traffic;
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
 use sim::flow::Endpoints;
+use sim::observe::delays::Delays;
+use sim::observe::flow_slots::FlowSlots;
+use sim::observe::link_stats::LinkStats;
 use sim::setup::Built;
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
@@ -219,9 +222,18 @@ pub fn emulate_with(
         queue_interval_ns: s.monitor().queue_interval.as_nanos(),
         stop: stop.clone(),
         capture_marked: opts.capture_marked,
-        delays: s.monitor().delays.then(|| {
-            let group_of: std::sync::Arc<[u32]> = flows.iter().map(|f| f.group).collect();
-            [(); 2].map(|_| sim::observe::delays::Delays::new(group_of.clone(), groups.len()))
+        stats: [fwd, rev].map(|l| {
+            let mut stats = LinkStats::new(
+                l as u32,
+                FlowSlots::Dense {
+                    flows: total as u32,
+                },
+            );
+            if s.monitor().delays {
+                let group_of: Arc<[u32]> = flows.iter().map(|f| f.group).collect();
+                stats.delays = Some(Delays::new(group_of, groups.len()));
+            }
+            stats
         }),
     };
     let plane = std::thread::Builder::new()

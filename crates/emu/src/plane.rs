@@ -22,10 +22,10 @@
 //! BENCHMARKS.md, which measures what spinning costs and buys).
 
 use crate::ipv4;
-use crate::stats::{FlowCounters, Lateness, LinkCounters};
+use crate::stats::{FlowCounters, Lateness};
 use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
 use sim::link::QueuePool;
-use sim::observe::delays::Delays;
+use sim::observe::link_stats::{LinkCounters, LinkStats};
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -97,16 +97,18 @@ pub struct Config {
     pub stop: Arc<AtomicBool>,
     /// Keep a copy of the first this many CE-marked packets as written.
     pub capture_marked: usize,
-    /// Each direction's sojourn times (`[monitor] delays`), as the simulator
-    /// records them at a monitored queue.
-    pub delays: Option<[Delays; 2]>,
+    /// Each direction's observer, the simulator's for a monitored link: it
+    /// counts what the queue and the transmitter do, samples the queue and
+    /// records sojourn times (`[monitor] delays`).
+    pub stats: [LinkStats; 2],
 }
 
 /// What the data plane counted.
 pub struct Outcome {
+    /// Each direction's observer (queue samples, sojourn times, the largest
+    /// backlog) and its counters over the measured interval.
+    pub stats: [LinkStats; 2],
     pub links: [LinkCounters; 2],
-    /// Queue samples per direction: (t_s, packets, bytes).
-    pub samples: [Vec<(f64, u32, u64)>; 2],
     pub flows: Vec<FlowCounters>,
     pub lateness: Lateness,
     /// Packets read that belonged to no flow (dropped).
@@ -126,8 +128,6 @@ pub struct Outcome {
     pub interrupted: bool,
     /// The first CE-marked packets, as written to the device.
     pub marked: Vec<Vec<u8>>,
-    /// Sojourn times per direction over the measured interval, when asked for.
-    pub delays: Option<[Delays; 2]>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -150,18 +150,13 @@ struct Plane {
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     seq: u64,
     bufs: Vec<Vec<u8>>,
-    /// When each slot's packet entered its queue (`u64::MAX`: it is in none),
-    /// and which direction's.
-    enq_at: Vec<u64>,
-    enq_dir: Vec<u8>,
     /// Each slot's flow, set when the packet is admitted.
     slot_flow: Vec<u32>,
     free: Vec<u32>,
     measuring: bool,
-    /// When measuring began, ns: sojourns are counted from here.
-    measure_from: u64,
-    counts: [LinkCounters; 2],
-    samples: [Vec<(f64, u32, u64)>; 2],
+    stats: [LinkStats; 2],
+    /// The observers' counters when the warm-up ended (none without one).
+    at_warmup: Option<[LinkCounters; 2]>,
     flow_counts: Vec<FlowCounters>,
     lateness: Lateness,
     unclassified: u64,
@@ -171,7 +166,6 @@ struct Plane {
     udp_id: u16,
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
-    delays: Option<[Delays; 2]>,
 }
 
 impl Plane {
@@ -181,18 +175,14 @@ impl Plane {
     }
 
     fn alloc(&mut self) -> u32 {
-        let i = match self.free.pop() {
+        match self.free.pop() {
             Some(i) => i,
             None => {
                 self.bufs.push(vec![0; BUF]);
-                self.enq_at.push(u64::MAX);
-                self.enq_dir.push(0);
                 self.slot_flow.push(0);
                 (self.bufs.len() - 1) as u32
             }
-        };
-        self.enq_at[i as usize] = u64::MAX;
-        i
+        }
     }
 
     /// A packet of `len` bytes in slot `tag` enters direction `dir` at `t`.
@@ -247,22 +237,20 @@ impl Plane {
         p
     }
 
-    /// Counts what the last qdisc call dropped and marked; frees dropped packets,
-    /// rewrites marked ones.
-    fn drain(&mut self, dir: usize, t: u64) {
+    /// Frees what the last qdisc call dropped and rewrites what it marked,
+    /// counting both for their flows (the link's observer counted them for the
+    /// link).
+    fn drain(&mut self) {
         let sink = std::mem::take(&mut self.sink);
         for (p, reason) in &sink.drops {
             if self.measuring {
-                self.counts[dir].drop(*reason);
                 self.flow_counts[p.flow.index()].drops[reason.index()] += 1;
             }
-            self.add_sojourn(dir, p.tag, t);
             self.release(p.tag);
         }
-        for (p, reason) in &sink.marks {
+        for (p, _) in &sink.marks {
             ipv4::mark_ce(&mut self.bufs[p.tag as usize]);
             if self.measuring {
-                self.counts[dir].mark(*reason);
                 self.flow_counts[p.flow.index()].marks += 1;
             }
         }
@@ -271,69 +259,39 @@ impl Plane {
         self.sink.marks.clear();
     }
 
-    /// The packet in slot `tag` leaves its queue at `t` (an arrival refused at
-    /// once was never in it): its time there within the measured interval is
-    /// added to the backlog's integral, as the simulator integrates it.
-    fn add_sojourn(&mut self, dir: usize, tag: u32, t: u64) {
-        let since = std::mem::replace(&mut self.enq_at[tag as usize], u64::MAX);
-        if since == u64::MAX || !self.measuring {
-            return;
-        }
-        let area = u128::from(t.saturating_sub(since.max(self.measure_from)));
-        let flow = self.slot_flow[tag as usize] as usize;
-        self.counts[dir].queue_area += area;
-        self.counts[dir].flow_area[flow] += area;
-    }
-
-    /// At the end: the packets still queued add their time so far.
-    fn settle_queued(&mut self, t: u64) {
-        for tag in 0..self.enq_at.len() as u32 {
-            let dir = usize::from(self.enq_dir[tag as usize]);
-            self.add_sojourn(dir, tag, t);
-        }
-    }
-
     fn arrive(&mut self, dir: usize, tag: u32, t: u64) {
         let pkt = self.packet(tag);
         if self.links[dir].lost(t) {
             // Lost on the link, before the queue: never an arrival of the queue's.
-            self.enq_at[tag as usize] = u64::MAX;
-            self.sink.drops.push((pkt, DropReason::LinkLoss));
-            self.drain(dir, t);
+            self.stats[dir].on_link_loss(pkt.flow.index());
+            if self.measuring {
+                self.flow_counts[pkt.flow.index()].drops[DropReason::LinkLoss.index()] += 1;
+            }
+            self.release(tag);
             return;
         }
-        if self.measuring {
-            self.counts[dir].arrivals += 1;
-        }
-        self.enq_at[tag as usize] = t;
-        self.enq_dir[tag as usize] = dir as u8;
+        let now = Time::from_nanos(t);
         let link = &mut self.links[dir].link;
-        link.queue
-            .enqueue(pkt, Time::from_nanos(t), &mut self.sink, &mut self.pool);
-        // An arrival dropped at once never waited.
-        for (p, _) in &self.sink.drops {
-            if p.tag == tag {
-                self.enq_at[tag as usize] = u64::MAX;
-            }
-        }
-        self.drain(dir, t);
-        let len = self.links[dir].link.queue.len() as u32;
-        if self.measuring {
-            let c = &mut self.counts[dir];
-            c.max_queue = c.max_queue.max(len);
-        }
+        let verdict = link.queue.enqueue(pkt, now, &mut self.sink, &mut self.pool);
+        let len = link.queue.len();
+        self.stats[dir].on_enqueue(now, &pkt, verdict, &self.sink, len);
+        self.drain();
         if !self.links[dir].busy {
             self.start_next(dir, t);
         }
     }
 
     fn start_next(&mut self, dir: usize, t: u64) {
+        let now = Time::from_nanos(t);
         let link = &mut self.links[dir].link;
-        let pkt = link
-            .queue
-            .dequeue(Time::from_nanos(t), &mut self.sink, &mut self.pool);
-        self.drain(dir, t);
+        let pkt = link.queue.dequeue(now, &mut self.sink, &mut self.pool);
+        let len = link.queue.len();
+        self.stats[dir].on_dequeue(now, pkt.as_ref(), &self.sink, len);
+        self.drain();
         let Some(pkt) = pkt else {
+            if self.links[dir].busy {
+                self.stats[dir].on_idle(t - self.links[dir].busy_since);
+            }
             self.links[dir].busy = false;
             // A shaper (CAKE, paced fq) holding packets says when to ask again.
             let q = &self.links[dir].link.queue;
@@ -343,38 +301,28 @@ impl Plane {
             return;
         };
         let done = self.links[dir].tx_end(t, pkt.size);
-        if let (true, Some(d)) = (self.measuring, &mut self.delays) {
-            let since = self.enq_at[pkt.tag as usize];
-            d[dir].record(pkt.flow.index(), t.saturating_sub(since));
-        }
-        self.add_sojourn(dir, pkt.tag, t);
         let link = &mut self.links[dir];
+        if !link.busy {
+            link.busy_since = t;
+        }
         link.busy = true;
         link.in_tx = Some(pkt);
         link.in_tx_span = (t, done);
         self.push(done, Ev::TxDone(dir as u8));
     }
 
-    /// Counts the transmission in progress on `dir` up to `t`, as the simulator
-    /// does: a packet counts when it has left (one that straddles the end counts
-    /// its bits sent so far), busy time only inside the measured interval.
-    fn count_tx(&mut self, dir: usize, pkt: &Packet, t: u64) {
-        if !self.measuring {
-            return;
-        }
-        let (since, done) = self.links[dir].in_tx_span;
-        let c = &mut self.counts[dir];
-        c.busy_ns += t.saturating_sub(since.max(self.measure_from));
-        let bits = if t >= done {
-            c.tx_packets += 1;
-            c.flow_packets[pkt.flow.index()] += 1;
-            u64::from(pkt.size) * 8
-        } else {
-            let sent = u128::from(pkt.size) * 8 * u128::from(t - since);
-            (sent / u128::from((done - since).max(1))) as u64
-        };
-        c.tx_bits += bits;
-        c.flow_bits[pkt.flow.index()] += bits;
+    /// Direction `dir`'s counters as of `t`: the packet in transmission counts
+    /// the bits that have left, the busy period its time so far.
+    fn counters_at(&self, dir: usize, t: u64) -> LinkCounters {
+        let link = &self.links[dir];
+        let now = Time::from_nanos(t);
+        let (start, done) = link.in_tx_span;
+        let in_progress = link.in_tx.as_ref().map(|p| {
+            let span = (Time::from_nanos(start), Time::from_nanos(done));
+            (p, link.link.bits_sent(p.size, span, now))
+        });
+        let busy_since = link.busy.then(|| Time::from_nanos(link.busy_since));
+        self.stats[dir].counters_now(now, in_progress, busy_since)
     }
 
     fn tx_done(&mut self, dir: usize, t: u64) {
@@ -382,7 +330,7 @@ impl Plane {
             .in_tx
             .take()
             .expect("a packet was in transmission");
-        self.count_tx(dir, &pkt, t);
+        self.stats[dir].on_tx_done(&pkt);
         let at = self.links[dir].arrival(t);
         let f = &mut self.flows[pkt.flow.index()];
         let pipe = if dir == FWD {
@@ -477,19 +425,34 @@ impl Plane {
     fn sample(&mut self, t: u64) {
         for dir in [FWD, REV] {
             let q = &self.links[dir].link.queue;
-            self.samples[dir].push((t as f64 * 1e-9, q.len() as u32, q.bytes()));
+            let sample = (t as f64 * 1e-9, q.len() as u32, q.bytes());
+            self.stats[dir].samples.push(sample);
         }
     }
 
+    /// The warm-up ends at `t`: the observers' counters are read, to be
+    /// subtracted at the end, as the simulator does; the rest starts afresh.
     fn measure_start(&mut self, t: u64) {
         let n = self.flows.len();
         self.measuring = true;
-        self.measure_from = t;
-        self.counts = [LinkCounters::new(n), LinkCounters::new(n)];
+        self.at_warmup = Some([self.counters_at(FWD, t), self.counters_at(REV, t)]);
         self.flow_counts = vec![FlowCounters::default(); n];
         self.lateness = Lateness::default();
-        for d in self.delays.iter_mut().flatten() {
-            d.clear();
+        for s in &mut self.stats {
+            if let Some(d) = &mut s.delays {
+                d.clear();
+            }
         }
+    }
+
+    /// Each direction's counters over the measured interval, at its end `t`.
+    fn measured(&self, t: u64) -> [LinkCounters; 2] {
+        [FWD, REV].map(|dir| {
+            let now = self.counters_at(dir, t);
+            match &self.at_warmup {
+                Some(before) => now.since(&before[dir]),
+                None => now,
+            }
+        })
     }
 }

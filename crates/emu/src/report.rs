@@ -7,9 +7,11 @@ use crate::traffic::{InfoSample, Shared, Snapshot};
 use sim::fair_share::{max_min_fair, Demand};
 use sim::flow::Flow;
 use sim::net::{Group, Network};
+use sim::report::{
+    delay_rows, fairness_summary, group_results, link_flow_rows, link_result, MeasuredLink,
+};
 use sim::results::{
-    fairness, reason_map, DiagnosticResult, Emulation, FairnessSummary, FlowResult, LinkFlowResult,
-    LinkResult, QueueSeries, RunResult, TcpTraceResult,
+    reason_map, DiagnosticResult, Emulation, FlowResult, RunResult, TcpTraceResult,
 };
 use sim::Scenario;
 
@@ -151,74 +153,53 @@ pub fn build(i: Inputs<'_>) -> RunResult {
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));
 
-    let (groups, group_fair) = sim::report::group_results(i.groups, &rows, &Default::default());
+    let (groups, group_fair) = group_results(i.groups, &rows, &Default::default());
 
-    let names = ["left->right", "right->left"];
-    let ends = [("left", "right"), ("right", "left")];
-    let mut links = Vec::new();
-    let mut link_flows = Vec::new();
-    let mut packet_time_s: f64 = 0.0;
     let largest = i
         .groups
         .iter()
         .map(|g| g.tcp.packet_size)
         .max()
         .unwrap_or(1000);
+    let packet_time_s = net
+        .pipe(monitored[FWD])
+        .rate
+        .tx_time(u64::from(largest))
+        .as_secs_f64();
+    let names = monitored.map(|l| net.link_name(l));
+    let interval = (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to));
+    let mut links = Vec::new();
+    let mut link_flows = Vec::new();
+    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
     for dir in [FWD, REV] {
-        let c = &i.outcome.links[dir];
-        let pipe = net.pipe(monitored[dir]);
-        let samples = &i.outcome.samples[dir];
-        if dir == FWD {
-            packet_time_s = pipe.rate.tx_time(u64::from(largest)).as_secs_f64();
-        }
-        links.push(LinkResult {
-            name: names[dir].to_string(),
-            from: ends[dir].0.to_string(),
-            to: ends[dir].1.to_string(),
-            rate_bps: pipe.rate.bps(),
-            delay_s: pipe.delay.as_secs_f64(),
-            qdisc: i.kinds[dir].to_string(),
-            utilization: sim::report::utilization(
-                Some(&i.outcome.links_back[dir].link.model),
-                u128::from(c.busy_ns),
-                c.tx_bits,
-                (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to)),
-                secs,
-            ),
-            throughput_bps: c.tx_bits as f64 / secs,
-            tx_packets: c.tx_packets,
-            arrivals: c.arrivals,
-            drops: reason_map(&c.drops),
-            drops_total: c.drops.iter().sum(),
-            marks: reason_map(&c.marks),
-            marks_total: c.marks.iter().sum(),
-            mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
-            max_queue_packets: c.max_queue,
-            queue: QueueSeries {
-                t_s: samples.iter().map(|x| x.0).collect(),
-                packets: samples.iter().map(|x| x.1).collect(),
-                bytes: samples.iter().map(|x| x.2).collect(),
-            },
-        });
-        for flow in 0..i.flows.len() {
-            if c.flow_packets[flow] > 0 || c.flow_area[flow] > 0 {
-                link_flows.push(LinkFlowResult {
-                    link: names[dir].to_string(),
-                    flow: flow as u32,
-                    throughput_bps: c.flow_bits[flow] as f64 / secs,
-                    packets: c.flow_packets[flow],
-                    mean_queue_packets: c.flow_area[flow] as f64 * 1e-9 / secs,
-                });
-            }
+        let stats = &i.outcome.stats[dir];
+        let counters = &i.outcome.links[dir];
+        let (from_node, to_node) = net.link_ends(monitored[dir]);
+        let measured = MeasuredLink {
+            name: &names[dir],
+            from: &from_node,
+            to: &to_node,
+            pipe: net.pipe(monitored[dir]),
+            qdisc: i.kinds[dir],
+            model: Some(&i.outcome.links_back[dir].link.model),
+            stats,
+            counters,
+        };
+        links.push(link_result(&measured, interval, secs));
+        link_flow_rows(&names[dir], &stats.slots, counters, secs, &mut link_flows);
+        // Sojourn times at the two bottleneck queues, as the simulator reports them.
+        if let Some(d) = &stats.delays {
+            delay_rows(&names[dir], i.groups, d, &mut delays, &mut delay_histogram);
         }
     }
 
     let tcp: Vec<f64> = rows
         .iter()
-        .filter(|r| r.kind == "tcp")
-        .map(|r| r.goodput_bps)
+        .zip(i.flows)
+        .filter(|(_, f)| i.groups[f.group as usize].kind.is_tcp())
+        .map(|(r, _)| r.goodput_bps)
         .collect();
-    let all: Vec<f64> = rows.iter().map(|r| r.goodput_bps).collect();
+    let fairness = fairness_summary(&rows, &tcp, group_fair);
     let late = &i.outcome.lateness;
     let packet_time_ns = (packet_time_s * 1e9) as u64;
     let mut emulation = Emulation {
@@ -288,33 +269,24 @@ pub fn build(i: Inputs<'_>) -> RunResult {
             let q = &i.outcome.links_back[dir].link.queue;
             Some(DiagnosticResult {
                 note: q.diagnostic()?,
-                link: names[dir].to_string(),
+                link: names[dir].clone(),
                 qdisc: q.kind().to_string(),
             })
         })
         .collect();
-    // Sojourn times at the two bottleneck queues, as the simulator reports them.
-    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
-    for (dir, d) in i.outcome.delays.iter().flatten().enumerate() {
-        sim::report::delay_rows(names[dir], i.groups, d, &mut delays, &mut delay_histogram);
-    }
     RunResult {
         scenario: f.name.clone(),
         seed: f.seed,
         duration_s: f.duration.as_secs_f64(),
         warmup_s: f.warmup.as_secs_f64(),
-        events: i.outcome.links.iter().map(|c| c.arrivals).sum(),
+        events: i.outcome.links.iter().map(|c| c.queue.received).sum(),
         wall_seconds: i.wall_seconds,
         sim_seconds: to as f64 * 1e-9,
         flows: rows,
         groups,
         links,
         link_flows,
-        fairness: FairnessSummary {
-            tcp: fairness(&tcp),
-            all: fairness(&all),
-            groups: group_fair,
-        },
+        fairness,
         flow_series: Vec::new(),
         tcp_trace: trace,
         delays,

@@ -1,43 +1,7 @@
-//! What the data plane counts: per bottleneck direction (the same quantities the
-//! simulator's `LinkStats` keeps), per flow, and how well time was kept.
+//! What the data plane counts besides what each bottleneck direction's observer
+//! (the simulator's `LinkStats`) counts: per flow, and how well time was kept.
 
-use aqm::{DropReason, ReasonCounts};
-
-/// One bottleneck direction's counters over the measured interval.
-#[derive(Clone, Debug, Default)]
-pub struct LinkCounters {
-    pub arrivals: u64,
-    pub tx_packets: u64,
-    pub tx_bits: u64,
-    /// Nanoseconds spent serializing.
-    pub busy_ns: u64,
-    pub drops: ReasonCounts,
-    pub marks: ReasonCounts,
-    /// The integral of the backlog (packets x ns), from each packet's sojourn.
-    pub queue_area: u128,
-    pub max_queue: u32,
-    /// Per flow: bits sent, packets sent, queue area (packets x ns).
-    pub flow_bits: Vec<u64>,
-    pub flow_packets: Vec<u64>,
-    pub flow_area: Vec<u128>,
-}
-
-impl LinkCounters {
-    pub fn new(flows: usize) -> Self {
-        LinkCounters {
-            flow_bits: vec![0; flows],
-            flow_packets: vec![0; flows],
-            flow_area: vec![0; flows],
-            ..Default::default()
-        }
-    }
-    pub fn drop(&mut self, reason: DropReason) {
-        self.drops[reason.index()] += 1;
-    }
-    pub fn mark(&mut self, reason: DropReason) {
-        self.marks[reason.index()] += 1;
-    }
-}
+use aqm::ReasonCounts;
 
 /// Per flow, over the measured interval: drops and marks at any queue (either
 /// direction), packets the emulator itself sent (UDP).

@@ -53,7 +53,11 @@ fn ecn_tcp_is_marked_not_dropped_and_marked_headers_verify() {
     // a flow's retransmissions of its last polling interval may be uncounted:
     // one per flow is allowed for that.
     let early = link.drops.0[aqm::DropReason::Early.index()];
-    assert_eq!(link.drops_total, early, "only RED's early drops: {:?}", link.drops);
+    assert_eq!(
+        link.drops_total, early,
+        "only RED's early drops: {:?}",
+        link.drops
+    );
     let retransmits: u64 = r.flows.iter().map(|f| f.retransmits).sum();
     assert!(
         link.drops_total <= retransmits + r.flows.len() as u64,

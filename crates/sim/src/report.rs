@@ -188,12 +188,7 @@ impl Simulation {
             probes,
         } = read_flows;
         let (groups, group_fairness) = group_results(&self.groups, &flows, &probes);
-        // Probes send a few kbit/s by design: left out of the fairness over all flows.
-        let all: Vec<f64> = flows
-            .iter()
-            .filter(|r| r.probe.is_none())
-            .map(|r| r.goodput_bps)
-            .collect();
+        let fairness = fairness_summary(&flows, &tcp, group_fairness);
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
         let rows = read
@@ -204,17 +199,7 @@ impl Simulation {
             .count();
         let mut link_flows = Vec::with_capacity(rows);
         for ((name, c), slots) in read.names.iter().zip(&read.counts).zip(&read.slots) {
-            for (flow, c) in slots.flows().zip(&c.per_flow) {
-                if c.packets > 0 || c.queue_area > 0 {
-                    link_flows.push(LinkFlowResult {
-                        link: name.clone(),
-                        flow,
-                        throughput_bps: c.bits as f64 / secs,
-                        packets: c.packets,
-                        mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
-                    });
-                }
-            }
+            link_flow_rows(name, slots, c, secs, &mut link_flows);
         }
         drop(read.counts);
         RunResult {
@@ -229,11 +214,7 @@ impl Simulation {
             groups,
             links: read.links,
             link_flows,
-            fairness: FairnessSummary {
-                tcp: fairness(&tcp),
-                all: fairness(&all),
-                groups: group_fairness,
-            },
+            fairness,
             flow_series: read.flow_series,
             tcp_trace: self.tcp_trace_results(),
             delays: read.delays,
@@ -338,42 +319,20 @@ impl Simulation {
         secs: f64,
     ) -> LinkResult {
         let l = &self.net.links[stats.link as usize];
-        let q = &c.queue;
-        let samples = &stats.samples;
-        LinkResult {
-            name: name.to_string(),
-            from: self.net.nodes.name(l.from).into_owned(),
-            to: self.net.nodes.name(l.to).into_owned(),
-            rate_bps: self.net.pipe(stats.link as usize).rate.bps(),
-            delay_s: self.net.pipe(stats.link as usize).delay.as_secs_f64(),
-            qdisc: l.qdisc.kind().to_string(),
-            utilization: self.utilization(stats.link as usize, c, secs),
-            throughput_bps: c.tx_bits as f64 / secs,
-            tx_packets: c.tx_packets,
-            arrivals: q.received,
-            drops: reason_map(&with_link_losses(q.drops, c.link_losses)),
-            drops_total: q.drops.iter().sum::<u64>() + c.link_losses,
-            marks: reason_map(&q.marks),
-            marks_total: q.marks.iter().sum(),
-            mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
-            max_queue_packets: stats.max_queue,
-            queue: QueueSeries {
-                t_s: samples.iter().map(|s| s.0).collect(),
-                packets: samples.iter().map(|s| s.1).collect(),
-                bytes: samples.iter().map(|s| s.2).collect(),
-            },
-        }
-    }
-
-    /// [`utilization`] of monitored link direction `link`.
-    fn utilization(&self, link: usize, c: &LinkCounters, secs: f64) -> f64 {
-        let pipe = self.net.pipe(link);
+        let pipe = self.net.pipe(stats.link as usize);
         let model =
             (pipe.model != crate::link::NO_MODEL).then(|| &self.net.models[pipe.model as usize]);
-        utilization(
-            model,
-            c.busy_ns,
-            c.tx_bits,
+        link_result(
+            &MeasuredLink {
+                name,
+                from: &self.net.nodes.name(l.from),
+                to: &self.net.nodes.name(l.to),
+                pipe,
+                qdisc: l.qdisc.kind(),
+                model,
+                stats,
+                counters: c,
+            },
             (self.warmup(), self.now()),
             secs,
         )
@@ -432,6 +391,93 @@ impl Simulation {
                 mark: e.mark,
             })
             .collect()
+    }
+}
+
+/// A monitored link direction, what the report shows of it: what it is, and what
+/// its observer counted over the measured interval.
+pub struct MeasuredLink<'a> {
+    pub name: &'a str,
+    pub from: &'a str,
+    pub to: &'a str,
+    pub pipe: &'a crate::link::Pipe,
+    pub qdisc: &'a str,
+    /// The link direction's model, if its rate, loss or delay varies.
+    pub model: Option<&'a crate::link_model::LinkModel>,
+    pub stats: &'a LinkStats,
+    /// `stats`' counters over the measured interval (less the warm-up's).
+    pub counters: &'a LinkCounters,
+}
+
+/// The row of the links table for `m`, measured over `interval` of `secs`: the
+/// simulator's report and the emulator's both make it here.
+pub fn link_result(m: &MeasuredLink<'_>, interval: (Time, Time), secs: f64) -> LinkResult {
+    let c = m.counters;
+    let q = &c.queue;
+    let samples = &m.stats.samples;
+    LinkResult {
+        name: m.name.to_string(),
+        from: m.from.to_string(),
+        to: m.to.to_string(),
+        rate_bps: m.pipe.rate.bps(),
+        delay_s: m.pipe.delay.as_secs_f64(),
+        qdisc: m.qdisc.to_string(),
+        utilization: utilization(m.model, c.busy_ns, c.tx_bits, interval, secs),
+        throughput_bps: c.tx_bits as f64 / secs,
+        tx_packets: c.tx_packets,
+        arrivals: q.received,
+        drops: reason_map(&with_link_losses(q.drops, c.link_losses)),
+        drops_total: q.drops.iter().sum::<u64>() + c.link_losses,
+        marks: reason_map(&q.marks),
+        marks_total: q.marks.iter().sum(),
+        mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
+        max_queue_packets: m.stats.max_queue,
+        queue: QueueSeries {
+            t_s: samples.iter().map(|s| s.0).collect(),
+            packets: samples.iter().map(|s| s.1).collect(),
+            bytes: samples.iter().map(|s| s.2).collect(),
+        },
+    }
+}
+
+/// The rows of the link-flows table for link `name`: each flow that crossed it
+/// or waited in its queue, from `counters` (rows as `slots` lays them out).
+pub fn link_flow_rows(
+    name: &str,
+    slots: &FlowSlots,
+    counters: &LinkCounters,
+    secs: f64,
+    out: &mut Vec<LinkFlowResult>,
+) {
+    for (flow, c) in slots.flows().zip(&counters.per_flow) {
+        if c.packets > 0 || c.queue_area > 0 {
+            out.push(LinkFlowResult {
+                link: name.to_string(),
+                flow,
+                throughput_bps: c.bits as f64 / secs,
+                packets: c.packets,
+                mean_queue_packets: c.queue_area as f64 * 1e-9 / secs,
+            });
+        }
+    }
+}
+
+/// The fairness summary: over `tcp`, the TCP (and web) flows' goodputs; over
+/// every flow's but probes' (a few kbit/s by design); and each group's.
+pub fn fairness_summary(
+    flows: &[FlowResult],
+    tcp: &[f64],
+    groups: GroupFairness,
+) -> FairnessSummary {
+    let all: Vec<f64> = flows
+        .iter()
+        .filter(|r| r.probe.is_none())
+        .map(|r| r.goodput_bps)
+        .collect();
+    FairnessSummary {
+        tcp: fairness(tcp),
+        all: fairness(&all),
+        groups,
     }
 }
 

@@ -3,7 +3,7 @@
 //! the next event, spins) until the next.
 
 use super::{spin_ns, Config, Ev, Outcome, Plane, FWD, READ_BATCH, REV};
-use crate::stats::{FlowCounters, Lateness, LinkCounters};
+use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
 use sim::link::QueuePool;
 use std::cmp::Reverse;
@@ -29,7 +29,7 @@ pub fn run(cfg: Config) -> Outcome {
         queue_interval_ns,
         stop,
         capture_marked,
-        delays,
+        stats,
     } = cfg;
     // SAFETY: prctl on the calling thread; asks for timers as exact as the
     // hardware allows.
@@ -44,14 +44,11 @@ pub fn run(cfg: Config) -> Outcome {
         events: BinaryHeap::new(),
         seq: 0,
         bufs: Vec::new(),
-        enq_at: Vec::new(),
-        enq_dir: Vec::new(),
         slot_flow: Vec::new(),
         free: Vec::new(),
         measuring: warmup_ns == 0,
-        measure_from: 0,
-        counts: [LinkCounters::new(n), LinkCounters::new(n)],
-        samples: [Vec::new(), Vec::new()],
+        stats,
+        at_warmup: None,
         flow_counts: vec![FlowCounters::default(); n],
         lateness: Lateness::default(),
         unclassified: 0,
@@ -61,7 +58,6 @@ pub fn run(cfg: Config) -> Outcome {
         udp_id: 0,
         capture_marked,
         marked: Vec::new(),
-        delays,
     };
     for _ in 0..1024 {
         let t = p.alloc();
@@ -156,15 +152,9 @@ pub fn run(cfg: Config) -> Outcome {
     } else {
         end_ns
     };
-    for dir in [FWD, REV] {
-        if let Some(pkt) = p.links[dir].in_tx {
-            p.count_tx(dir, &pkt, end);
-        }
-    }
-    p.settle_queued(end);
     Outcome {
-        links: p.counts,
-        samples: p.samples,
+        links: p.measured(end),
+        stats: p.stats,
         flows: p.flow_counts,
         lateness: p.lateness,
         unclassified: p.unclassified,
@@ -176,7 +166,6 @@ pub fn run(cfg: Config) -> Outcome {
         end_ns: end,
         interrupted,
         marked: p.marked,
-        delays: p.delays,
     }
 }
 

@@ -62,6 +62,8 @@ impl Pipe {
 pub struct Bottleneck {
     pub link: LinkRuntime,
     pub(super) busy: bool,
+    /// When the current busy period began, ns.
+    pub(super) busy_since: u64,
     pub(super) in_tx: Option<Packet>,
     /// When the packet in transmission started and when it finishes, ns.
     pub(super) in_tx_span: (u64, u64),
@@ -72,6 +74,7 @@ impl Bottleneck {
         Bottleneck {
             link,
             busy: false,
+            busy_since: 0,
             in_tx: None,
             in_tx_span: (0, 0),
         }
@@ -124,6 +127,7 @@ mod tests {
             queue,
             model,
             delay: Dur::from_millis(20),
+            constant: false,
         })
     }
 

@@ -160,12 +160,7 @@ impl Simulation {
     /// The name of link direction `l`: `from->to`. Built on demand rather than
     /// stored: a million-flow dumbbell has four million link directions.
     pub fn link_name(&self, l: usize) -> String {
-        let link = &self.net.links[l];
-        format!(
-            "{}->{}",
-            self.net.nodes.name(link.from),
-            self.net.nodes.name(link.to)
-        )
+        self.net.link_name(l)
     }
 
     /// Names of the link directions, `from->to`, in index order.

@@ -17,6 +17,9 @@ pub struct LinkRuntime {
     pub queue: Queue,
     pub model: LinkModel,
     pub delay: Dur,
+    /// Whether the scenario gives the link a constant rate and nothing else
+    /// (`model` is then `LinkModel::constant`).
+    pub constant: bool,
 }
 
 impl LinkRuntime {
@@ -39,6 +42,24 @@ impl LinkRuntime {
     pub fn far_end(&mut self, left: Time) -> Time {
         self.model.far_end(left, self.delay)
     }
+
+    /// How many bits of a packet of `bytes` in transmission over `span` (when it
+    /// started, when it will have left) count as sent at `now`, as the simulator
+    /// counts them: as they leave on a link of constant rate; on a link the
+    /// scenario models, when the packet has left (a trace's packet waits for its
+    /// opportunity, it is not being sent).
+    pub fn bits_sent(&self, bytes: u32, (start, done): (Time, Time), now: Time) -> u64 {
+        let bits = u64::from(bytes) * 8;
+        if now >= done {
+            return bits;
+        }
+        if !self.constant {
+            return 0;
+        }
+        let elapsed = u128::from(now.saturating_since(start).as_nanos());
+        let length = u128::from(done.saturating_since(start).as_nanos()).max(1);
+        (u128::from(bits) * elapsed / length) as u64
+    }
 }
 
 #[cfg(test)]
@@ -58,6 +79,7 @@ mod tests {
             queue: Queue::lazy_droptail(),
             model: LinkModel::constant(rate),
             delay: Dur::from_millis(7),
+            constant: true,
         };
         let t = Time::from_nanos(123);
         for bytes in [40u32, 1500, 9001] {
@@ -66,6 +88,15 @@ mod tests {
             let by_hand = (u64::from(bytes) * 8 * 1_000_000_000).div_ceil(3_000_000);
             assert_eq!(done, t + Dur::from_nanos(by_hand));
             assert_eq!(link.far_end(done), done + Dur::from_millis(7));
+            // Its bits count as they leave: half of them half way.
+            let half = t + Dur::from_nanos(by_hand / 2);
+            let sent = link.bits_sent(bytes, (t, done), half);
+            assert!(sent.abs_diff(u64::from(bytes) * 4) <= 1, "{sent}");
+            assert_eq!(link.bits_sent(bytes, (t, done), done), u64::from(bytes) * 8);
         }
+        // A modelled link counts a packet's bits when it has left.
+        link.constant = false;
+        let done = link.tx_end(t, 1500);
+        assert_eq!(link.bits_sent(1500, (t, done), t + Dur::from_nanos(1)), 0);
     }
 }

@@ -149,7 +149,20 @@ impl Network {
             queue: std::mem::replace(&mut self.links[l].qdisc, Queue::lazy_droptail()),
             model,
             delay: pipe.delay,
+            constant: pipe.model == NO_MODEL,
         }
+    }
+
+    /// The names of the nodes at the ends of link direction `l`.
+    pub fn link_ends(&self, l: usize) -> (std::borrow::Cow<'_, str>, std::borrow::Cow<'_, str>) {
+        let link = &self.links[l];
+        (self.nodes.name(link.from), self.nodes.name(link.to))
+    }
+
+    /// Link direction `l`'s name, `from->to`, as the result tables name it.
+    pub fn link_name(&self, l: usize) -> String {
+        let (from, to) = self.link_ends(l);
+        format!("{from}->{to}")
     }
 
     /// The link directions as observers read them, with `wires`, the slab

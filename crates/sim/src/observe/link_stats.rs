@@ -246,9 +246,31 @@ impl LinkStats {
     }
 
     /// `c`, this link's counters, brought up to `now`.
-    fn brought_up_to(&self, now: Time, links: Links<'_>, mut c: LinkCounters) -> LinkCounters {
+    fn brought_up_to(&self, now: Time, links: Links<'_>, c: LinkCounters) -> LinkCounters {
         let busy_since = links.links[self.link as usize].busy_since();
-        if let Some((pkt, bits)) = self.in_progress(links, now) {
+        self.counters_with(now, self.in_progress(links, now), busy_since, c)
+    }
+
+    /// The counters as of `now` for a runner that keeps its transmitter apart
+    /// (the emulator's data plane): `in_progress` is the packet it is sending and
+    /// the bits of it that have left, `busy_since` when its busy period began.
+    pub fn counters_now(
+        &self,
+        now: Time,
+        in_progress: Option<(&Packet, u64)>,
+        busy_since: Option<Time>,
+    ) -> LinkCounters {
+        self.counters_with(now, in_progress, busy_since, self.counters.clone())
+    }
+
+    fn counters_with(
+        &self,
+        now: Time,
+        in_progress: Option<(&Packet, u64)>,
+        busy_since: Option<Time>,
+        mut c: LinkCounters,
+    ) -> LinkCounters {
+        if let Some((pkt, bits)) = in_progress {
             c.tx_bits += bits;
             c.per_flow[self.row(pkt)].bits += bits;
         }
