@@ -83,9 +83,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         let peak = dir.peak_rate();
         if peak.bps() > MAX_RATE_BPS && !any_rate {
             let how = match dir.rate {
-                sim::link_model::LinkRate::Constant(_) => "",
-                sim::link_model::LinkRate::Schedule(_) => " at its highest step",
-                sim::link_model::LinkRate::Trace(_) => " in its busiest 100 ms",
+                sim::runner::LinkRate::Constant(_) => "",
+                sim::runner::LinkRate::Schedule(_) => " at its highest step",
+                sim::runner::LinkRate::Trace(_) => " in its busiest 100 ms",
             };
             return Err(s.error_at(
                 &KeyPath::top("topology").key("bottleneck").key(key),

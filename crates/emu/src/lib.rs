@@ -34,11 +34,7 @@ pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
-use sim::flow::Endpoints;
-use sim::observe::delays::Delays;
-use sim::observe::flow_slots::FlowSlots;
-use sim::observe::link_stats::LinkStats;
-use sim::setup::Built;
+use sim::runner::{Built, Delays, Endpoints, FlowSlots, LinkStats};
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,7 +128,7 @@ pub fn emulate_with(
         groups,
         flows,
         ..
-    } = sim::setup::build(s)?;
+    } = sim::runner::build(s)?;
     let total = flows.len();
 
     let pid = std::process::id();

@@ -6,7 +6,7 @@
 //! bottleneck, and its flow's access link on the receiving side. Access links are
 //! FIFO serializers: departure = max(previous departure, arrival) + size / rate,
 //! then the propagation delay, computed the moment the packet is read. The
-//! bottleneck is the simulator's own link runtime (`sim::link_model::LinkRuntime`:
+//! bottleneck is the simulator's own link runtime (`sim::runner::LinkRuntime`:
 //! the scenario's qdisc with the same random stream, the link's model, its
 //! delay): an arrival event enqueues, the transmitter dequeues when idle and
 //! finishes when the runtime says, the far end is reached when it says. The
@@ -24,8 +24,7 @@
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness};
 use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
-use sim::link::QueuePool;
-use sim::observe::link_stats::{LinkCounters, LinkStats};
+use sim::runner::{LinkCounters, LinkStats, QueuePool};
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

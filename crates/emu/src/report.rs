@@ -4,14 +4,12 @@
 
 use crate::plane::{Outcome, FWD, REV};
 use crate::traffic::{InfoSample, Shared, Snapshot};
-use sim::fair_share::{max_min_fair, Demand};
-use sim::flow::Flow;
-use sim::net::{Group, Network};
-use sim::report::{
-    delay_rows, fairness_summary, group_results, link_flow_rows, link_result, MeasuredLink,
-};
 use sim::results::{
     reason_map, DiagnosticResult, Emulation, FlowResult, RunResult, TcpTraceResult,
+};
+use sim::runner::{
+    delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result, Flow,
+    Group, MeasuredLink, Network,
 };
 use sim::Scenario;
 
@@ -63,15 +61,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
     let capacities: Vec<f64> = (0..net.links.len())
         .map(|l| net.pipe(l).rate.as_f64())
         .collect();
-    let demands: Vec<Demand<'_>> = i
-        .flows
-        .iter()
-        .map(|fl| Demand {
-            demand_bps: i.groups[fl.group as usize].demand_bps,
-            path: net.routes.route(fl.fwd),
-        })
-        .collect();
-    let shares = max_min_fair(&capacities, &demands);
+    let shares = fair_shares(net, i.groups, i.flows, &capacities);
 
     let mut rows = Vec::with_capacity(i.flows.len());
     let mut trace = Vec::new();

@@ -33,6 +33,9 @@
 //!   `--warmup` and the pcap capture.
 //! - [`qdisc_help`]: `aqmlab qdiscs KIND`, each key with its default and source.
 //!
+//! For a runner of its own (the emulator): [`runner`], the one module it names
+//! for setting up, counting and reporting as the engine does.
+//!
 //! Results:
 //! - [`results`]: [`RunResult`]; [`report`]: counters to results;
 //!   [`fair_share`]: max-min fair shares over the routes.
@@ -80,6 +83,7 @@ pub mod probe;
 pub mod qdisc_help;
 pub mod report;
 pub mod results;
+pub mod runner;
 pub mod scenario;
 pub mod setup;
 pub(crate) mod source;

@@ -2,8 +2,8 @@
 
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
-use crate::flow::Endpoints;
-use crate::net::Group;
+use crate::flow::{Endpoints, Flow};
+use crate::net::{Group, Network};
 use crate::observe::delays::{Delays, Histogram};
 use crate::observe::flow_slots::FlowSlots;
 use crate::observe::in_progress;
@@ -251,17 +251,7 @@ impl Simulation {
     /// link `l` of capacity `capacity(l)`.
     fn fair_shares(&self, links: usize, capacity: impl Fn(usize) -> f64) -> Vec<f64> {
         let capacities: Vec<f64> = (0..links).map(capacity).collect();
-        // Each flow's data route, borrowed from the routes (a copy of each was 48
-        // bytes a flow at the report's peak).
-        let demands: Vec<Demand<'_>> = self
-            .flows
-            .iter()
-            .map(|f| Demand {
-                demand_bps: self.groups[f.group as usize].demand_bps,
-                path: self.net.routes.route(f.fwd),
-            })
-            .collect();
-        max_min_fair(&capacities, &demands)
+        fair_shares(&self.net, &self.groups, &self.flows, &capacities)
     }
 
     /// Each flow's base RTT, seconds: the propagation delays of its data route
@@ -392,6 +382,26 @@ impl Simulation {
             })
             .collect()
     }
+}
+
+/// Each flow's max-min fair share given every flow's demand and data route in
+/// `net`, link `l` of capacity `capacities[l]`.
+pub fn fair_shares(
+    net: &Network,
+    groups: &[Group],
+    flows: &[Flow],
+    capacities: &[f64],
+) -> Vec<f64> {
+    // Each flow's data route, borrowed from the routes (a copy of each was 48
+    // bytes a flow at the report's peak).
+    let demands: Vec<Demand<'_>> = flows
+        .iter()
+        .map(|f| Demand {
+            demand_bps: groups[f.group as usize].demand_bps,
+            path: net.routes.route(f.fwd),
+        })
+        .collect();
+    max_min_fair(capacities, &demands)
 }
 
 /// A monitored link direction, what the report shows of it: what it is, and what

@@ -121,6 +121,42 @@ fn engine_and_observe_do_not_import_setup() {
     );
 }
 
+/// The emulator names `sim`'s front doors only: `runner` for setting up,
+/// counting and reporting as the engine does, the scenario and the transports'
+/// settings it checks, results and their text; items of `sim`'s root
+/// (`sim::Scenario`) too. Everything else of `sim` it reaches through `runner`.
+#[test]
+fn the_emulator_names_only_the_front_doors_of_sim() {
+    const FRONT_DOORS: [&str; 6] = ["runner", "results", "scenario", "tcp", "udp", "text"];
+    // sim's modules, from the `mod` lines of its root.
+    let lib = std::fs::read_to_string(sim_src().join("lib.rs")).unwrap();
+    let modules: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_suffix(';'))
+        .filter_map(|l| l.split_once("mod ").map(|(_, m)| m.trim()))
+        .collect();
+    assert!(
+        modules.contains(&"runner") && modules.contains(&"link"),
+        "{modules:?}"
+    );
+    let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu/src");
+    let mut v = Vec::new();
+    for file in sources(&emu) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, module) in named(&text, "sim::") {
+            if modules.contains(&module.as_str()) && !FRONT_DOORS.contains(&module.as_str()) {
+                let rel = file.strip_prefix(&emu).unwrap().display();
+                v.push(format!("emu/src/{rel}:{line} names sim::{module}"));
+            }
+        }
+    }
+    assert!(
+        v.is_empty(),
+        "the emulator reaches past sim's front doors (add what it needs to sim::runner):\n{}",
+        v.join("\n")
+    );
+}
+
 #[test]
 fn the_network_imports_none_of_the_parts_above_it() {
     let v = violations(

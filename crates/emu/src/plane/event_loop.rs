@@ -5,7 +5,7 @@
 use super::{spin_ns, Config, Ev, Outcome, Plane, FWD, READ_BATCH, REV};
 use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
-use sim::link::QueuePool;
+use sim::runner::QueuePool;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;

@@ -5,7 +5,7 @@
 //! FIFO, timed by `aqm::Rate` as the simulator times a packet.
 
 use aqm::{Dur, Packet, Rate, Time};
-use sim::link_model::LinkRuntime;
+use sim::runner::LinkRuntime;
 
 /// The packets an access link holds waiting, as the simulator's access links
 /// (a default DropTail) hold them.
@@ -100,35 +100,28 @@ impl Bottleneck {
 #[cfg(test)]
 mod tests {
     use super::Bottleneck;
-    use aqm::{rng, Dur, LinkInfo, QdiscSpec, Rate};
-    use sim::link::Queue;
-    use sim::link_model::{
-        Distribution, Jitter, JitterSpec, LinkModel, LinkRate, LinkRuntime, Transmitter,
-    };
+    use sim::Scenario;
 
+    /// The bottleneck of a dumbbell whose delay jitters (20 ms, 5 ms, normal), as
+    /// the emulator takes it out of the simulator's network.
     fn jittered(reorder: bool) -> Bottleneck {
-        let rate = Rate::from_mbps(10);
-        let spec: QdiscSpec = serde_json::from_str(r#"{"kind": "droptail"}"#).unwrap();
-        let queue = Queue::new(spec.build(&LinkInfo::new(rate)).unwrap(), rng::stream(1, 0));
-        let model = LinkModel {
-            tx: Transmitter::new(LinkRate::Constant(rate)),
-            loss: None,
-            jitter: Some(Jitter::new(JitterSpec {
-                mean: Dur::from_millis(20),
-                jitter: Dur::from_millis(5),
-                distribution: Distribution::Normal,
-                reorder,
-            })),
-            loss_rng: rng::stream(1, 1),
-            jitter_rng: rng::stream(1, 2),
-            told: rate,
-        };
-        Bottleneck::new(LinkRuntime {
-            queue,
-            model,
-            delay: Dur::from_millis(20),
-            constant: false,
-        })
+        let text = format!(
+            r#"
+name = "jitter"
+duration = "1s"
+flows = [{{ name = "t", kind = "tcp" }}]
+[topology]
+kind = "dumbbell"
+access = {{ rate = "100Mbps", delay = "1ms" }}
+[topology.bottleneck]
+rate = "10Mbps"
+delay = {{ mean = "20ms", jitter = "5ms", distribution = "normal", reorder = {reorder} }}
+"#
+        );
+        let s = Scenario::from_toml(&text, "jitter.toml").unwrap();
+        let mut built = sim::runner::build(&s).unwrap();
+        let bottleneck = built.net.monitored[0] as usize;
+        Bottleneck::new(built.net.take_runtime(bottleneck))
     }
 
     /// The emulator's bottleneck delays packets as the simulator's link model does:
