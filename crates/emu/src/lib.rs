@@ -34,7 +34,7 @@ pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
-use sim::runner::{Built, Delays, Endpoints, FlowSlots, LinkStats};
+use sim::runner::{Built, Delays, Endpoints, Flow, FlowSlots, Group, LinkStats, Network};
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -147,54 +147,7 @@ pub fn emulate_with(
         netns::tun(&n1, RECEIVER_ADDR, SENDER_ADDR)
     })?;
 
-    // Per flow: the packet size the kernel is held to, the window clamp.
-    let mut tcp_plans = Vec::new();
-    let mut windows = vec![0u32; total];
-    let mut paths = Vec::with_capacity(total);
-    let mut flows = flows;
-    for (id, f) in flows.iter_mut().enumerate() {
-        let g = &groups[f.group as usize];
-        let route = net.routes.route(f.fwd);
-        let pipe = |l: u32| {
-            let p = net.pipe(l as usize);
-            Pipe::new(p.rate, p.delay)
-        };
-        let udp = match &mut f.endpoints {
-            Endpoints::Udp(u) => Some(UdpFlow {
-                cfg: g.udp.clone().expect("a UDP group"),
-                source: u.source.clone(),
-                rng: u.rng.clone(),
-                start_ns: f.start.as_nanos(),
-                stop_ns: g.stop.map(|t| t.as_nanos()),
-                ect: f.ecn.is_ect(),
-            }),
-            _ => None,
-        };
-        let tcp = udp.is_none();
-        if tcp {
-            let maxseg = report::maxseg(g.tcp.packet_size);
-            windows[id] = g
-                .tcp
-                .max_window
-                .saturating_mul(report::payload(g.tcp.packet_size));
-            tcp_plans.push(TcpPlan {
-                flow: id,
-                start_ns: f.start.as_nanos(),
-                stop_ns: g.stop.map(|t| t.as_nanos()),
-                congestion: plan.congestion[f.group as usize]
-                    .expect("a TCP group")
-                    .to_string(),
-                maxseg,
-            });
-        }
-        paths.push(FlowPath {
-            sender_access: pipe(route[0]),
-            receiver_access: pipe(route[route.len() - 1]),
-            aggregate: f.aggregate,
-            tcp,
-            udp,
-        });
-    }
+    let (tcp_plans, windows, paths) = flow_plans(&net, &groups, &flows, &plan);
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
     let mut traffic = Traffic::start_receivers(&rcv, windows, maxseg)?;
 
@@ -300,6 +253,64 @@ pub fn emulate_with(
         marked,
         sender_tcp_ext,
     })
+}
+
+/// Per flow: what its kernel socket is held to (its congestion control, the
+/// packet size as `TCP_MAXSEG`, its start and stop; the receiver's window clamp)
+/// and its path through the data plane (its access links, a UDP source).
+fn flow_plans(
+    net: &Network,
+    groups: &[Group],
+    flows: &[Flow],
+    plan: &check::Plan,
+) -> (Vec<TcpPlan>, Vec<u32>, Vec<FlowPath>) {
+    let mut tcp_plans = Vec::new();
+    let mut windows = vec![0u32; flows.len()];
+    let mut paths = Vec::with_capacity(flows.len());
+    for (id, f) in flows.iter().enumerate() {
+        let g = &groups[f.group as usize];
+        let route = net.routes.route(f.fwd);
+        let pipe = |l: u32| {
+            let p = net.pipe(l as usize);
+            Pipe::new(p.rate, p.delay)
+        };
+        let udp = match &f.endpoints {
+            Endpoints::Udp(u) => Some(UdpFlow {
+                cfg: g.udp.clone().expect("a UDP group"),
+                source: u.source.clone(),
+                rng: u.rng.clone(),
+                start_ns: f.start.as_nanos(),
+                stop_ns: g.stop.map(|t| t.as_nanos()),
+                ect: f.ecn.is_ect(),
+            }),
+            _ => None,
+        };
+        let tcp = udp.is_none();
+        if tcp {
+            let maxseg = report::maxseg(g.tcp.packet_size);
+            windows[id] = g
+                .tcp
+                .max_window
+                .saturating_mul(report::payload(g.tcp.packet_size));
+            tcp_plans.push(TcpPlan {
+                flow: id,
+                start_ns: f.start.as_nanos(),
+                stop_ns: g.stop.map(|t| t.as_nanos()),
+                congestion: plan.congestion[f.group as usize]
+                    .expect("a TCP group")
+                    .to_string(),
+                maxseg,
+            });
+        }
+        paths.push(FlowPath {
+            sender_access: pipe(route[0]),
+            receiver_access: pipe(route[route.len() - 1]),
+            aggregate: f.aggregate,
+            tcp,
+            udp,
+        });
+    }
+    (tcp_plans, windows, paths)
 }
 
 /// Warns when the flows' fast recoveries, polled from `TCP_INFO`, fall short of

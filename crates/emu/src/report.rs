@@ -63,6 +63,182 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         .collect();
     let shares = fair_shares(net, i.groups, i.flows, &capacities);
 
+    let (rows, trace) = flow_rows(&i, (from, to), secs, &shares);
+
+    let (groups, group_fair) = group_results(i.groups, &rows, &Default::default());
+
+    let largest = i
+        .groups
+        .iter()
+        .map(|g| g.tcp.packet_size)
+        .max()
+        .unwrap_or(1000);
+    let packet_time_s = net
+        .pipe(monitored[FWD])
+        .rate
+        .tx_time(u64::from(largest))
+        .as_secs_f64();
+    let names = monitored.map(|l| net.link_name(l));
+    let interval = (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to));
+    let mut links = Vec::new();
+    let mut link_flows = Vec::new();
+    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
+    for dir in [FWD, REV] {
+        let stats = &i.outcome.stats[dir];
+        let counters = &i.outcome.links[dir];
+        let (from_node, to_node) = net.link_ends(monitored[dir]);
+        let measured = MeasuredLink {
+            name: &names[dir],
+            from: &from_node,
+            to: &to_node,
+            pipe: net.pipe(monitored[dir]),
+            qdisc: i.kinds[dir],
+            model: Some(&i.outcome.links_back[dir].link.model),
+            stats,
+            counters,
+        };
+        links.push(link_result(&measured, interval, secs));
+        link_flow_rows(&names[dir], &stats.slots, counters, secs, &mut link_flows);
+        // Sojourn times at the two bottleneck queues, as the simulator reports them.
+        if let Some(d) = &stats.delays {
+            delay_rows(&names[dir], i.groups, d, &mut delays, &mut delay_histogram);
+        }
+    }
+
+    let tcp: Vec<f64> = rows
+        .iter()
+        .zip(i.flows)
+        .filter(|(_, f)| i.groups[f.group as usize].kind.is_tcp())
+        .map(|(r, _)| r.goodput_bps)
+        .collect();
+    let fairness = fairness_summary(&rows, &tcp, group_fair);
+    let carried = links[FWD].throughput_bps;
+    let read: f64 = rows.iter().map(|r| r.goodput_bps).sum();
+    let emulation = timekeeping(
+        &i.outcome,
+        i.tun_drops,
+        i.warnings,
+        packet_time_s,
+        (read, carried),
+    );
+    // What the qdiscs say about how they ran, as in simulation.
+    let diagnostics = [FWD, REV]
+        .into_iter()
+        .filter_map(|dir| {
+            let q = &i.outcome.links_back[dir].link.queue;
+            Some(DiagnosticResult {
+                note: q.diagnostic()?,
+                link: names[dir].clone(),
+                qdisc: q.kind().to_string(),
+            })
+        })
+        .collect();
+    RunResult {
+        scenario: f.name.clone(),
+        seed: f.seed,
+        duration_s: f.duration.as_secs_f64(),
+        warmup_s: f.warmup.as_secs_f64(),
+        events: i.outcome.links.iter().map(|c| c.queue.received).sum(),
+        wall_seconds: i.wall_seconds,
+        sim_seconds: to as f64 * 1e-9,
+        flows: rows,
+        groups,
+        links,
+        link_flows,
+        fairness,
+        flow_series: Vec::new(),
+        tcp_trace: trace,
+        delays,
+        delay_histogram,
+        objects: Vec::new(),
+        queue_events: Vec::new(),
+        queue_events_missed: 0,
+        diagnostics,
+        emulation: Some(emulation),
+    }
+}
+
+/// How well the emulation kept time, and what else makes it less than a
+/// measurement: `read`, the flows' goodput, against `carried`, what the
+/// bottleneck carried (bit/s); `packet_time_s`, a largest packet's time at it.
+fn timekeeping(
+    outcome: &Outcome,
+    tun_drops: u64,
+    warnings: Vec<String>,
+    packet_time_s: f64,
+    (read, carried): (f64, f64),
+) -> Emulation {
+    let late = &outcome.lateness;
+    let packet_time_ns = (packet_time_s * 1e9) as u64;
+    let mut emulation = Emulation {
+        lateness_p50_s: late.quantile(0.5),
+        lateness_p99_s: late.quantile(0.99),
+        lateness_max_s: late.max_ns as f64 * 1e-9,
+        packet_time_s,
+        late_share: late.share_later_than(packet_time_ns),
+        kept_time: true,
+        tun_drops,
+        unclassified: outcome.unclassified,
+        warnings,
+    };
+    const ADVICE: &str = "this run is not a measurement of the scenario; run it with \
+                          fewer flows, a lower rate or on a quieter machine";
+    if emulation.lateness_p99_s > packet_time_s {
+        emulation.kept_time = false;
+        emulation.warnings.push(format!(
+            "time was not kept: p99 lateness {:.1} us exceeds one packet time at the \
+             bottleneck ({:.1} us), and {:.1}% of the packets left later than that; {ADVICE}",
+            emulation.lateness_p99_s * 1e6,
+            packet_time_s * 1e6,
+            emulation.late_share * 100.0
+        ));
+    }
+    // Goodput counts what the receivers read in the measured interval, the link
+    // what it sent then: bytes that crossed before the interval began and were
+    // read after it count in the first, not the second. Never silently above
+    // what the link carried.
+    if read > carried * 1.02 {
+        emulation.warnings.push(format!(
+            "the flows' goodput ({}) is above what the bottleneck carried in the \
+             measured interval ({}): data that crossed it before the warm-up ended was \
+             read after; a longer measured interval makes this share small",
+            sim::text::rate(read),
+            sim::text::rate(carried)
+        ));
+    }
+    if outcome.access_drops > 0 {
+        emulation.warnings.push(format!(
+            "{} packets found their access link's queue full ({} packets, as the \
+             simulator's access DropTail): a source is faster than its access link",
+            outcome.access_drops,
+            crate::plane::ACCESS_LIMIT
+        ));
+    }
+    if outcome.unhandled > 0 {
+        emulation.kept_time = false;
+        emulation.warnings.push(format!(
+            "time was not kept: the data plane fell behind and {} events due before \
+             the end were not handled when the run's time was up; {ADVICE}",
+            outcome.unhandled
+        ));
+    }
+    if tun_drops > 0 {
+        emulation.warnings.push(format!(
+            "{} packets were lost in the TUN queues before the emulator read them",
+            tun_drops
+        ));
+    }
+    emulation
+}
+
+/// Each flow's row, from the receivers' counts and the senders' `TCP_INFO` over
+/// the measured interval `(from, to)` (ns) of `secs`, and the TCP trace's rows.
+fn flow_rows(
+    i: &Inputs<'_>,
+    (from, to): (u64, u64),
+    secs: f64,
+    shares: &[f64],
+) -> (Vec<FlowResult>, Vec<TcpTraceResult>) {
     let mut rows = Vec::with_capacity(i.flows.len());
     let mut trace = Vec::new();
     let tcp_interval = i.s.monitor().tcp_trace.map(|d| d.as_nanos());
@@ -142,149 +318,5 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         });
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));
-
-    let (groups, group_fair) = group_results(i.groups, &rows, &Default::default());
-
-    let largest = i
-        .groups
-        .iter()
-        .map(|g| g.tcp.packet_size)
-        .max()
-        .unwrap_or(1000);
-    let packet_time_s = net
-        .pipe(monitored[FWD])
-        .rate
-        .tx_time(u64::from(largest))
-        .as_secs_f64();
-    let names = monitored.map(|l| net.link_name(l));
-    let interval = (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to));
-    let mut links = Vec::new();
-    let mut link_flows = Vec::new();
-    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
-    for dir in [FWD, REV] {
-        let stats = &i.outcome.stats[dir];
-        let counters = &i.outcome.links[dir];
-        let (from_node, to_node) = net.link_ends(monitored[dir]);
-        let measured = MeasuredLink {
-            name: &names[dir],
-            from: &from_node,
-            to: &to_node,
-            pipe: net.pipe(monitored[dir]),
-            qdisc: i.kinds[dir],
-            model: Some(&i.outcome.links_back[dir].link.model),
-            stats,
-            counters,
-        };
-        links.push(link_result(&measured, interval, secs));
-        link_flow_rows(&names[dir], &stats.slots, counters, secs, &mut link_flows);
-        // Sojourn times at the two bottleneck queues, as the simulator reports them.
-        if let Some(d) = &stats.delays {
-            delay_rows(&names[dir], i.groups, d, &mut delays, &mut delay_histogram);
-        }
-    }
-
-    let tcp: Vec<f64> = rows
-        .iter()
-        .zip(i.flows)
-        .filter(|(_, f)| i.groups[f.group as usize].kind.is_tcp())
-        .map(|(r, _)| r.goodput_bps)
-        .collect();
-    let fairness = fairness_summary(&rows, &tcp, group_fair);
-    let late = &i.outcome.lateness;
-    let packet_time_ns = (packet_time_s * 1e9) as u64;
-    let mut emulation = Emulation {
-        lateness_p50_s: late.quantile(0.5),
-        lateness_p99_s: late.quantile(0.99),
-        lateness_max_s: late.max_ns as f64 * 1e-9,
-        packet_time_s,
-        late_share: late.share_later_than(packet_time_ns),
-        kept_time: true,
-        tun_drops: i.tun_drops,
-        unclassified: i.outcome.unclassified,
-        warnings: i.warnings,
-    };
-    const ADVICE: &str = "this run is not a measurement of the scenario; run it with \
-                          fewer flows, a lower rate or on a quieter machine";
-    if emulation.lateness_p99_s > packet_time_s {
-        emulation.kept_time = false;
-        emulation.warnings.push(format!(
-            "time was not kept: p99 lateness {:.1} us exceeds one packet time at the \
-             bottleneck ({:.1} us), and {:.1}% of the packets left later than that; {ADVICE}",
-            emulation.lateness_p99_s * 1e6,
-            packet_time_s * 1e6,
-            emulation.late_share * 100.0
-        ));
-    }
-    // Goodput counts what the receivers read in the measured interval, the link
-    // what it sent then: bytes that crossed before the interval began and were
-    // read after it count in the first, not the second. Never silently above
-    // what the link carried.
-    let carried = links[FWD].throughput_bps;
-    let read: f64 = rows.iter().map(|r| r.goodput_bps).sum();
-    if read > carried * 1.02 {
-        emulation.warnings.push(format!(
-            "the flows' goodput ({}) is above what the bottleneck carried in the \
-             measured interval ({}): data that crossed it before the warm-up ended was \
-             read after; a longer measured interval makes this share small",
-            sim::text::rate(read),
-            sim::text::rate(carried)
-        ));
-    }
-    if i.outcome.access_drops > 0 {
-        emulation.warnings.push(format!(
-            "{} packets found their access link's queue full ({} packets, as the \
-             simulator's access DropTail): a source is faster than its access link",
-            i.outcome.access_drops,
-            crate::plane::ACCESS_LIMIT
-        ));
-    }
-    if i.outcome.unhandled > 0 {
-        emulation.kept_time = false;
-        emulation.warnings.push(format!(
-            "time was not kept: the data plane fell behind and {} events due before \
-             the end were not handled when the run's time was up; {ADVICE}",
-            i.outcome.unhandled
-        ));
-    }
-    if i.tun_drops > 0 {
-        emulation.warnings.push(format!(
-            "{} packets were lost in the TUN queues before the emulator read them",
-            i.tun_drops
-        ));
-    }
-    // What the qdiscs say about how they ran, as in simulation.
-    let diagnostics = [FWD, REV]
-        .into_iter()
-        .filter_map(|dir| {
-            let q = &i.outcome.links_back[dir].link.queue;
-            Some(DiagnosticResult {
-                note: q.diagnostic()?,
-                link: names[dir].clone(),
-                qdisc: q.kind().to_string(),
-            })
-        })
-        .collect();
-    RunResult {
-        scenario: f.name.clone(),
-        seed: f.seed,
-        duration_s: f.duration.as_secs_f64(),
-        warmup_s: f.warmup.as_secs_f64(),
-        events: i.outcome.links.iter().map(|c| c.queue.received).sum(),
-        wall_seconds: i.wall_seconds,
-        sim_seconds: to as f64 * 1e-9,
-        flows: rows,
-        groups,
-        links,
-        link_flows,
-        fairness,
-        flow_series: Vec::new(),
-        tcp_trace: trace,
-        delays,
-        delay_histogram,
-        objects: Vec::new(),
-        queue_events: Vec::new(),
-        queue_events_missed: 0,
-        diagnostics,
-        emulation: Some(emulation),
-    }
+    (rows, trace)
 }
