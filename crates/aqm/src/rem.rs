@@ -225,11 +225,48 @@ impl Rem {
                 self.next_update += period.saturating_mul(k);
                 break;
             }
+            let k = now
+                .saturating_since(self.next_update)
+                .as_nanos()
+                .div_ceil(period.as_nanos());
+            let drift = p.alpha * (backlog - p.b0) - self.capacity;
+            if self.arrivals == 0.0 && drift >= 0.0 && k > FAST_FORWARD {
+                self.fast_forward(k, drift);
+                self.next_update += period.saturating_mul(k);
+                break;
+            }
             self.update_price(backlog);
             self.next_update += period;
         }
     }
+
+    /// `k` updates at once, with nothing arriving and a backlog whose `drift`
+    /// (`alpha (q - b0) - c`) is not negative, so that the price never falls to
+    /// 0 on the way: `in_avg` decays geometrically and the price adds up the
+    /// terms in closed form (a backlogged link of a few bit/s would otherwise
+    /// make a catch-up of years cost an update per interval).
+    fn fast_forward(&mut self, k: u64, drift: f64) {
+        let p = &self.params;
+        let keep = 1.0 - p.in_weight;
+        let kept = keep.powf(k as f64);
+        // The sum of in_avg over the k updates: in_avg (keep + ... + keep^k).
+        let in_sum = if keep == 1.0 {
+            self.in_avg * k as f64
+        } else {
+            self.in_avg * keep * (1.0 - kept) / (1.0 - keep)
+        };
+        let next = self.price + p.gamma * (in_sum + k as f64 * drift);
+        self.price = if next > 0.0 { next.min(f64::MAX) } else { 0.0 };
+        self.prob = 1.0 - p.phi.powf(-self.price);
+        self.in_avg *= kept;
+    }
 }
+
+/// Updates due at once, with nothing arriving, beyond which the catch-up is done
+/// in closed form ([`Rem::fast_forward`]): more than a busy link ever leaves
+/// between two arrivals, so that runs of links that carry traffic keep the
+/// update-by-update arithmetic.
+const FAST_FORWARD: u64 = 1024;
 
 impl Qdisc for Rem {
     /// The price integrates input minus capacity: a varying link's capacity is
@@ -465,6 +502,55 @@ mod tests {
         q.update_price(q.backlog());
         // in 5 + 0.1 (10 - 20) - 2.5 = 1.5.
         assert!((q.price() - 0.0015).abs() < 1e-15, "{}", q.price());
+    }
+
+    /// A backlog that never drains (a link of 1 bit/s) over a long spell: the
+    /// catch-up in closed form is the update-by-update one, to rounding.
+    #[test]
+    fn a_long_catch_up_over_a_standing_backlog_is_done_in_closed_form() {
+        let build = || {
+            let mut h = Harness::build(RemParams::default());
+            drive(&mut h, 100, 2, 1);
+            h
+        };
+        let (mut fast, mut slow) = (build(), build());
+        let arrivals = fast.q.qdisc().arrivals;
+        let backlog = fast.q.qdisc().backlog();
+        // Step by step, as many updates as the spell holds.
+        let spell = Dur::from_secs(100);
+        let steps = {
+            let q = slow.q.qdisc_mut();
+            let end = q.next_update + spell;
+            let mut n = 0;
+            while q.next_update < end {
+                q.update_price(backlog);
+                q.next_update += q.params.update_interval;
+                n += 1;
+            }
+            n
+        };
+        assert!(steps > FAST_FORWARD);
+        let q = fast.q.qdisc_mut();
+        let end = q.next_update + spell;
+        q.update_price(backlog);
+        q.next_update += q.params.update_interval;
+        assert_eq!(q.arrivals, 0.0, "{arrivals} arrived before");
+        q.advance_clock(end);
+        let (a, b) = (fast.q.qdisc(), slow.q.qdisc());
+        assert_eq!(a.next_update, b.next_update);
+        assert!(
+            (a.price - b.price).abs() <= 1e-9 * b.price.max(1.0),
+            "{} {}",
+            a.price,
+            b.price
+        );
+        assert!(
+            (a.in_avg - b.in_avg).abs() <= 1e-9,
+            "{} {}",
+            a.in_avg,
+            b.in_avg
+        );
+        assert!(a.price > 0.0 && a.prob > 0.0);
     }
 
     #[test]
