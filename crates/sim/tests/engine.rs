@@ -601,17 +601,56 @@ start_spread = "0s"
     )
 }
 
-/// BBR fills the link from a queue of a few packets where CUBIC fills the
-/// buffer: what sets BBR apart from loss-based congestion control.
+/// BBR (v1 and v3) fills the link from a queue of a few packets where CUBIC
+/// fills the buffer: what sets BBR apart from loss-based congestion control.
 #[test]
 fn bbr_fills_a_deep_buffered_link_with_a_short_queue() {
-    let (bbr_util, bbr_queue, _) = deep_buffer_run("bbr", 1);
     let (cubic_util, cubic_queue, _) = deep_buffer_run("cubic", 1);
-    assert!(bbr_util > 0.95, "BBR utilization {bbr_util}");
     assert!(cubic_util > 0.95, "CUBIC utilization {cubic_util}");
+    for variant in ["bbr", "bbr3"] {
+        let (util, queue, _) = deep_buffer_run(variant, 1);
+        assert!(util > 0.95, "{variant} utilization {util}");
+        assert!(
+            queue < cubic_queue / 5.0 && queue < 50.0,
+            "mean queue: {variant} {queue}, CUBIC {cubic_queue}"
+        );
+    }
+}
+
+const BBR_VS_CUBIC: &str = include_str!("../../../scenarios/bbr-vs-cubic.toml");
+
+/// Four BBR flows (`variant`) against four CUBIC flows on a buffer of `limit`
+/// packets: the link's loss rate and BBR's share of the TCP goodput.
+fn bbr_against_cubic(variant: &str, limit: u32) -> (f64, f64) {
+    let text = BBR_VS_CUBIC
+        .replace("variant = \"bbr\"", &format!("variant = \"{variant}\""))
+        .replace("limit = 133", &format!("limit = {limit}"));
+    let r = run(&text);
+    let l = &r.links[0];
+    let goodput = |g: &str| r.groups[g].goodput_bps;
+    let share = goodput("bbr") / (goodput("bbr") + goodput("cubic"));
+    (l.drops_total as f64 / l.arrivals as f64, share)
+}
+
+/// BBRv3 keeps the loss it causes near its 2% threshold where BBR v1 ignores
+/// loss: on a buffer of a fifth of the BDP against CUBIC, v1 loses over 10% of
+/// the link's packets and takes nearly all of it; v3 a quarter of v1's loss,
+/// and a smaller share.
+#[test]
+fn bbr3_bounds_its_loss_where_bbr_v1_does_not() {
+    let (loss1, share1) = bbr_against_cubic("bbr", 13);
+    let (loss3, share3) = bbr_against_cubic("bbr3", 13);
     assert!(
-        bbr_queue < cubic_queue / 5.0 && bbr_queue < 50.0,
-        "mean queue: BBR {bbr_queue}, CUBIC {cubic_queue}"
+        loss1 > 0.08 && share1 > 0.9,
+        "v1: loss {loss1}, share {share1}"
+    );
+    assert!(
+        loss3 < 0.04 && loss3 * 4.0 < loss1,
+        "v3: loss {loss3} against v1 {loss1}"
+    );
+    assert!(
+        share3 < share1 - 0.1,
+        "v3's share {share3} against v1's {share1}"
     );
 }
 
@@ -628,17 +667,22 @@ fn bbr_runs_are_deterministic() {
 /// BBR's keys that make no sense are refused, naming the key and its line.
 #[test]
 fn bbr_refuses_unpaced_prr_and_ect1() {
-    let base = deep_buffer_text("bbr", 1);
-    for (extra, key) in [
-        ("pacing = false", "pacing = false"),
-        ("prr = true", "prr = true"),
-        ("ecn = \"ect1\"", "ecn = \"ect1\""),
-    ] {
-        let text = format!("{base}{extra}\n");
-        let msg = Scenario::from_toml(&text, "t.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(msg.starts_with("t.toml:20:"), "{msg}");
-        assert!(msg.contains(key) && msg.contains("\"bbr\""), "{msg}");
+    for variant in ["bbr", "bbr3"] {
+        let base = deep_buffer_text(variant, 1);
+        for (extra, key) in [
+            ("pacing = false", "pacing = false"),
+            ("prr = true", "prr = true"),
+            ("ecn = \"ect1\"", "ecn = \"ect1\""),
+        ] {
+            let text = format!("{base}{extra}\n");
+            let msg = Scenario::from_toml(&text, "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(msg.starts_with("t.toml:20:"), "{msg}");
+            assert!(
+                msg.contains(key) && msg.contains(&format!("\"{variant}\"")),
+                "{msg}"
+            );
+        }
     }
 }

@@ -42,8 +42,10 @@
 //! floating-point packets per second, where Linux uses fixed point
 //! (2^-24 packets per microsecond); the gains are Linux's in 1/256ths.
 
+use super::bbr3::Bbr3;
 use super::minmax::MaxFilter;
 use super::sender::rate::{RateSample, RateSampler};
+use super::Variant;
 use aqm::{rng, Dur, Time};
 
 /// Linux's BBR_UNIT: gains are in 1/256ths.
@@ -101,6 +103,11 @@ pub struct BbrAck {
     pub srtt: f64,
     /// Bytes per packet (for the TSO goal's 1.2 Mbit/s threshold).
     pub packet_size: u32,
+    /// The window, not the pacing rate or the data, held the flight back
+    /// (Linux's `tcp_is_cwnd_limited`): the flight before the ACK had reached it.
+    pub cwnd_limited: bool,
+    /// The ACK echoed a CE mark (ECE), on a flow that negotiated ECN.
+    pub ece: bool,
 }
 
 /// BBR v1's state (Linux's `struct bbr`, less `lt_*` and `extra_acked`).
@@ -454,21 +461,92 @@ impl Bbr {
     }
 }
 
+/// Which BBR a flow runs.
+#[derive(Clone, Debug)]
+pub enum BbrModel {
+    V1(Bbr),
+    V3(Box<Bbr3>),
+}
+
+impl BbrModel {
+    pub fn new(variant: Variant, initial_window: f64, seed: u64) -> Self {
+        if variant == Variant::Bbr3 {
+            BbrModel::V3(Box::new(Bbr3::new(initial_window, seed)))
+        } else {
+            BbrModel::V1(Bbr::new(initial_window, seed))
+        }
+    }
+
+    /// The model's update on one ACK: the window and the pacing rate.
+    #[inline]
+    pub fn on_ack(&mut self, rs: &RateSample, r: &mut RateSampler, a: &BbrAck, cwnd: &mut f64) {
+        match self {
+            BbrModel::V1(b) => b.on_ack(rs, r, a, cwnd),
+            BbrModel::V3(b) => b.on_ack(rs, r, a, cwnd),
+        }
+    }
+
+    /// A loss or an ECN echo starts a recovery: the window to restore after it.
+    pub fn on_recovery(&mut self, cwnd: f64) {
+        match self {
+            BbrModel::V1(b) => b.save_cwnd(cwnd),
+            BbrModel::V3(b) => b.save_cwnd(cwnd),
+        }
+    }
+
+    pub fn on_timeout(&mut self, cwnd: f64) {
+        match self {
+            BbrModel::V1(b) => b.on_timeout(cwnd),
+            BbrModel::V3(b) => b.on_timeout(cwnd),
+        }
+    }
+
+    /// Packets per second.
+    #[inline]
+    pub fn pacing_rate(&self) -> f64 {
+        match self {
+            BbrModel::V1(b) => b.pacing_rate,
+            BbrModel::V3(b) => b.pacing_rate,
+        }
+    }
+
+    /// BBR never lowers ssthresh itself; v1 sets it once, on leaving STARTUP.
+    pub fn ssthresh(&self) -> f64 {
+        match self {
+            BbrModel::V1(b) => b.ssthresh,
+            BbrModel::V3(b) => b.ssthresh,
+        }
+    }
+
+    /// A seed for the next connection's BBR (web objects), from this one's stream.
+    pub fn next_seed(&mut self) -> u64 {
+        match self {
+            BbrModel::V1(b) => b.next_seed(),
+            BbrModel::V3(b) => b.next_seed(),
+        }
+    }
+}
+
 /// A BBR flow's whole state, boxed apart from the sender: the model and the
 /// delivery-rate sampler's per-packet records.
 #[derive(Clone, Debug)]
 pub struct BbrFlow {
-    pub bbr: Bbr,
+    pub model: BbrModel,
     pub rate: RateSampler,
     /// A timeout's loss state lasts until the ACK reaches the sender's `recover`.
     pub in_loss: bool,
 }
 
 impl BbrFlow {
-    pub fn new(initial_window: f64, seed: u64) -> Self {
+    pub fn new(variant: Variant, initial_window: f64, seed: u64) -> Self {
+        let rate = if variant == Variant::Bbr3 {
+            RateSampler::keeping_lost_packets()
+        } else {
+            RateSampler::default()
+        };
         BbrFlow {
-            bbr: Bbr::new(initial_window, seed),
-            rate: RateSampler::default(),
+            model: BbrModel::new(variant, initial_window, seed),
+            rate,
             in_loss: false,
         }
     }

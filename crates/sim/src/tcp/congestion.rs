@@ -293,12 +293,12 @@ impl Cubic {
 
 impl Congestion {
     pub fn new(cfg: &TcpConfig) -> Self {
-        if cfg.is_linux() && cfg.variant != Variant::Bbr {
+        if cfg.is_linux() && !cfg.variant.is_bbr() {
             return Congestion::Boxed(Box::new(match cfg.variant {
                 Variant::Cubic => Boxed::LinuxCubic(LinuxCubic::new(cfg.hystart)),
                 Variant::Dctcp | Variant::Prague => Boxed::Scalable(Scalable::new(cfg.variant)),
-                // BBR is tcp_bbr.c under either profile (below).
-                Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr => {
+                // BBR is the same under either profile (below).
+                Variant::Reno | Variant::NewReno | Variant::Sack | Variant::Bbr | Variant::Bbr3 => {
                     Boxed::LinuxReno(Segments::default())
                 }
             }));
@@ -308,10 +308,9 @@ impl Congestion {
             Variant::Dctcp | Variant::Prague => {
                 Congestion::Boxed(Box::new(Boxed::Scalable(Scalable::new(cfg.variant))))
             }
-            Variant::Bbr => Congestion::Boxed(Box::new(Boxed::Bbr(Box::new(BbrFlow::new(
-                cfg.initial_window as f64,
-                0,
-            ))))),
+            Variant::Bbr | Variant::Bbr3 => Congestion::Boxed(Box::new(Boxed::Bbr(Box::new(
+                BbrFlow::new(cfg.variant, cfg.initial_window as f64, 0),
+            )))),
             Variant::Reno | Variant::NewReno | Variant::Sack => Congestion::Reno,
         }
     }
@@ -375,7 +374,8 @@ impl Congestion {
         }
     }
 
-    #[cfg(test)]
+    /// BBR's state, to read.
+    #[inline]
     pub fn bbr_ref(&self) -> Option<&BbrFlow> {
         match self {
             Congestion::Boxed(b) => match &**b {
@@ -391,7 +391,7 @@ impl Congestion {
     pub fn pacing_rate(&self) -> Option<f64> {
         match self {
             Congestion::Boxed(b) => match &**b {
-                Boxed::Bbr(f) => Some(f.bbr.pacing_rate),
+                Boxed::Bbr(f) => Some(f.model.pacing_rate()),
                 _ => None,
             },
             Congestion::Reno => None,
@@ -401,7 +401,7 @@ impl Congestion {
     /// Seeds the algorithm's own randomness (BBR's PROBE_BW start phase).
     pub fn seed(&mut self, seed: u64, cfg: &TcpConfig) {
         if let Some(f) = self.bbr() {
-            *f = BbrFlow::new(cfg.initial_window as f64, seed);
+            *f = BbrFlow::new(cfg.variant, cfg.initial_window as f64, seed);
         }
     }
 
@@ -487,13 +487,13 @@ impl Congestion {
                 // it will restore.
                 Boxed::Bbr(f) => {
                     if signal == Signal::Timeout {
-                        f.bbr.on_timeout(cwnd);
+                        f.model.on_timeout(cwnd);
                         f.rate.on_timeout();
                         f.in_loss = true;
                     } else {
-                        f.bbr.save_cwnd(cwnd);
+                        f.model.on_recovery(cwnd);
                     }
-                    f.bbr.ssthresh
+                    f.model.ssthresh()
                 }
             },
         }
@@ -501,7 +501,7 @@ impl Congestion {
 
     /// A web object ended: the next starts as a new connection would.
     pub fn reset(&mut self, cfg: &TcpConfig) {
-        let seed = self.bbr().map(|f| f.bbr.next_seed());
+        let seed = self.bbr().map(|f| f.model.next_seed());
         *self = Congestion::new(cfg);
         if let Some(seed) = seed {
             self.seed(seed, cfg);

@@ -27,7 +27,8 @@
 //!   once per window of data), and cuts cwnd by alpha / 2 at most once per window.
 //! - BBR ([`bbr`]): a delivery-rate sampler (`sender/rate.rs`) feeds a model of
 //!   the path that sets cwnd and the pacing rate on every ACK, as Linux's
-//!   `tcp_bbr.c`.
+//!   `tcp_bbr.c`; BBRv3 ([`bbr3`]) adds bounds from loss to the same model, after
+//!   draft-ietf-ccwg-bbr.
 //! - Optional pacing: the next new packet leaves `srtt / (factor x cwnd)` after the
 //!   last, as Linux's internal pacing does (factor 2 in slow start, 1.2 after; 1
 //!   for Prague in congestion avoidance), with one timer per flow (the `Send` timer).
@@ -46,6 +47,7 @@ use aqm::{Dur, Ecn, Time};
 use serde::{Deserialize, Serialize};
 
 mod bbr;
+mod bbr3;
 mod congestion;
 pub mod dctcp;
 mod minmax;
@@ -53,6 +55,8 @@ mod minmax;
 mod packetdrill_tests;
 mod receiver;
 mod sender;
+#[cfg(test)]
+mod test_path;
 #[cfg(test)]
 mod tests;
 
@@ -72,6 +76,9 @@ pub enum Variant {
     /// BBR v1 as Linux's `tcp_bbr.c` ([`bbr`]), with SACK recovery, always paced;
     /// `aqmlab emulate` runs the kernel's.
     Bbr,
+    /// BBRv3 after draft-ietf-ccwg-bbr ([`bbr3`]): BBR's model with loss and
+    /// in-flight bounds; simulated only (the kernel has no module for it).
+    Bbr3,
     /// DCTCP (RFC 8257): the window falls by alpha / 2 per window of marked data,
     /// alpha the fraction of packets marked, with SACK recovery and Reno's
     /// response to loss ([`dctcp`]).
@@ -110,9 +117,12 @@ impl Variant {
         match self {
             Variant::Reno => Recovery::Reno,
             Variant::NewReno => Recovery::NewReno,
-            Variant::Sack | Variant::Cubic | Variant::Bbr | Variant::Dctcp | Variant::Prague => {
-                Recovery::Sack
-            }
+            Variant::Sack
+            | Variant::Cubic
+            | Variant::Bbr
+            | Variant::Bbr3
+            | Variant::Dctcp
+            | Variant::Prague => Recovery::Sack,
         }
     }
 
@@ -130,6 +140,7 @@ impl Variant {
             Variant::Sack => "sack",
             Variant::Cubic => "cubic",
             Variant::Bbr => "bbr",
+            Variant::Bbr3 => "bbr3",
             Variant::Dctcp => "dctcp",
             Variant::Prague => "prague",
         }
@@ -138,7 +149,7 @@ impl Variant {
     /// A model-based congestion control (BBR): it sets the window and the pacing
     /// rate on every ACK from its estimates of the path.
     pub fn is_bbr(self) -> bool {
-        matches!(self, Variant::Bbr)
+        matches!(self, Variant::Bbr | Variant::Bbr3)
     }
 }
 
@@ -267,7 +278,7 @@ impl TcpConfig {
             // TCP_RTO_MAX.
             max_rto: Dur::from_secs(120),
             // BBR sets its window in recovery itself (packet conservation).
-            prr: variant.recovery() == Recovery::Sack && variant != Variant::Bbr,
+            prr: variant.recovery() == Recovery::Sack && !variant.is_bbr(),
             hystart: variant == Variant::Cubic,
             ..TcpConfig::default()
         }

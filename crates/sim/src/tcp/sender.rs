@@ -553,7 +553,14 @@ impl TcpSender {
             }
         }
         if cfg.variant.is_bbr() {
-            self.bbr_acked(now, ack, blocks, cwnd_before, pipe_before, cfg);
+            self.bbr_acked(
+                now,
+                ack,
+                blocks,
+                ece && cfg.ecn,
+                (cwnd_before, pipe_before),
+                cfg,
+            );
         }
         self.send_allowed(now, cfg, act);
     }

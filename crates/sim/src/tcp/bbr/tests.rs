@@ -3,8 +3,8 @@
 //! for the phases over time.
 
 use super::*;
-use crate::event::TimerKind;
-use crate::tcp::{Actions, Seg, TcpConfig, TcpSender, TimerCmd, Variant};
+use crate::tcp::test_path::{self, Path};
+use crate::tcp::{TcpConfig, TcpSender, Variant};
 
 fn ms(n: u64) -> Dur {
     Dur::from_millis(n)
@@ -21,6 +21,8 @@ fn ack(now: Time, in_flight: u32) -> BbrAck {
         ca: CaState::Open,
         srtt: 0.04,
         packet_size: 1500,
+        cwnd_limited: true,
+        ece: false,
     }
 }
 
@@ -36,6 +38,7 @@ fn sample(delivered: u64, interval: Dur, prior_delivered: u64, rtt: Dur) -> Rate
         acked: 1,
         losses: 0,
         prior_in_flight: 10,
+        ..Default::default()
     }
 }
 
@@ -140,7 +143,7 @@ fn min_rtt_lasts_ten_seconds() {
 
 /// A sender over an ideal path: a bottleneck of `pps` packets per second and
 /// a base RTT `rtt`, never a loss. Calls `see` after every ACK.
-fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, mut see: impl FnMut(Time, &TcpSender)) {
+fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, see: impl FnMut(Time, &TcpSender)) {
     let cfg = TcpConfig {
         variant: Variant::Bbr,
         packet_size: 1500,
@@ -150,49 +153,12 @@ fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, mut see: impl FnMut(Time, &
         min_rto: Dur::from_secs(5),
         ..Default::default()
     };
-    let mut s = TcpSender::new(&cfg);
-    s.seed(seed, &cfg);
-    let mut act = Actions::default();
-    let gap = Dur::from_secs_f64(1.0 / pps);
-    let (mut link_free, mut now) = (Time::ZERO, Time::ZERO);
-    let mut acks = std::collections::VecDeque::new();
-    let (mut send, mut rto): (Option<Time>, Option<Time>) = (None, None);
-    s.start(now, &cfg, &mut act);
-    loop {
-        for seg in &act.segs {
-            if let Seg::Data { seq, .. } = *seg {
-                link_free = link_free.max(now) + gap;
-                acks.push_back((link_free + rtt, seq + 1));
-            }
-        }
-        for (slot, k) in [(&mut send, TimerKind::Send), (&mut rto, TimerKind::Rto)] {
-            match act.timers[k as usize] {
-                Some(TimerCmd::Arm(t)) => *slot = Some(t),
-                Some(TimerCmd::Cancel) => *slot = None,
-                None => {}
-            }
-        }
-        act.clear();
-        let next_ack = acks.front().map(|&(t, _)| t).unwrap_or(Time::MAX);
-        let next = next_ack
-            .min(send.unwrap_or(Time::MAX))
-            .min(rto.unwrap_or(Time::MAX));
-        if next > until {
-            return;
-        }
-        now = next;
-        if next == next_ack {
-            let (_, a) = acks.pop_front().unwrap();
-            s.on_ack(now, a, &[], false, &cfg, &mut act);
-            see(now, &s);
-        } else if Some(next) == send {
-            send = None;
-            s.on_send_timer(now, &cfg, &mut act);
-        } else {
-            rto = None;
-            s.on_rto(now, &cfg, &mut act);
-        }
-    }
+    let path = Path {
+        pps,
+        rtt,
+        buffer: None,
+    };
+    assert_eq!(test_path::drive(&cfg, seed, &path, until, see), 0);
 }
 
 /// Over 1000 packets/s and 40 ms: STARTUP, DRAIN, then PROBE_BW, in that order;

@@ -29,8 +29,14 @@ impl TcpSender {
     /// BBR: packet `seq` leaves now; stamp it for the rate sample.
     pub(super) fn bbr_sent(&mut self, seq: u32, now: Time) {
         let (outstanding, retx) = (self.snd_max - self.snd_una, seq < self.snd_max);
+        // Only BBRv3 reads the flight a packet left into; v1 skips the count.
+        let keeps = self
+            .cc
+            .bbr_ref()
+            .is_some_and(|f| f.rate.keeps_lost_packets());
+        let in_flight = if keeps { self.pipe() } else { 0 };
         if let Some(f) = self.cc.bbr() {
-            f.rate.on_send(seq, now, outstanding, retx);
+            f.rate.on_send(seq, now, outstanding, in_flight, retx);
         }
     }
 
@@ -43,8 +49,8 @@ impl TcpSender {
         now: Time,
         ack: u32,
         blocks: &[(u32, u32)],
-        cwnd_before: f64,
-        pipe_before: u32,
+        ece: bool,
+        (cwnd_before, pipe_before): (f64, u32),
         cfg: &TcpConfig,
     ) {
         let in_flight = self.pipe();
@@ -69,27 +75,43 @@ impl TcpSender {
             ca,
             srtt,
             packet_size: cfg.packet_size,
+            cwnd_limited: !idle && pipe_before as f64 >= cwnd_before.floor(),
+            ece,
         };
         let mut cwnd = cwnd_before;
-        f.bbr.on_ack(&rs, &mut f.rate, &a, &mut cwnd);
+        f.model.on_ack(&rs, &mut f.rate, &a, &mut cwnd);
         if idle && (in_flight as f64) < cwnd {
             f.rate.set_app_limited(in_flight);
         }
-        self.ssthresh = f.bbr.ssthresh;
+        self.ssthresh = f.model.ssthresh();
         self.cwnd = cwnd.min(cfg.max_window as f64);
+    }
+
+    /// BBRv3's model, for tests.
+    #[cfg(test)]
+    pub(crate) fn bbr3_model(&self) -> Option<&super::super::bbr3::Bbr3> {
+        self.cc.bbr_ref().and_then(|f| match &f.model {
+            super::super::bbr::BbrModel::V3(b) => Some(&**b),
+            super::super::bbr::BbrModel::V1(_) => None,
+        })
     }
 
     /// BBR's model, for tests.
     #[cfg(test)]
     pub(crate) fn bbr_model(&self) -> Option<&super::super::bbr::Bbr> {
-        self.cc.bbr_ref().map(|f| &f.bbr)
+        self.cc.bbr_ref().and_then(|f| match &f.model {
+            super::super::bbr::BbrModel::V1(b) => Some(b),
+            super::super::bbr::BbrModel::V3(_) => None,
+        })
     }
 }
 
 /// What the flow knew when a packet (re)left.
 #[derive(Copy, Clone, Debug)]
 struct TxRecord {
-    delivered: u64,
+    /// The flow's delivered count when it left, modulo 2^32 (the full count is
+    /// the flow's less the difference; 40 bytes a record keep the ACK path fast).
+    delivered: u32,
     delivered_time: Time,
     first_tx: Time,
     sent: Time,
@@ -97,6 +119,25 @@ struct TxRecord {
     retx: bool,
     /// Delivered by a SACK already (a cumulative ACK then adds nothing).
     done: bool,
+    /// Packets in flight once it left, itself included (Linux's `tx.in_flight`;
+    /// stamped only for a sampler that keeps lost packets).
+    tx_in_flight: u32,
+    /// The flow's lost count when it left (Linux's `tx.lost`), modulo 2^32: only
+    /// differences within one flight are read.
+    lost: u32,
+}
+
+// Every ACK moves records; a larger one costs BBR about 2% of its run time.
+const _: () = assert!(std::mem::size_of::<TxRecord>() == 40);
+
+/// A packet an ACK showed lost, as BBRv3 reads it (draft-ietf-ccwg-bbr,
+/// `BBRHandleLostPacket`): what the flow knew when it left.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LostPacket {
+    pub tx_in_flight: u32,
+    /// Packets marked lost since it left, itself included.
+    pub lost_since: u64,
+    pub app_limited: bool,
 }
 
 /// One ACK's rate sample (Linux's `struct rate_sample`).
@@ -117,6 +158,10 @@ pub struct RateSample {
     pub losses: u32,
     /// Packets in flight before the ACK.
     pub prior_in_flight: u32,
+    /// Packets in flight when the sampled packet left, itself included.
+    pub tx_in_flight: u32,
+    /// Packets marked lost since the sampled packet left.
+    pub lost: u64,
 }
 
 #[cfg(test)]
@@ -144,24 +189,46 @@ pub struct RateSampler {
     pub lost: u64,
     high_sack: u32,
     min_rtt: Option<Dur>,
+    /// Whether to list each lost packet and stamp each packet's flight (BBRv3
+    /// reads them; v1 needs only counts).
+    keep_lost: bool,
+    /// The packets the last ACK showed lost, in order (kept to reuse its memory).
+    newly_lost: Vec<LostPacket>,
 }
 
 impl RateSampler {
-    /// Packet `seq` leaves at `now`, with `outstanding` packets unacknowledged before it.
-    pub fn on_send(&mut self, seq: u32, now: Time, outstanding: u32, retx: bool) {
+    /// A sampler that lists the packets each ACK shows lost ([`Self::newly_lost`]).
+    pub fn keeping_lost_packets() -> Self {
+        RateSampler {
+            keep_lost: true,
+            ..Default::default()
+        }
+    }
+
+    /// Whether this sampler lists lost packets (and wants `in_flight` stamped).
+    pub fn keeps_lost_packets(&self) -> bool {
+        self.keep_lost
+    }
+
+    /// Packet `seq` leaves at `now`, with `outstanding` packets unacknowledged
+    /// and `in_flight` in flight (the sender's `pipe`) before it.
+    #[inline]
+    pub fn on_send(&mut self, seq: u32, now: Time, outstanding: u32, in_flight: u32, retx: bool) {
         if outstanding == 0 {
             // A new send interval: nothing in flight to measure against.
             self.first_tx = now;
             self.delivered_time = now;
         }
         let rec = TxRecord {
-            delivered: self.delivered,
+            delivered: self.delivered as u32,
             delivered_time: self.delivered_time,
             first_tx: self.first_tx,
             sent: now,
             app_limited: self.app_limited != 0,
             retx,
             done: false,
+            tx_in_flight: in_flight + 1,
+            lost: self.lost as u32,
         };
         if self.pkts.is_empty() && seq >= self.base {
             self.base = seq;
@@ -214,24 +281,40 @@ impl RateSampler {
         let end = self.base + self.pkts.len() as u32;
         let mut high = self.high_sack.max(self.base);
         for &(start, stop) in blocks {
-            for seq in start.max(self.base)..stop.min(end) {
-                let rec = &mut self.pkts[(seq - self.base) as usize];
+            let (lo, hi) = (start.max(self.base), stop.min(end));
+            if lo >= hi {
+                continue;
+            }
+            // Every ACK repeats its SACK blocks: walk them as slices, not by index.
+            let span = (lo - self.base) as usize..(hi - self.base) as usize;
+            for (seq, rec) in (lo..).zip(self.pkts.range_mut(span)) {
                 if !rec.done {
                     rec.done = true;
-                    let copy = *rec;
-                    deliver(copy, seq, &mut rs);
+                    deliver(*rec, seq, &mut rs);
                 }
             }
-            high = high.max(stop.min(end));
+            high = high.max(hi);
         }
         // Holes newly below the highest SACKed packet are lost (the sender's rule).
-        for seq in self.high_sack.max(self.base)..high {
-            if !self.pkts[(seq - self.base) as usize].done {
-                rs.losses += 1;
+        let low = self.high_sack.max(self.base);
+        let holes = (low - self.base) as usize..(high - self.base) as usize;
+        rs.losses = self.pkts.range(holes.clone()).filter(|r| !r.done).count() as u32;
+        self.newly_lost.clear();
+        if self.keep_lost && rs.losses > 0 {
+            let mut lost = self.lost as u32;
+            for rec in self.pkts.range(holes) {
+                if !rec.done {
+                    lost = lost.wrapping_add(1);
+                    self.newly_lost.push(LostPacket {
+                        tx_in_flight: rec.tx_in_flight,
+                        lost_since: lost.wrapping_sub(rec.lost) as u64,
+                        app_limited: rec.app_limited,
+                    });
+                }
             }
         }
-        self.high_sack = self.high_sack.max(high);
         self.lost += rs.losses as u64;
+        self.high_sack = self.high_sack.max(high);
         self.delivered += rs.acked as u64;
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -242,9 +325,11 @@ impl RateSampler {
         self.delivered_time = now;
         // The next send interval starts with this packet's send time.
         self.first_tx = rec.sent;
-        rs.prior_delivered = rec.delivered;
+        rs.delivered = (self.delivered as u32).wrapping_sub(rec.delivered) as u64;
+        rs.prior_delivered = self.delivered - rs.delivered;
         rs.app_limited = rec.app_limited;
-        rs.delivered = self.delivered - rec.delivered;
+        rs.tx_in_flight = rec.tx_in_flight;
+        rs.lost = (self.lost as u32).wrapping_sub(rec.lost) as u64;
         if !rec.retx {
             let rtt = now.saturating_since(rec.sent);
             rs.rtt = Some(rtt);
@@ -266,6 +351,12 @@ impl RateSampler {
     /// lost again once a SACK above them comes back.
     pub fn on_timeout(&mut self) {
         self.high_sack = self.base;
+    }
+
+    /// The packets the last ACK showed lost, oldest first (empty unless made
+    /// by [`Self::keeping_lost_packets`]).
+    pub fn newly_lost(&self) -> &[LostPacket] {
+        &self.newly_lost
     }
 }
 
@@ -295,7 +386,8 @@ mod tests {
                 }
             }
             let outstanding = seq.saturating_sub((t.saturating_sub(rtt) as u32) + 1);
-            r.on_send(seq, at(t), if t >= rtt { outstanding } else { seq }, false);
+            let out = if t >= rtt { outstanding } else { seq };
+            r.on_send(seq, at(t), out, out, false);
         }
         assert!(rates.len() > 150, "{}", rates.len());
         for rate in &rates[20..] {
@@ -309,7 +401,7 @@ mod tests {
     fn sacked_packets_are_delivered_once_and_holes_lost_once() {
         let mut r = RateSampler::default();
         for seq in 0..10 {
-            r.on_send(seq, at(0), seq, false);
+            r.on_send(seq, at(0), seq, seq, false);
         }
         let rs = r.on_ack(at(10), 0, &[(2, 5)], 10);
         assert_eq!((rs.acked, rs.losses), (3, 2));
@@ -320,17 +412,40 @@ mod tests {
         assert_eq!((r.delivered, r.lost), (6, 2));
     }
 
+    /// Each packet an ACK shows lost carries the flight it left into and the
+    /// losses since (itself included), and the sample carries its packet's:
+    /// what BBRv3's loss-rate check divides.
+    #[test]
+    fn losses_carry_the_flight_they_left_into() {
+        let mut r = RateSampler::keeping_lost_packets();
+        for seq in 0..10 {
+            r.on_send(seq, at(0), seq, seq, false);
+        }
+        let rs = r.on_ack(at(10), 0, &[(3, 5)], 10);
+        let lost: Vec<_> = r
+            .newly_lost()
+            .iter()
+            .map(|l| (l.tx_in_flight, l.lost_since))
+            .collect();
+        assert_eq!(lost, [(1, 1), (2, 2), (3, 3)]);
+        // The sample is packet 4's: it left into a flight of 5, and 3 were lost since.
+        assert_eq!((rs.tx_in_flight, rs.lost), (5, 3));
+        let rs = r.on_ack(at(11), 0, &[(3, 6)], 10);
+        assert!(r.newly_lost().is_empty());
+        assert_eq!((rs.tx_in_flight, rs.lost), (6, 3));
+    }
+
     /// A sample is application-limited when its packet left while the flow had
     /// nothing to send, until the data then in flight is delivered.
     #[test]
     fn app_limited_marks_samples_until_the_flight_is_delivered() {
         let mut r = RateSampler::default();
-        r.on_send(0, at(0), 0, false);
+        r.on_send(0, at(0), 0, 0, false);
         r.set_app_limited(1);
-        r.on_send(1, at(1), 1, false);
+        r.on_send(1, at(1), 1, 1, false);
         assert!(!r.on_ack(at(20), 1, &[], 2).app_limited);
         assert!(r.on_ack(at(21), 2, &[], 1).app_limited);
-        r.on_send(2, at(22), 0, false);
+        r.on_send(2, at(22), 0, 0, false);
         assert!(!r.on_ack(at(42), 3, &[], 1).app_limited);
     }
 }
