@@ -47,7 +47,7 @@ fn kernel_variant(v: Variant) -> Option<(&'static str, bool)> {
         Variant::Sack => ("reno", true),
         Variant::Cubic => ("cubic", true),
         Variant::Bbr => ("bbr", true),
-        Variant::Dctcp | Variant::Prague => return None,
+        Variant::Bbr3 | Variant::Dctcp | Variant::Prague => return None,
     })
 }
 
@@ -291,8 +291,8 @@ mod tests {
     }
 
     #[test]
-    fn dctcp_prague_and_ect1_are_refused_by_key_and_line() {
-        for v in ["dctcp", "prague"] {
+    fn simulation_only_variants_and_ect1_are_refused_by_key_and_line() {
+        for v in ["dctcp", "prague", "bbr3"] {
             let e = plan_of(&format!("variant = \"{v}\"")).unwrap_err();
             assert!(e.starts_with("s.toml:12: flows[0].variant"), "{e}");
             assert!(e.contains("simulation-only"), "{e}");
