@@ -230,7 +230,7 @@ impl Rem {
                 .as_nanos()
                 .div_ceil(period.as_nanos());
             let drift = p.alpha * (backlog - p.b0) - self.capacity;
-            if self.arrivals == 0.0 && drift >= 0.0 && k > FAST_FORWARD {
+            if self.closed_form_applies(k, drift) {
                 self.fast_forward(k, drift);
                 self.next_update += period.saturating_mul(k);
                 break;
@@ -238,6 +238,12 @@ impl Rem {
             self.update_price(backlog);
             self.next_update += period;
         }
+    }
+
+    /// Whether `k` updates due at once, with a backlog whose `drift` is
+    /// `alpha (q - b0) - c`, are done in closed form ([`Self::fast_forward`]).
+    fn closed_form_applies(&self, k: u64, drift: f64) -> bool {
+        self.arrivals == 0.0 && drift >= 0.0 && k > FAST_FORWARD
     }
 
     /// `k` updates at once, with nothing arriving and a backlog whose `drift`
@@ -535,6 +541,17 @@ mod tests {
         q.update_price(backlog);
         q.next_update += q.params.update_interval;
         assert_eq!(q.arrivals, 0.0, "{arrivals} arrived before");
+        // The catch-up below takes the closed form, not the loop it is held to.
+        let k = end
+            .saturating_since(q.next_update)
+            .as_nanos()
+            .div_ceil(q.params.update_interval.as_nanos());
+        let drift = q.params.alpha * (backlog - q.params.b0) - q.capacity;
+        assert!(
+            q.price > 0.0 && q.closed_form_applies(k, drift),
+            "price {}, {k} updates, drift {drift}",
+            q.price
+        );
         q.advance_clock(end);
         let (a, b) = (fast.q.qdisc(), slow.q.qdisc());
         assert_eq!(a.next_update, b.next_update);
