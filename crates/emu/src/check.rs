@@ -2,6 +2,7 @@
 //! refusals name the key and its line; keys that only tune the simulator's TCP
 //! model become warnings in the results.
 
+use crate::ipv4::SynStrip;
 use crate::plane::PORT_BASE;
 use sim::scenario::{EcnSetting, FlowKind, KeyPath, Topology, Traffic};
 use sim::tcp::{TcpConfig, Variant};
@@ -23,17 +24,47 @@ pub const MIN_TCP_PACKET: u32 = 140;
 /// wall-clock time, which a run of nanoseconds does not leave them.
 pub const MIN_DURATION: aqm::Dur = aqm::Dur::from_millis(100);
 
+/// How the kernel runs one TCP group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KernelTcp {
+    /// The `TCP_CONGESTION` name.
+    pub congestion: &'static str,
+    /// Whether the group's connections negotiate SACK.
+    pub sack: bool,
+    /// Whether they negotiate ECN (RFC 3168).
+    pub ecn: bool,
+}
+
 /// How the kernel runs the scenario's TCP.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// Per group: the `TCP_CONGESTION` name (TCP groups only).
-    pub congestion: Vec<Option<&'static str>>,
-    /// `net.ipv4.tcp_sack` in both namespaces.
-    pub sack: bool,
-    /// `net.ipv4.tcp_ecn = 1` in both namespaces.
-    pub ecn: bool,
+    /// Per group: how the kernel runs it (TCP groups only).
+    pub tcp: Vec<Option<KernelTcp>>,
     /// Keys the kernel does not take, each named.
     pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// `net.ipv4.tcp_sack` in both namespaces: on when any group wants SACK.
+    pub fn sack(&self) -> bool {
+        self.tcp.iter().flatten().any(|t| t.sack)
+    }
+
+    /// `net.ipv4.tcp_ecn = 1` in both namespaces: when any group wants ECN.
+    pub fn ecn(&self) -> bool {
+        self.tcp.iter().flatten().any(|t| t.ecn)
+    }
+
+    /// What the data plane strips from the SYNs of group `g`'s connections:
+    /// what the namespaces' sysctls would negotiate and the group does not want.
+    /// A SYN without SACK-permitted sets a connection up without SACK, one
+    /// without ECE and CWR without ECN, as a middlebox that strips them would.
+    pub fn syn_strip(&self, g: usize) -> SynStrip {
+        self.tcp[g].map_or(SynStrip::default(), |t| SynStrip {
+            sack: self.sack() && !t.sack,
+            ecn: self.ecn() && !t.ecn,
+        })
+    }
 }
 
 /// Linux's congestion control for a simulator variant, and whether it wants SACK:
@@ -124,14 +155,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
         }
     }
     let mut plan = Plan {
-        congestion: Vec::new(),
-        sack: false,
-        ecn: false,
+        tcp: Vec::new(),
         warnings: Vec::new(),
     };
-    // The first TCP group's SACK and ECN settings, which every other must share:
-    // they are per namespace in Linux.
-    let mut first: Option<(usize, bool, bool)> = None;
     for (i, g) in f.flows.iter().enumerate() {
         let spec = g.get_ref();
         let at = KeyPath::top("flows").index(i);
@@ -176,7 +202,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ));
         }
         let Traffic::Tcp(tcp) = &spec.traffic else {
-            plan.congestion.push(None);
+            plan.tcp.push(None);
             continue;
         };
         if size < MIN_TCP_PACKET {
@@ -198,34 +224,11 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         };
-        let ecn = spec.codepoint().is_ect();
-        match first {
-            None => first = Some((i, sack, ecn)),
-            Some((j, sack0, _)) if sack0 != sack => {
-                return Err(s.error_at(
-                    &at.key("variant"),
-                    format!(
-                        "flows[{i}].variant = \"{variant}\" {} SACK but flows[{j}] {}: \
-                         Linux sets SACK per namespace, so every TCP group must agree",
-                        if sack { "uses" } else { "does not use" },
-                        if sack0 { "does" } else { "does not" }
-                    ),
-                ))
-            }
-            Some((j, _, ecn0)) if ecn0 != ecn => {
-                return Err(s.error_at(
-                    &at.key("ecn"),
-                    format!(
-                        "flows[{i}].ecn = {ecn} but flows[{j}].ecn = {ecn0}: Linux sets \
-                         ECN per namespace, so every TCP group must agree"
-                    ),
-                ))
-            }
-            Some(_) => {}
-        }
-        plan.sack = sack;
-        plan.ecn = ecn;
-        plan.congestion.push(Some(cc));
+        plan.tcp.push(Some(KernelTcp {
+            congestion: cc,
+            sack,
+            ecn: spec.codepoint().is_ect(),
+        }));
         // Keys written with a value other than what Linux does: the kernel runs
         // the Linux profile whatever the group asks.
         let linux = TcpConfig::linux(tcp.variant);
@@ -300,7 +303,33 @@ mod tests {
         let e = plan_of("ecn = \"ect1\"").unwrap_err();
         assert!(e.starts_with("s.toml:12: flows[0].ecn = \"ect1\""), "{e}");
         // ECT(0) is what the kernel sends: accepted, with ECN on.
-        assert!(plan_of("ecn = \"ect0\"").unwrap().ecn);
+        assert!(plan_of("ecn = \"ect0\"").unwrap().ecn());
+    }
+
+    /// Groups that differ in SACK and ECN are emulated side by side: the
+    /// namespaces turn on what any group wants, and the SYNs of the groups that
+    /// do not want it are stripped of it.
+    #[test]
+    fn groups_differing_in_sack_and_ecn_are_planned_with_stripped_syns() {
+        let text = "name = \"e\"\nduration = \"2s\"\n[topology]\nkind = \"dumbbell\"\n\
+                    access = { rate = \"100Mbps\", delay = \"1ms\" }\n\
+                    bottleneck = { rate = \"10Mbps\", delay = \"5ms\" }\n\
+                    [[flows]]\nname = \"a\"\nkind = \"tcp\"\nvariant = \"cubic\"\necn = true\n\
+                    [[flows]]\nname = \"b\"\nkind = \"tcp\"\nvariant = \"newreno\"\n\
+                    [[flows]]\nname = \"u\"\nkind = \"cbr\"\nrate = \"1Mbps\"\n\
+                    [[flows]]\nname = \"c\"\nkind = \"tcp\"\nvariant = \"sack\"\n";
+        let s = Scenario::from_toml(text, "s.toml").unwrap();
+        let p = plan(&s).unwrap();
+        assert!(p.sack() && p.ecn());
+        let strip = |sack, ecn| SynStrip { sack, ecn };
+        assert_eq!(p.syn_strip(0), strip(false, false));
+        assert_eq!(p.syn_strip(1), strip(true, true));
+        assert_eq!(p.syn_strip(2), strip(false, false), "UDP has no SYN");
+        assert_eq!(p.syn_strip(3), strip(false, true));
+        // One setting for every group: the sysctls alone, nothing stripped.
+        let p = plan_of("variant = \"newreno\"").unwrap();
+        assert!(!p.sack() && !p.ecn());
+        assert!(!p.syn_strip(0).any());
     }
 
     #[test]

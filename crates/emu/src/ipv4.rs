@@ -7,6 +7,11 @@ use std::net::Ipv4Addr;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
+const TCP_SYN: u8 = 0x02;
+const TCP_ACK: u8 = 0x10;
+const TCP_ECE: u8 = 0x40;
+const TCP_CWR: u8 = 0x80;
+
 /// The fields a packet is classified by.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -47,15 +52,91 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
 /// Sets the ECN bits to CE (0b11) and updates the header checksum by RFC 1624
 /// (HC' = ~(~HC + ~m + m'), over the 16-bit word holding the TOS byte).
 pub fn mark_ce(buf: &mut [u8]) {
-    let old = u16::from_be_bytes([buf[0], buf[1]]);
-    buf[1] |= 0b11;
-    let new = u16::from_be_bytes([buf[0], buf[1]]);
-    let hc = u16::from_be_bytes([buf[10], buf[11]]);
+    let word = u16::from_be_bytes([buf[0], buf[1] | 0b11]);
+    replace_word(buf, 0, word, 10);
+}
+
+/// Replaces the 16-bit word at `at` (an even offset from the checksum's start
+/// of cover) with `new` and updates the checksum at `csum` by RFC 1624.
+fn replace_word(buf: &mut [u8], at: usize, new: u16, csum: usize) {
+    let old = u16::from_be_bytes([buf[at], buf[at + 1]]);
+    buf[at..at + 2].copy_from_slice(&new.to_be_bytes());
+    let hc = u16::from_be_bytes([buf[csum], buf[csum + 1]]);
     let mut sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
-    buf[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    buf[csum..csum + 2].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
+/// What a SYN may be stripped of, so that one connection is set up without
+/// what the namespace's sysctls would negotiate.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SynStrip {
+    /// The SACK-permitted option (kind 4), replaced by two NOPs: SACK is off
+    /// for the connection (RFC 2018).
+    pub sack: bool,
+    /// The ECE and CWR flags of an ECN-setup SYN: ECN is off for the
+    /// connection (RFC 3168 6.1.1).
+    pub ecn: bool,
+}
+
+impl SynStrip {
+    pub fn any(self) -> bool {
+        self.sack || self.ecn
+    }
+}
+
+/// Strips what `strip` names from `buf` if it is a TCP SYN (not a SYN-ACK),
+/// keeping its length and fixing the TCP checksum incrementally. Returns
+/// whether anything changed; a packet that is not a SYN is left alone.
+pub fn strip_syn(buf: &mut [u8], strip: SynStrip) -> bool {
+    if parse(buf).is_none_or(|h| h.proto != PROTO_TCP) {
+        return false;
+    }
+    let ihl = (buf[0] & 0x0f) as usize * 4;
+    if buf.len() < ihl + 20 {
+        return false;
+    }
+    let flags = buf[ihl + 13];
+    if flags & (TCP_SYN | TCP_ACK) != TCP_SYN {
+        return false;
+    }
+    let csum = ihl + 16;
+    let mut changed = false;
+    if strip.ecn && flags & (TCP_ECE | TCP_CWR) != 0 {
+        // Data offset and flags share the word at 12.
+        let word = u16::from_be_bytes([buf[ihl + 12], flags & !(TCP_ECE | TCP_CWR)]);
+        replace_word(buf, ihl + 12, word, csum);
+        changed = true;
+    }
+    let end = (ihl + (buf[ihl + 12] >> 4) as usize * 4).min(buf.len());
+    let mut at = ihl + 20;
+    while strip.sack && at < end {
+        match buf[at] {
+            0 => break,
+            1 => at += 1,
+            kind => {
+                let len = buf.get(at + 1).map_or(0, |&l| l as usize);
+                if len < 2 || at + len > end {
+                    break;
+                }
+                if kind == 4 && len == 2 {
+                    // The option may sit at an odd offset: rewrite the words
+                    // that hold its two bytes.
+                    for i in [at, at + 1] {
+                        let w = ihl + ((i - ihl) & !1);
+                        let mut pair = [buf[w], buf[w + 1]];
+                        pair[i - w] = 1;
+                        replace_word(buf, w, u16::from_be_bytes(pair), csum);
+                    }
+                    changed = true;
+                }
+                at += len;
+            }
+        }
+    }
+    changed
 }
 
 /// The ones'-complement sum of `data` as 16-bit big-endian words, folded.
@@ -185,6 +266,113 @@ mod tests {
                 header_checksum(&b[..20])
             );
         }
+    }
+
+    /// A TCP SYN from Linux's option layout: MSS, then `opts`, padded; ECE
+    /// and CWR set (an ECN-setup SYN), with a valid TCP checksum.
+    fn syn(opts: &[u8], flags: u8) -> Vec<u8> {
+        let mut tcp = vec![0u8; 20];
+        tcp[0..2].copy_from_slice(&10_000u16.to_be_bytes());
+        tcp[2..4].copy_from_slice(&5001u16.to_be_bytes());
+        tcp.extend_from_slice(&[2, 4, 0x05, 0xb4]);
+        tcp.extend_from_slice(opts);
+        while tcp.len() % 4 != 0 {
+            tcp.push(0);
+        }
+        tcp[12] = ((tcp.len() / 4) as u8) << 4;
+        tcp[13] = flags;
+        let mut b = vec![0u8; 20];
+        b[0] = 0x45;
+        b[2..4].copy_from_slice(&((20 + tcp.len()) as u16).to_be_bytes());
+        b[8] = 64;
+        b[9] = PROTO_TCP;
+        b[12..16].copy_from_slice(&[198, 18, 0, 1]);
+        b[16..20].copy_from_slice(&[198, 19, 0, 1]);
+        let c = header_checksum(&b[..20]);
+        b[10..12].copy_from_slice(&c.to_be_bytes());
+        b.extend_from_slice(&tcp);
+        let c = tcp_checksum(&b);
+        b[36..38].copy_from_slice(&c.to_be_bytes());
+        b
+    }
+
+    /// The TCP checksum of `b` computed from scratch (its field taken as zero).
+    fn tcp_checksum(b: &[u8]) -> u16 {
+        let mut seg = b[20..].to_vec();
+        seg[16] = 0;
+        seg[17] = 0;
+        let acc = sum16(&b[12..20], 0) + u32::from(PROTO_TCP) + seg.len() as u32;
+        !(sum16(&seg, acc) as u16)
+    }
+
+    fn options(b: &[u8]) -> &[u8] {
+        &b[40..20 + (b[32] >> 4) as usize * 4]
+    }
+
+    const SYN_ECN: u8 = TCP_SYN | TCP_ECE | TCP_CWR;
+    const BOTH: SynStrip = SynStrip {
+        sack: true,
+        ecn: true,
+    };
+
+    #[test]
+    fn a_syn_is_stripped_of_sack_and_ecn_with_its_checksum_kept_valid() {
+        // Linux's layout with timestamps (SACK-permitted at an even offset) and
+        // without (NOP, NOP, SACK-permitted), and an odd offset.
+        for opts in [
+            &[4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7][..],
+            &[1, 1, 4, 2, 1, 3, 3, 7],
+            &[1, 4, 2, 3, 3, 7],
+        ] {
+            let mut b = syn(opts, SYN_ECN);
+            assert!(strip_syn(&mut b, BOTH));
+            assert_eq!(b[33], TCP_SYN, "ECE and CWR cleared");
+            let o = options(&b);
+            assert!(!o.windows(2).any(|w| w == [4, 2]), "{o:?}");
+            assert_eq!(o.len(), options(&syn(opts, SYN_ECN)).len());
+            assert_eq!(u16::from_be_bytes([b[36], b[37]]), tcp_checksum(&b));
+            assert!(header_checksum_ok(&b));
+            // The window scale option survives.
+            assert!(o.windows(3).any(|w| w == [3, 3, 7]), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn only_what_is_asked_is_stripped_and_only_from_a_syn() {
+        let opts = [4, 2, 1, 3, 3, 7];
+        let mut b = syn(&opts, SYN_ECN);
+        assert!(strip_syn(
+            &mut b,
+            SynStrip {
+                sack: false,
+                ecn: true
+            }
+        ));
+        assert_eq!(options(&b), options(&syn(&opts, SYN_ECN)));
+        let mut b = syn(&opts, SYN_ECN);
+        assert!(strip_syn(
+            &mut b,
+            SynStrip {
+                sack: true,
+                ecn: false
+            }
+        ));
+        assert_eq!(b[33], SYN_ECN);
+        assert_eq!(u16::from_be_bytes([b[36], b[37]]), tcp_checksum(&b));
+        // A SYN-ACK, a plain ACK and a SYN without either are left alone.
+        for flags in [SYN_ECN | TCP_ACK, TCP_ACK, TCP_SYN] {
+            let mut b = syn(&[1, 3, 3, 7], flags);
+            let before = b.clone();
+            assert!(!strip_syn(&mut b, BOTH));
+            assert_eq!(b, before);
+        }
+        let mut b = syn(&opts, SYN_ECN | TCP_ACK);
+        assert!(!strip_syn(&mut b, BOTH));
+        // A malformed option length stops the walk without a panic.
+        let mut b = syn(&[8, 40, 4, 2], TCP_SYN);
+        assert!(!strip_syn(&mut b, BOTH));
+        let mut u = udp(false);
+        assert!(!strip_syn(&mut u, BOTH));
     }
 
     #[test]

@@ -135,7 +135,7 @@ pub fn emulate_with(
     let names = [format!("aq{pid}s"), format!("aq{pid}r")];
     let snd = Netns::new()?;
     let rcv = Netns::new()?;
-    let (sack, ecn) = (plan.sack, plan.ecn);
+    let (sack, ecn) = (plan.sack(), plan.ecn());
     let n0 = names[0].clone();
     let snd_tun = snd.run(move || {
         sysctls(sack, ecn)?;
@@ -226,6 +226,7 @@ pub fn emulate_with(
     }
     let marked = std::mem::take(&mut outcome.marked);
     let mut warnings = plan.warnings;
+    warnings.extend(shared.warnings.lock().expect("not poisoned").drain(..));
     if !traffic::counts_timeouts() {
         warnings.push(
             "timeouts are not counted: this kernel's TCP_INFO has no tcpi_total_rto \
@@ -292,13 +293,14 @@ fn flow_plans(
                 .tcp
                 .max_window
                 .saturating_mul(report::payload(g.tcp.packet_size));
+            let kernel = plan.tcp[f.group as usize].expect("a TCP group");
             tcp_plans.push(TcpPlan {
                 flow: id,
                 start_ns: f.start.as_nanos(),
                 stop_ns: g.stop.map(|t| t.as_nanos()),
-                congestion: plan.congestion[f.group as usize]
-                    .expect("a TCP group")
-                    .to_string(),
+                congestion: kernel.congestion.to_string(),
+                sack: kernel.sack,
+                ecn: kernel.ecn,
                 maxseg,
             });
         }
@@ -307,6 +309,7 @@ fn flow_plans(
             receiver_access: pipe(route[route.len() - 1]),
             aggregate: f.aggregate,
             tcp,
+            syn_strip: plan.syn_strip(f.group as usize),
             udp,
         });
     }

@@ -80,6 +80,9 @@ pub struct FlowPath {
     pub receiver_access: Pipe,
     pub aggregate: u32,
     pub tcp: bool,
+    /// What to strip from the flow's SYN (a TCP flow whose SACK or ECN
+    /// setting differs from the namespaces').
+    pub syn_strip: ipv4::SynStrip,
     pub udp: Option<UdpFlow>,
 }
 
@@ -200,6 +203,9 @@ impl Plane {
         }
         self.slot_flow[tag as usize] = flow as u32;
         let f = &mut self.flows[flow];
+        if dir == FWD && f.syn_strip.any() {
+            ipv4::strip_syn(&mut self.bufs[tag as usize], f.syn_strip);
+        }
         let pipe = if dir == FWD {
             &mut f.sender_access
         } else {

@@ -27,6 +27,11 @@ pub struct TcpPlan {
     pub stop_ns: Option<u64>,
     /// `TCP_CONGESTION`.
     pub congestion: String,
+    /// Whether the connection must have SACK and ECN on: checked once it is
+    /// set up, since the data plane strips them from its SYN where the
+    /// namespaces' sysctls would turn them on.
+    pub sack: bool,
+    pub ecn: bool,
     /// `TCP_MAXSEG`: the packet size less the IP and TCP headers.
     pub maxseg: u32,
 }
@@ -95,6 +100,9 @@ pub struct Shared {
     pub done: AtomicBool,
     /// Errors the threads met (a connect that failed), for the run to report.
     pub errors: Mutex<Vec<String>>,
+    /// What the run's results must say of a flow (a connection set up without
+    /// ECN after its SYN was lost).
+    pub warnings: Mutex<Vec<String>>,
     /// Per flow: the receiver's window clamp, bytes (0: none).
     windows: Vec<u32>,
 }
@@ -235,6 +243,7 @@ impl Traffic {
             info: (0..flows).map(|_| Mutex::new(Vec::new())).collect(),
             done: AtomicBool::new(false),
             errors: Mutex::new(Vec::new()),
+            warnings: Mutex::new(Vec::new()),
             windows,
         });
         let (listener, udp) = rcv.run(move || {
@@ -484,6 +493,9 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
     if !connect(raw, sh)? {
         return Ok(());
     }
+    if let Some(w) = negotiated_as_planned(raw, plan)? {
+        sh.warnings.lock().expect("not poisoned").push(w);
+    }
     let mut stream = TcpStream::from(fd);
     stream.set_write_timeout(Some(Duration::from_nanos(POLL_NS)))?;
     let buf = vec![0x5au8; 1 << 16];
@@ -533,6 +545,44 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `tcpi_options` bits (`include/uapi/linux/tcp.h`).
+const TCPI_OPT_SACK: u8 = 2;
+const TCPI_OPT_ECN: u8 = 8;
+
+/// Checks that the connection on `fd` set up SACK and ECN as `plan` says, and
+/// fails when it did not: a run whose connections differ from the scenario's is
+/// not the scenario's. One exception is Linux's own: an ECN-setup SYN that was
+/// lost is sent again without ECN (RFC 3168 6.1.1.1), and the connection runs
+/// without it; that is a warning naming the flow.
+fn negotiated_as_planned(fd: RawFd, plan: &TcpPlan) -> io::Result<Option<String>> {
+    let Some((info, _)) = tcp_info(fd) else {
+        return Ok(None);
+    };
+    let sack = info.tcpi_options & TCPI_OPT_SACK != 0;
+    let ecn = info.tcpi_options & TCPI_OPT_ECN != 0;
+    let on = |b: bool| if b { "on" } else { "off" };
+    if sack != plan.sack || (ecn && !plan.ecn) {
+        let what = if sack != plan.sack { "SACK" } else { "ECN" };
+        let (got, want) = if sack != plan.sack {
+            (sack, plan.sack)
+        } else {
+            (ecn, plan.ecn)
+        };
+        return Err(io::Error::other(format!(
+            "the connection was set up with {what} {} where the scenario has it {}",
+            on(got),
+            on(want)
+        )));
+    }
+    Ok((plan.ecn && !ecn).then(|| {
+        format!(
+            "flow {} runs without ECN: its ECN-setup SYN was lost and Linux sent it \
+             again without ECN, as RFC 3168 6.1.1.1 asks",
+            plan.flow
+        )
+    }))
 }
 
 /// Bounds the window a receiver advertises (`max_window`), so the sender's data
