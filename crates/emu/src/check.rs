@@ -172,17 +172,6 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
                 ),
             ));
         }
-        if kind == FlowKind::Probe {
-            // Probes are the simulator's own echo exchange; the emulator's flows are
-            // real Linux sockets, and no echo endpoint exists there yet.
-            return Err(s.error_at(
-                &at.key("kind"),
-                format!(
-                    "flows[{i}].kind = \"probe\": probes are not emulated (bulk TCP \
-                     and UDP are); simulate them with aqmlab run"
-                ),
-            ));
-        }
         if kind == FlowKind::Web {
             return Err(s.error_at(
                 &at.key("kind"),
@@ -333,16 +322,23 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_group_is_refused_at_its_kind() {
-        let text = "name = \"e\"\nduration = \"2s\"\n\n[topology]\nkind = \"dumbbell\"\n\
-                    access = { rate = \"100Mbps\", delay = \"1ms\" }\n\
-                    bottleneck = { rate = \"10Mbps\", delay = \"5ms\" }\n\n\
-                    [[flows]]\nname = \"bulk\"\nkind = \"tcp\"\n\n\
-                    [[flows]]\nname = \"ping\"\nkind = \"probe\"\ninterval = \"20ms\"\n";
-        let s = Scenario::from_toml(text, "s.toml").unwrap();
+    fn a_probe_group_is_planned_beside_tcp_and_a_web_group_is_refused_at_its_kind() {
+        let text = |kind: &str| {
+            format!(
+                "name = \"e\"\nduration = \"2s\"\n\n[topology]\nkind = \"dumbbell\"\n\
+                 access = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+                 bottleneck = {{ rate = \"10Mbps\", delay = \"5ms\" }}\n\n\
+                 [[flows]]\nname = \"bulk\"\nkind = \"tcp\"\n\n\
+                 [[flows]]\nname = \"ping\"\nkind = \"{kind}\"\n"
+            )
+        };
+        let s = Scenario::from_toml(&text("probe"), "s.toml").unwrap();
+        let p = plan(&s).unwrap();
+        assert_eq!(p.tcp.len(), 2);
+        assert!(p.tcp[1].is_none(), "a probe is no TCP group");
+        let s = Scenario::from_toml(&(text("web") + "object_size = 10\n"), "s.toml").unwrap();
         let e = plan(&s).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:15: flows[1].kind = \"probe\""), "{e}");
-        assert!(e.contains("probes are not emulated"), "{e}");
+        assert!(e.starts_with("s.toml:15: flows[1].kind = \"web\""), "{e}");
     }
 
     /// The plan of a dumbbell whose bottleneck table (line 7 on) is `bottleneck`,

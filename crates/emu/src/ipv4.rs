@@ -1,11 +1,16 @@
 //! What the data plane reads and writes of an IPv4 header: length, protocol,
-//! ports, the ECN bits (rewritten with RFC 1624's incremental checksum update),
-//! and the UDP packets aqmlab sends itself.
+//! ports (an ICMP echo's identifier), the ECN bits (rewritten with RFC 1624's
+//! incremental checksum update), a SYN's SACK and ECN negotiation, and the UDP
+//! packets and ICMP echo requests (probes) aqmlab sends itself.
 
 use std::net::Ipv4Addr;
 
+pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
+
+const ICMP_ECHO_REPLY: u8 = 0;
+const ICMP_ECHO_REQUEST: u8 = 8;
 
 const TCP_SYN: u8 = 0x02;
 const TCP_ACK: u8 = 0x10;
@@ -18,6 +23,7 @@ pub struct Header {
     /// The IP total length: the packet's size on the link.
     pub len: u16,
     pub proto: u8,
+    /// The ports; an ICMP echo's identifier in both.
     pub src_port: u16,
     pub dst_port: u16,
     /// The two ECN bits.
@@ -25,7 +31,8 @@ pub struct Header {
 }
 
 /// Reads an IPv4 packet's header; `None` for anything that is not an unfragmented
-/// IPv4 TCP or UDP packet whose lengths agree with `buf`.
+/// IPv4 TCP or UDP packet, or ICMP echo request or reply, whose lengths agree
+/// with `buf`.
 pub fn parse(buf: &[u8]) -> Option<Header> {
     if buf.len() < 20 || buf[0] >> 4 != 4 {
         return None;
@@ -36,6 +43,20 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
     let proto = buf[9];
     if ihl < 20 || len as usize != buf.len() || buf.len() < ihl + 4 || frag != 0 {
         return None;
+    }
+    if proto == PROTO_ICMP {
+        let icmp = buf.get(ihl..ihl + 8)?;
+        if icmp[0] != ICMP_ECHO_REQUEST && icmp[0] != ICMP_ECHO_REPLY {
+            return None;
+        }
+        let id = u16::from_be_bytes([icmp[4], icmp[5]]);
+        return Some(Header {
+            len,
+            proto,
+            src_port: id,
+            dst_port: id,
+            ecn: buf[1] & 0b11,
+        });
     }
     if proto != PROTO_TCP && proto != PROTO_UDP {
         return None;
@@ -213,6 +234,55 @@ pub fn write_udp(
     size
 }
 
+/// The sequence number of an ICMP echo request or reply that [`parse`] accepted.
+pub fn echo_seq(buf: &[u8]) -> u16 {
+    let ihl = (buf[0] & 0x0f) as usize * 4;
+    u16::from_be_bytes([buf[ihl + 6], buf[ihl + 7]])
+}
+
+/// Whether an ICMP packet that [`parse`] accepted is an echo reply.
+pub fn is_echo_reply(buf: &[u8]) -> bool {
+    let ihl = (buf[0] & 0x0f) as usize * 4;
+    buf[ihl] == ICMP_ECHO_REPLY
+}
+
+/// Writes into `buf` an ICMP echo request of `size` bytes in all (at least 28)
+/// from `src` to `dst` with identifier `ident` and sequence number `seq`,
+/// ECT(0) when `ect`, with valid IP and ICMP checksums; `id` numbers it (IP
+/// identification). Returns the length.
+#[allow(clippy::too_many_arguments)]
+pub fn write_echo_request(
+    buf: &mut [u8],
+    size: usize,
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    ident: u16,
+    seq: u16,
+    ect: bool,
+    id: u16,
+) -> usize {
+    let size = size.max(28);
+    let p = &mut buf[..size];
+    p.fill(0);
+    p[0] = 0x45;
+    p[1] = if ect { 0b10 } else { 0 };
+    p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    p[6] = 0x40; // don't fragment
+    p[8] = 64;
+    p[9] = PROTO_ICMP;
+    p[12..16].copy_from_slice(&src.octets());
+    p[16..20].copy_from_slice(&dst.octets());
+    let c = header_checksum(&p[..20]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    p[20] = ICMP_ECHO_REQUEST;
+    p[24..26].copy_from_slice(&ident.to_be_bytes());
+    p[26..28].copy_from_slice(&seq.to_be_bytes());
+    let c = !(sum16(&p[20..], 0) as u16);
+    p[22..24].copy_from_slice(&c.to_be_bytes());
+    size
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,7 +346,7 @@ mod tests {
         tcp[2..4].copy_from_slice(&5001u16.to_be_bytes());
         tcp.extend_from_slice(&[2, 4, 0x05, 0xb4]);
         tcp.extend_from_slice(opts);
-        while tcp.len() % 4 != 0 {
+        while !tcp.len().is_multiple_of(4) {
             tcp.push(0);
         }
         tcp[12] = ((tcp.len() / 4) as u8) << 4;
@@ -376,14 +446,56 @@ mod tests {
     }
 
     #[test]
+    fn an_echo_request_parses_verifies_and_carries_its_identifier_and_sequence() {
+        let mut b = vec![0u8; 100];
+        let n = write_echo_request(
+            &mut b,
+            64,
+            Ipv4Addr::new(198, 18, 0, 1),
+            Ipv4Addr::new(198, 19, 0, 1),
+            10_003,
+            0xbeef,
+            true,
+            9,
+        );
+        b.truncate(n);
+        let h = parse(&b).unwrap();
+        assert_eq!((h.len, h.proto, h.ecn), (64, PROTO_ICMP, 0b10));
+        assert_eq!((h.src_port, h.dst_port), (10_003, 10_003));
+        assert_eq!(echo_seq(&b), 0xbeef);
+        assert!(!is_echo_reply(&b));
+        assert!(header_checksum_ok(&b));
+        assert_eq!(sum16(&b[20..], 0), 0xffff, "the ICMP checksum verifies");
+        // The kernel's reply: type 0, the rest echoed.
+        b[20] = ICMP_ECHO_REPLY;
+        assert!(is_echo_reply(&b));
+        assert_eq!(parse(&b).unwrap().src_port, 10_003);
+        // The smallest probe is the headers alone.
+        let mut small = vec![0u8; 28];
+        let n = write_echo_request(
+            &mut small,
+            1,
+            Ipv4Addr::LOCALHOST,
+            Ipv4Addr::LOCALHOST,
+            1,
+            2,
+            false,
+            3,
+        );
+        assert_eq!(n, 28);
+        assert_eq!(sum16(&small[20..], 0), 0xffff);
+    }
+
+    #[test]
     fn truncated_or_foreign_packets_are_not_classified() {
         let b = udp(false);
         assert!(parse(&b[..999]).is_none());
         let mut v6 = b.clone();
         v6[0] = 0x60;
         assert!(parse(&v6).is_none());
+        // ICMP other than an echo (a UDP packet's bytes read as ICMP: type 0x27).
         let mut icmp = b.clone();
-        icmp[9] = 1;
+        icmp[9] = PROTO_ICMP;
         assert!(parse(&icmp).is_none());
     }
 }

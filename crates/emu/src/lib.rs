@@ -5,7 +5,8 @@
 //! through a TUN device whose other end is this process. The data plane carries
 //! every packet through the scenario's access links and bottleneck in user
 //! space, with the bottleneck's qdisc built by the simulator's own code from
-//! `crates/aqm`, so the same algorithm decides for real TCP. Results come back
+//! `crates/aqm`, so the same algorithm decides for real TCP. Probes are ICMP
+//! echo requests the receivers' kernel answers. Results come back
 //! as a [`sim::RunResult`]: the same tables as `aqmlab run`, with
 //! [`sim::results::Emulation`] saying how well time was kept. docs/emulation.md
 //! is the guide.
@@ -33,7 +34,7 @@ pub mod stats;
 pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
-use plane::{Bottleneck, FlowPath, Pipe, UdpFlow};
+use plane::{Access, Bottleneck, FlowPath, Pipe, ProbeFlow, UdpFlow};
 use sim::runner::{Built, Delays, Endpoints, Flow, FlowSlots, Group, LinkStats, Network};
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
@@ -270,11 +271,14 @@ fn flow_plans(
     let mut paths = Vec::with_capacity(flows.len());
     for (id, f) in flows.iter().enumerate() {
         let g = &groups[f.group as usize];
-        let route = net.routes.route(f.fwd);
         let pipe = |l: u32| {
             let p = net.pipe(l as usize);
             Pipe::new(p.rate, p.delay)
         };
+        // The first and last links of the data's route and of the ACKs'.
+        let ends = |route: &[u32]| (pipe(route[0]), pipe(route[route.len() - 1]));
+        let (fwd_in, fwd_out) = ends(net.routes.route(f.fwd));
+        let (rev_in, rev_out) = ends(net.routes.route(f.rev));
         let udp = match &f.endpoints {
             Endpoints::Udp(u) => Some(UdpFlow {
                 cfg: g.udp.clone().expect("a UDP group"),
@@ -286,7 +290,17 @@ fn flow_plans(
             }),
             _ => None,
         };
-        let tcp = udp.is_none();
+        let probe = match &f.endpoints {
+            Endpoints::Probe(_) => Some(ProbeFlow::new(
+                g.probe.expect("a probe group has an interval").as_nanos(),
+                f.start.as_nanos(),
+                g.stop.map(|t| t.as_nanos()),
+                f.packet_size,
+                f.ecn.is_ect(),
+            )),
+            _ => None,
+        };
+        let tcp = udp.is_none() && probe.is_none();
         if tcp {
             let maxseg = report::maxseg(g.tcp.packet_size);
             windows[id] = g
@@ -305,12 +319,15 @@ fn flow_plans(
             });
         }
         paths.push(FlowPath {
-            sender_access: pipe(route[0]),
-            receiver_access: pipe(route[route.len() - 1]),
+            access: Access {
+                into: [fwd_in, rev_in],
+                out_of: [fwd_out, rev_out],
+            },
             aggregate: f.aggregate,
             tcp,
             syn_strip: plan.syn_strip(f.group as usize),
             udp,
+            probe,
         });
     }
     (tcp_plans, windows, paths)

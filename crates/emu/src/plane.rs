@@ -4,7 +4,7 @@
 //!
 //! Per direction a packet crosses its flow's access link on the sending side, the
 //! bottleneck, and its flow's access link on the receiving side. Access links are
-//! FIFO serializers: departure = max(previous departure, arrival) + size / rate,
+//! FIFO serializers, one per direction: departure = max(previous departure, arrival) + size / rate,
 //! then the propagation delay, computed the moment the packet is read. The
 //! bottleneck is the simulator's own link runtime (`sim::runner::LinkRuntime`:
 //! the scenario's qdisc with the same random stream, the link's model, its
@@ -24,10 +24,10 @@
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness};
 use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
-use sim::runner::{LinkCounters, LinkStats, QueuePool};
+use sim::runner::{LinkCounters, LinkStats, ProbeEnd, QueuePool};
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -37,7 +37,7 @@ use std::time::Instant;
 mod event_loop;
 mod links;
 pub use event_loop::run;
-pub use links::{Bottleneck, Pipe, ACCESS_LIMIT};
+pub use links::{Access, Bottleneck, Pipe, ACCESS_LIMIT};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
 pub const SPIN_NS: u64 = 50_000;
@@ -73,17 +73,67 @@ pub struct UdpFlow {
     pub ect: bool,
 }
 
-/// One flow's path: its access links (sender side, receiver side) and its
-/// aggregate.
+/// A probe flow the data plane runs: an ICMP echo request made here every
+/// `interval_ns` enters the forward path as if read from the senders' device;
+/// the receivers' kernel echoes it, and its reply, read back from their device,
+/// ends at the senders' end of the reverse path, where its RTT is taken.
+pub struct ProbeFlow {
+    pub interval_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    pub ect: bool,
+    /// The counts and RTTs, as the simulator keeps them.
+    pub end: ProbeEnd,
+    /// The send time of each probe not yet echoed or lost, by its echo's
+    /// sequence number (the probe's number modulo 2^16).
+    pub outstanding: HashMap<u16, u64>,
+}
+
+impl ProbeFlow {
+    pub fn new(
+        interval_ns: u64,
+        start_ns: u64,
+        stop_ns: Option<u64>,
+        size: u32,
+        ect: bool,
+    ) -> Self {
+        ProbeFlow {
+            interval_ns,
+            start_ns,
+            stop_ns,
+            size,
+            ect,
+            end: ProbeEnd::default(),
+            outstanding: HashMap::new(),
+        }
+    }
+}
+
+/// One flow's path: its access links, each direction apart, and its aggregate.
 pub struct FlowPath {
-    pub sender_access: Pipe,
-    pub receiver_access: Pipe,
+    pub access: Access,
     pub aggregate: u32,
     pub tcp: bool,
     /// What to strip from the flow's SYN (a TCP flow whose SACK or ECN
     /// setting differs from the namespaces').
     pub syn_strip: ipv4::SynStrip,
     pub udp: Option<UdpFlow>,
+    pub probe: Option<ProbeFlow>,
+}
+
+impl FlowPath {
+    /// The IP protocol of the flow's packets.
+    fn proto(&self) -> u8 {
+        if self.tcp {
+            ipv4::PROTO_TCP
+        } else if self.probe.is_some() {
+            ipv4::PROTO_ICMP
+        } else {
+            ipv4::PROTO_UDP
+        }
+    }
 }
 
 /// Everything the data plane needs.
@@ -112,6 +162,8 @@ pub struct Outcome {
     pub stats: [LinkStats; 2],
     pub links: [LinkCounters; 2],
     pub flows: Vec<FlowCounters>,
+    /// Per flow, a probe flow's counts and RTTs.
+    pub probes: Vec<Option<ProbeEnd>>,
     pub lateness: Lateness,
     /// Packets read that belonged to no flow (dropped).
     pub unclassified: u64,
@@ -142,6 +194,7 @@ enum Ev {
     Wake(u8),
     Deliver(u8, u32),
     Udp(u32),
+    Probe(u32),
 }
 
 struct Plane {
@@ -156,6 +209,8 @@ struct Plane {
     slot_flow: Vec<u32>,
     free: Vec<u32>,
     measuring: bool,
+    /// When the measured interval begins, ns (probes count by their send time).
+    warmup_ns: u64,
     stats: [LinkStats; 2],
     /// The observers' counters when the warm-up ended (none without one).
     at_warmup: Option<[LinkCounters; 2]>,
@@ -195,9 +250,14 @@ impl Plane {
         };
         let port = if dir == FWD { h.src_port } else { h.dst_port };
         let flow = port.wrapping_sub(PORT_BASE) as usize;
+        // Forward: a flow's own packets. Reverse: TCP's ACKs and probes' echoes.
         let ok = flow < self.flows.len()
-            && (self.flows[flow].tcp == (h.proto == ipv4::PROTO_TCP))
-            && (dir == FWD || h.proto == ipv4::PROTO_TCP);
+            && self.flows[flow].proto() == h.proto
+            && match h.proto {
+                ipv4::PROTO_UDP => dir == FWD,
+                ipv4::PROTO_ICMP => (dir == REV) == ipv4::is_echo_reply(&self.bufs[tag as usize]),
+                _ => true,
+            };
         if !ok {
             return self.discard(tag);
         }
@@ -206,15 +266,11 @@ impl Plane {
         if dir == FWD && f.syn_strip.any() {
             ipv4::strip_syn(&mut self.bufs[tag as usize], f.syn_strip);
         }
-        let pipe = if dir == FWD {
-            &mut f.sender_access
-        } else {
-            &mut f.receiver_access
-        };
-        match pipe.send(t, u32::from(h.len)) {
+        match f.access.into[dir].send(t, u32::from(h.len)) {
             Some(at) => self.push(at, Ev::Arrive(dir as u8, tag)),
             None => {
                 self.access_drops += 1;
+                self.probe_lost(tag);
                 self.release(tag);
             }
         }
@@ -223,6 +279,32 @@ impl Plane {
     fn discard(&mut self, tag: u32) {
         self.unclassified += 1;
         self.release(tag);
+    }
+
+    /// The packet in slot `tag` is dropped: if it is a probe or its echo, the
+    /// probe is lost.
+    fn probe_lost(&mut self, tag: u32) {
+        let flow = self.slot_flow[tag as usize] as usize;
+        let seq = ipv4::echo_seq(&self.bufs[tag as usize]);
+        let measured_from = Time::from_nanos(self.warmup_ns);
+        if let Some(p) = self.flows[flow].probe.as_mut() {
+            if let Some(sent) = p.outstanding.remove(&seq) {
+                p.end.lost(Time::from_nanos(sent), measured_from);
+            }
+        }
+    }
+
+    /// The echo in slot `tag` reaches the senders' end at `t`: its probe's RTT.
+    fn echoed(&mut self, tag: u32, t: u64) {
+        let flow = self.slot_flow[tag as usize] as usize;
+        let seq = ipv4::echo_seq(&self.bufs[tag as usize]);
+        let measured_from = Time::from_nanos(self.warmup_ns);
+        if let Some(p) = self.flows[flow].probe.as_mut() {
+            if let Some(sent) = p.outstanding.remove(&seq) {
+                p.end
+                    .echoed(Time::from_nanos(sent), Time::from_nanos(t), measured_from);
+            }
+        }
     }
 
     fn release(&mut self, tag: u32) {
@@ -251,6 +333,7 @@ impl Plane {
             if self.measuring {
                 self.flow_counts[p.flow.index()].drops[reason.index()] += 1;
             }
+            self.probe_lost(p.tag);
             self.release(p.tag);
         }
         for (p, _) in &sink.marks {
@@ -272,6 +355,7 @@ impl Plane {
             if self.measuring {
                 self.flow_counts[pkt.flow.index()].drops[DropReason::LinkLoss.index()] += 1;
             }
+            self.probe_lost(tag);
             self.release(tag);
             return;
         }
@@ -338,18 +422,20 @@ impl Plane {
         self.stats[dir].on_tx_done(&pkt);
         let at = self.links[dir].arrival(t);
         let f = &mut self.flows[pkt.flow.index()];
-        let pipe = if dir == FWD {
-            &mut f.receiver_access
-        } else {
-            &mut f.sender_access
-        };
-        // Past the bottleneck, at most its rate: nothing to bound.
-        let due = pipe.pass(at, pkt.size);
+        let due = f.access.out_of[dir].pass(at, pkt.size);
         self.push(due, Ev::Deliver(dir as u8, pkt.tag));
         self.start_next(dir, t);
     }
 
     fn deliver(&mut self, dir: usize, tag: u32, t: u64, tun: &mut [File; 2], epoch: Instant) {
+        // A probe's echo ends here, at the senders' end: nothing there listens
+        // for it, and its RTT is the logical time it arrived.
+        let flow = self.slot_flow[tag as usize] as usize;
+        if dir == REV && self.flows[flow].probe.is_some() {
+            self.echoed(tag, t);
+            self.release(tag);
+            return;
+        }
         // Forward packets go to the receivers' device, reverse to the senders'.
         let out = if dir == FWD { 1 } else { 0 };
         let buf = &self.bufs[tag as usize];
@@ -398,6 +484,35 @@ impl Plane {
         }
     }
 
+    /// Probe flow `flow` sends its next probe at `t`, as the engine's does: not
+    /// at its stop or the run's end.
+    fn probe(&mut self, flow: u32, t: u64, end_ns: u64) {
+        let measured_from = Time::from_nanos(self.warmup_ns);
+        let Some(p) = self.flows[flow as usize].probe.as_mut() else {
+            return;
+        };
+        if p.stop_ns.is_some_and(|s| t >= s) || t >= end_ns {
+            return;
+        }
+        let seq = p.end.send(Time::from_nanos(t), measured_from) as u16;
+        p.outstanding.insert(seq, t);
+        let (size, ect, next) = (p.size as usize, p.ect, t + p.interval_ns);
+        self.push(next, Ev::Probe(flow));
+        let tag = self.alloc();
+        self.udp_id = self.udp_id.wrapping_add(1);
+        let len = ipv4::write_echo_request(
+            &mut self.bufs[tag as usize],
+            size.min(crate::netns::MTU as usize),
+            crate::netns::SENDER_ADDR,
+            crate::netns::RECEIVER_ADDR,
+            PORT_BASE + flow as u16,
+            seq,
+            ect,
+            self.udp_id,
+        );
+        self.admit(FWD, tag, len, t);
+    }
+
     fn dispatch(
         &mut self,
         ev: Ev,
@@ -417,6 +532,7 @@ impl Plane {
             }
             Ev::Deliver(d, tag) => self.deliver(d as usize, tag, t, tun, epoch),
             Ev::Udp(f) => self.udp(f, t),
+            Ev::Probe(f) => self.probe(f, t, end_ns),
             Ev::MeasureStart => self.measure_start(t),
             Ev::Sample => {
                 self.sample(t);

@@ -5,13 +5,14 @@
 use crate::plane::{Outcome, FWD, REV};
 use crate::traffic::{InfoSample, Shared, Snapshot};
 use sim::results::{
-    reason_map, DiagnosticResult, Emulation, FlowResult, RunResult, TcpTraceResult,
+    reason_map, DiagnosticResult, Emulation, FlowResult, ProbeStats, RunResult, TcpTraceResult,
 };
 use sim::runner::{
-    delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result, Flow,
-    Group, MeasuredLink, Network,
+    delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result,
+    probe_stats, Flow, Group, MeasuredLink, Network,
 };
 use sim::Scenario;
+use std::collections::BTreeMap;
 
 /// IP (20) + TCP (20) + timestamps option (12) bytes of each TCP packet.
 const TCP_OVERHEAD: u32 = 52;
@@ -65,7 +66,19 @@ pub fn build(i: Inputs<'_>) -> RunResult {
 
     let (rows, trace) = flow_rows(&i, (from, to), secs, &shares);
 
-    let (groups, group_fair) = group_results(i.groups, &rows, &Default::default());
+    // Each probe group's probes pooled over its flows, as the simulator's.
+    let probes: BTreeMap<usize, ProbeStats> = i
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.probe.is_some())
+        .map(|(gi, g)| {
+            let ends = (g.first..g.first + g.count)
+                .filter_map(|id| i.outcome.probes[id as usize].as_ref());
+            (gi, probe_stats(ends))
+        })
+        .collect();
+    let (groups, group_fair) = group_results(i.groups, &rows, &probes);
 
     let largest = i
         .groups
@@ -245,8 +258,9 @@ fn flow_rows(
     for (id, fl) in i.flows.iter().enumerate() {
         let g = &i.groups[fl.group as usize];
         let c = &i.outcome.flows[id];
-        let size = g.tcp.packet_size;
-        let tcp = g.udp.is_none();
+        let size = fl.packet_size;
+        let probe = i.outcome.probes[id].as_ref().map(|e| probe_stats([e]));
+        let tcp = g.kind.is_tcp();
         let samples = i.shared.info[id].lock().expect("not poisoned").clone();
         let (delivered, sent, retransmits, rtt, timeouts, recoveries) = if tcp {
             let bytes = i.at_end.read_bytes[id] - i.at_warmup.read_bytes[id];
@@ -271,6 +285,9 @@ fn flow_rows(
                 delta(|x| x.total_rto),
                 delta(|x| x.recoveries),
             )
+        } else if let Some(p) = &probe {
+            // A probe flow's packets are its probes, counted as they are.
+            (p.echoed, p.sent, 0, None, 0, 0)
         } else {
             let got = i.at_end.datagrams[id] - i.at_warmup.datagrams[id];
             (got, c.udp_sent, 0, None, 0, 0)
@@ -313,8 +330,7 @@ fn flow_rows(
             fast_recoveries: recoveries,
             fair_share_bps: shares[id],
             base_rtt_s: i.net.base_rtt(fl).as_secs_f64(),
-            // Probe groups are refused before an emulation starts (`check::plan`).
-            probe: None,
+            probe,
         });
     }
     trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.flow.cmp(&b.flow)));

@@ -10,7 +10,9 @@
 //!   with `LinkStats::counters_now` into [`LinkCounters`].
 //! - Reporting: [`link_result`] and [`link_flow_rows`] make a link's rows from a
 //!   [`MeasuredLink`]; [`fair_shares`], [`group_results`], [`fairness_summary`]
-//!   and [`delay_rows`] the rest that both runners report.
+//!   and [`delay_rows`] the rest that both runners report; a probe flow's
+//!   [`ProbeEnd`] counts its probes as the engine's does, [`probe_stats`] sums
+//!   them up.
 
 pub use crate::flow::{Endpoints, Flow};
 pub use crate::link::{Queue, QueuePool};
@@ -19,6 +21,7 @@ pub use crate::net::{Group, Network};
 pub use crate::observe::delays::Delays;
 pub use crate::observe::flow_slots::FlowSlots;
 pub use crate::observe::link_stats::{LinkCounters, LinkStats};
+pub use crate::probe::{stats as probe_stats, ProbeEnd};
 pub use crate::report::{
     delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result,
     utilization, MeasuredLink,

@@ -47,6 +47,7 @@ pub fn run(cfg: Config) -> Outcome {
         slot_flow: Vec::new(),
         free: Vec::new(),
         measuring: warmup_ns == 0,
+        warmup_ns,
         stats,
         at_warmup: None,
         flow_counts: vec![FlowCounters::default(); n],
@@ -73,6 +74,10 @@ pub fn run(cfg: Config) -> Outcome {
         if let Some(u) = &p.flows[i].udp {
             let s = u.start_ns;
             p.push(s, Ev::Udp(i as u32));
+        }
+        if let Some(probe) = &p.flows[i].probe {
+            let s = probe.start_ns;
+            p.push(s, Ev::Probe(i as u32));
         }
     }
     let mut interrupted = false;
@@ -156,6 +161,11 @@ pub fn run(cfg: Config) -> Outcome {
         links: p.measured(end),
         stats: p.stats,
         flows: p.flow_counts,
+        probes: p
+            .flows
+            .iter_mut()
+            .map(|f| f.probe.take().map(|p| p.end))
+            .collect(),
         lateness: p.lateness,
         unclassified: p.unclassified,
         write_errors: p.write_errors,

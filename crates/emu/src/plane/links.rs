@@ -11,19 +11,18 @@ use sim::runner::LinkRuntime;
 /// (a default DropTail) hold them.
 pub const ACCESS_LIMIT: u64 = 1000;
 
-/// One FIFO serializer on a logical clock, holding at most [`ACCESS_LIMIT`]
-/// packets waiting: a source faster than its link loses the rest there, as in
-/// simulation, and the emulator's buffers stay bounded by the scenario.
+/// One direction of an access link: a FIFO serializer on a logical clock,
+/// holding at most [`ACCESS_LIMIT`] packets waiting: a source faster than its
+/// link loses the rest there, as in simulation, and the emulator's buffers stay
+/// bounded by the scenario. Each direction has its own, as each direction of a
+/// simulated link has its own queue and transmitter: a packet going one way
+/// never waits for one going the other.
 #[derive(Copy, Clone, Debug)]
 pub struct Pipe {
     rate: Rate,
     delay: Dur,
+    /// When the last packet given to the link will have left it.
     next_free: u64,
-    /// When what the host at this end has sent into the link will have left:
-    /// the backlog [`ACCESS_LIMIT`] bounds. Kept apart from `next_free`, which
-    /// the other direction's packets (scheduled ahead by the bottleneck's
-    /// delay) also move, so that they never count as the host's backlog.
-    sent_free: u64,
 }
 
 impl Pipe {
@@ -32,7 +31,6 @@ impl Pipe {
             rate,
             delay,
             next_free: 0,
-            sent_free: 0,
         }
     }
     fn tx_ns(&self, bytes: u32) -> u64 {
@@ -45,16 +43,26 @@ impl Pipe {
         dep + self.delay.as_nanos()
     }
     /// [`Pipe::pass`] for a packet its host sends into the link: `None` when
-    /// [`ACCESS_LIMIT`] packets of its size from the host wait already (a
-    /// DropTail's tail drop, counted in time so a packet costs no state).
+    /// [`ACCESS_LIMIT`] packets of its size wait already (a DropTail's tail
+    /// drop, counted in time so a packet costs no state).
     pub(super) fn send(&mut self, t: u64, bytes: u32) -> Option<u64> {
         let tx = self.tx_ns(bytes);
-        if self.sent_free.saturating_sub(t) > tx.saturating_mul(ACCESS_LIMIT) {
+        if self.next_free.saturating_sub(t) > tx.saturating_mul(ACCESS_LIMIT) {
             return None;
         }
-        self.sent_free = self.sent_free.max(t) + tx;
         Some(self.pass(t, bytes))
     }
+}
+
+/// The access links a flow's packets cross, per direction of travel: `into[d]`
+/// from the host that sends in direction `d` to the bottleneck, `out_of[d]`
+/// from the bottleneck to the host that receives. Forward, the sender's uplink
+/// and the receiver's downlink; reverse (ACKs, echoes), the receiver's uplink
+/// and the sender's downlink.
+#[derive(Copy, Clone, Debug)]
+pub struct Access {
+    pub into: [Pipe; 2],
+    pub out_of: [Pipe; 2],
 }
 
 /// One bottleneck direction: the simulator's link runtime, and what the data
