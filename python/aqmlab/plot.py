@@ -8,13 +8,16 @@
   max-min fair share (``Result.flows``).
 - :func:`delay_cdf`: the distribution of queueing delay at each monitored queue
   (``Result.delay_histogram``; ``[monitor] delays = true``).
+- :func:`probe_rtt`: each probe group's (or flow's) RTT quantiles beside its base
+  RTT (``Result.groups`` and ``Result.flows``; a flow group of ``kind = "probe"``).
 
 Each takes a :class:`~aqmlab.Result` (``Result.read(folder)`` reads back what
 ``aqmlab run --out`` wrote) and an optional matplotlib ``Axes``, draws into it (a
 new figure's when none is given), labels the axes with their units and returns
 it. A figure the run did not record raises :class:`NotRecorded` (a
 ``ValueError``) naming what to switch on in ``[monitor]``. :func:`figure` puts
-several on one figure; ``aqmlab plot DIR`` is :func:`main`.
+several on one figure (by default every kind, the probe panel only when the
+run has probes: :func:`default_kinds`); ``aqmlab plot DIR`` is :func:`main`.
 
 What is plotted is the table's numbers, unsmoothed: a series point is an
 interval's mean, drawn at the interval's middle; the delay CDF is exact at the
@@ -54,12 +57,26 @@ if TYPE_CHECKING:
     from aqmlab.result import Result
 
 #: The kinds of figure, in the order ``--kind all`` draws them.
-KINDS = ("queue", "throughput", "goodput", "delay")
+KINDS = ("queue", "throughput", "goodput", "delay", "probe")
+#: The kinds a run without their flows does not miss: left out of
+#: :func:`default_kinds` (and of ``--kind all``, without a note) when it has none.
+OPTIONAL_KINDS = ("probe",)
 
 _LINK_COLOURS = ("black", "dimgrey", "darkgrey", "silver")
 #: The most flows :func:`goodput` draws a bar for; past it, a CDF per group.
 MAX_BARS = 100
 _BY = ("flow", "group", "kind")
+#: The most probe flows :func:`probe_rtt` draws one by one by default (when a
+#: group has several); past it, or with one flow per group, a line per group.
+MAX_PROBE_FLOWS = 4
+#: The RTT quantiles :func:`probe_rtt` draws: (column of the flows and groups
+#: tables, tick label).
+PROBE_QUANTILES = (
+    ("probe_rtt_p50_s", "p50"),
+    ("probe_rtt_p95_s", "p95"),
+    ("probe_rtt_p99_s", "p99"),
+    ("probe_rtt_max_s", "max"),
+)
 
 
 def _rows(result: Result, name: str) -> int:
@@ -67,6 +84,14 @@ def _rows(result: Result, name: str) -> int:
         return result.arrow(name).num_rows
     except KeyError:
         return 0
+
+
+def _probe_flows(result: Result) -> pd.DataFrame:
+    """The flows table's probe rows (``kind = "probe"``), by id."""
+    f = frame_of(result, "flows")
+    if f.empty or "kind" not in f.columns:
+        return f
+    return f[f["kind"] == "probe"].sort_values("id", kind="stable")
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -96,13 +121,21 @@ _SWITCH = {
     "throughput": 'switch on [monitor] flow_series = "1s" (and list the link in [monitor] links, if set)',
     "goodput": "is this the folder `aqmlab run --out` wrote?",
     "delay": "switch on [monitor] delays = true (and list the link in [monitor] links, if set)",
+    "probe": 'add a flow group of kind = "probe" to the scenario (docs/probes.md)',
 }
-_TABLE = {"queue": "queue", "throughput": "flow_series", "goodput": "flows", "delay": "delay_histogram"}
+_TABLE = {
+    "queue": "queue",
+    "throughput": "flow_series",
+    "goodput": "flows",
+    "delay": "delay_histogram",
+    "probe": "flows",
+}
 _WHAT = {
     "queue": "queue samples",
     "throughput": "per-flow series",
     "goodput": "flows",
     "delay": "queueing-delay histograms",
+    "probe": "probe flows",
 }
 
 
@@ -111,9 +144,18 @@ def missing(result: Result, kind: str) -> str | None:
     ``[monitor]`` key that records it), or ``None`` when it can."""
     if kind not in _TABLE:
         raise ValueError(f'kind = "{kind}" must be one of {", ".join(KINDS)}')
-    if _rows(result, _TABLE[kind]) == 0:
+    rows = len(_probe_flows(result)) if kind == "probe" else _rows(result, _TABLE[kind])
+    if rows == 0:
         return f"this run has no {_WHAT[kind]}: {_SWITCH[kind]}"
     return None
+
+
+def default_kinds(result: Result) -> tuple[str, ...]:
+    """The kinds :func:`figure` draws by default: :data:`KINDS`, less those of
+    :data:`OPTIONAL_KINDS` the run has nothing for (the probe panel of a run
+    without probes). A kind the run did not record is left in: :func:`figure`
+    says what to switch on."""
+    return tuple(k for k in KINDS if k not in OPTIONAL_KINDS or missing(result, k) is None)
 
 
 # ---- queue length over time ------------------------------------------------------------
@@ -423,17 +465,107 @@ def delay_cdf(
     return ax
 
 
+# ---- probe RTTs ----------------------------------------------------------------------------
+
+
+def probe_table(result: Result, by: str = "group") -> pd.DataFrame:
+    """What :func:`probe_rtt` draws, one row per probe group (``by="group"``,
+    indexed by its name, in natural order) or per probe flow (``by="flow"``,
+    indexed by id): ``group``, ``probe_sent``, ``probe_lost``, the RTT
+    quantiles of :data:`PROBE_QUANTILES` (seconds, over the echoed probes; NaN
+    when none was) and ``base_rtt_s`` (a flow's; a group's least flow's, the
+    floor under every probe of the group)."""
+    import pandas as pd
+
+    if by not in ("flow", "group"):
+        raise ValueError(f'by = "{by}" must be "flow" or "group"')
+    reason = missing(result, "probe")
+    if reason:
+        raise NotRecorded(reason)
+    f = _probe_flows(result)
+    columns = ["probe_sent", "probe_lost", *(c for c, _ in PROBE_QUANTILES)]
+    if by == "flow":
+        table = f.set_index("id")[["group", *columns, "base_rtt_s"]]
+    else:
+        g = frame_of(result, "groups")
+        g = g[g["kind"] == "probe"].set_index("group")
+        order = sorted(dict.fromkeys(f["group"]), key=natural_key)
+        table = g.loc[order, columns].copy()
+        table.insert(0, "group", table.index.to_numpy())
+        table["base_rtt_s"] = f.groupby("group")["base_rtt_s"].min().reindex(order)
+    table.index.name = by
+    # Counts: null only off probe rows, so whole numbers here.
+    table = table.astype({"probe_sent": "int64", "probe_lost": "int64"})
+    return pd.DataFrame(table)
+
+
+def probe_rtt(result: Result, ax: Axes | None = None, *, by: str | None = None) -> Axes:
+    """Each probe group's RTT quantiles over its echoed probes (p50, p95, p99
+    and max, in ms: a line in the group's colour), its base RTT as a dashed line
+    of that colour (propagation both ways: what is above it is queueing and
+    transmission), and its lost probes in the label. ``by="flow"`` draws each
+    probe flow instead; by default, per flow when a group has several and there
+    are at most :data:`MAX_PROBE_FLOWS`. The numbers are the flows and groups
+    tables' (:func:`probe_table`)."""
+    import numpy as np
+
+    reason = missing(result, "probe")
+    if reason:
+        raise NotRecorded(reason)
+    if by is None:
+        f = _probe_flows(result)
+        several = len(f) > f["group"].nunique()
+        by = "flow" if several and len(f) <= MAX_PROBE_FLOWS else "group"
+    table = probe_table(result, by)
+    ax = _axes(ax)
+    palette = group_colours(result)
+    styles = ("-", "--", ":", "-.")
+    seen: dict[str, int] = {}
+    xs = np.arange(len(PROBE_QUANTILES), dtype=float)
+    for key, row in table.iterrows():
+        group = row["group"]
+        colour = palette.get(group)
+        style = styles[seen.get(group, 0) % len(styles)]
+        seen[group] = seen.get(group, 0) + 1
+        sent, lost = int(row["probe_sent"]), int(row["probe_lost"])
+        who = f"flow {key} ({group})" if by == "flow" else f"{key}"
+        rtts = row[[c for c, _ in PROBE_QUANTILES]].to_numpy(dtype=float) * 1e3
+        ax.plot(xs, rtts, marker="o", color=colour, linestyle=style, label=f"{who}, {lost} of {sent} lost")
+        # "_" keeps the reference out of the legend; the proxy below names it once.
+        ax.axhline(float(row["base_rtt_s"]) * 1e3, color=colour, linestyle="--", linewidth=1,
+                   label=f"_base RTT of {who}")  # fmt: skip
+    ax.plot([], [], color="black", linestyle="--", linewidth=1, label="base RTT")
+    ax.set_xticks(xs, [name for _, name in PROBE_QUANTILES])
+    ax.set_xlim(-0.3, len(PROBE_QUANTILES) - 0.7)
+    ax.set_xlabel("quantile over the echoed probes (measured interval)")
+    ax.set_ylabel("probe RTT (ms)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title("Probe RTT")
+    _legend(ax, len(table) + 1)
+    return ax
+
+
 # ---- several at once, and the command ------------------------------------------------------
 
-_DRAW = {"queue": queue_length, "throughput": throughput, "goodput": goodput, "delay": delay_cdf}
+_DRAW = {
+    "queue": queue_length,
+    "throughput": throughput,
+    "goodput": goodput,
+    "delay": delay_cdf,
+    "probe": probe_rtt,
+}
 
 
-def figure(result: Result, kinds: Sequence[str] = KINDS) -> Figure:
+def figure(result: Result, kinds: Sequence[str] | None = None) -> Figure:
     """One figure with a panel per kind (``queue``, ``throughput``, ``goodput``,
-    ``delay``), stacked; :class:`NotRecorded` if the run did not record one (see
-    :func:`missing`)."""
+    ``delay``, ``probe``; by default :func:`default_kinds`: the probe panel only
+    when the run has probes), stacked; :class:`NotRecorded` if the run did not
+    record one (see :func:`missing`)."""
     from matplotlib.figure import Figure
 
+    if kinds is None:
+        kinds = default_kinds(result)
     for k in kinds:
         reason = missing(result, k)
         if reason:
@@ -452,7 +584,8 @@ def figure(result: Result, kinds: Sequence[str] = KINDS) -> Figure:
 def main(ns: argparse.Namespace) -> int:
     """``aqmlab plot DIR [--out FILE] [--kind KIND]``: saves the figure and prints
     its path; a kind the run did not record is a usage error (exit 2), or with
-    ``--kind all`` a note on stderr."""
+    ``--kind all`` a note on stderr (the probe panel of a run without probes is
+    left out without one)."""
     from aqmlab.result import Result
 
     if (Path(ns.dir) / "stats.parquet").exists() or (Path(ns.dir) / "stats.csv").exists():
@@ -463,7 +596,7 @@ def main(ns: argparse.Namespace) -> int:
     kinds = [ns.kind]
     if ns.kind == "all":
         kinds = []
-        for kind in KINDS:
+        for kind in default_kinds(result):
             reason = missing(result, kind)
             if reason:
                 print(f"note: no {kind} panel: {reason}", file=sys.stderr)

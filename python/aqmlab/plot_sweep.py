@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 #: The metrics ``aqmlab plot SWEEP_DIR`` draws, at most: one panel each (and
 #: the throughput-against-delay panel, when the runs recorded delays).
 MAX_PANELS = 5
+#: The most probe groups whose p99 RTT :func:`default_metrics` draws.
+MAX_PROBE_PANELS = 2
+#: The probe metric :func:`default_metrics` draws, per probe group.
+PROBE_METRIC = "_probe_rtt_p99_s"
 
 _UNIT_SCALE = {"k": 1e3, "m": 1e6, "g": 1e9, "": 1.0}
 
@@ -298,9 +302,22 @@ def tradeoff(
 def default_metrics(names: Sequence[str]) -> list[str]:
     """What :func:`figure` draws of a sweep whose stats have the metrics
     ``names``: each group's goodput, the busiest link's p95 queueing delay when
-    the runs recorded delays, and the Jain indices, at most :data:`MAX_PANELS`."""
-    goodputs = [m for m in names if m.endswith("_goodput_bps")]
-    rest = [m for m in (TRADEOFF_DELAY, "jain_tcp", "jain_all") if m in names]
+    the runs recorded delays, the p99 probe RTT of the first
+    :data:`MAX_PROBE_PANELS` probe groups, and the Jain indices, in that order
+    (groups in the order of ``names``), at most :data:`MAX_PANELS`. When they do
+    not all fit, one goodput stays, then the delay, the probes and the Jain
+    indices come before the other goodputs. A probe group's goodput (a few
+    kbit/s by design) gives way to its RTT."""
+    probes = [m for m in names if m.endswith(PROBE_METRIC) and m != PROBE_METRIC]
+    probe_groups = {m.removesuffix(PROBE_METRIC) for m in probes}
+    goodputs = [
+        m for m in names if m.endswith("_goodput_bps") and m.removesuffix("_goodput_bps") not in probe_groups
+    ]
+    rest = [
+        *(m for m in (TRADEOFF_DELAY,) if m in names),
+        *probes[:MAX_PROBE_PANELS],
+        *(m for m in ("jain_tcp", "jain_all") if m in names),
+    ][: MAX_PANELS - 1 if goodputs else MAX_PANELS]
     return (goodputs[: max(1, MAX_PANELS - len(rest))] + rest)[:MAX_PANELS]
 
 
@@ -311,7 +328,8 @@ def figure(
     metrics: Sequence[str] | None = None,
 ) -> Figure:
     """One panel per metric (default :func:`default_metrics`: each group's
-    goodput, the p95 queueing delay and the Jain indices), against ``x``
+    goodput, the p95 queueing delay, the probe groups' p99 RTT and the Jain
+    indices), against ``x``
     (default the first key), a line per value of ``hue`` (default the second
     key), one colour per value in every panel; and, when the runs recorded
     delays, the throughput-against-delay panel (:func:`tradeoff`)."""

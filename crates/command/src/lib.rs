@@ -100,11 +100,12 @@ pub enum Command {
     /// finding, not an error: the exit status is 0 unless the arguments are bad (2).
     /// Needs the Python package.
     Repro(ReproArgs),
-    /// Plot what `run --out` wrote: queue, throughput, goodput, delay CDF.
+    /// Plot what `run --out` wrote: queue, throughput, goodput, delay CDF, probe RTTs.
     ///
     /// Reads the tables a `run --out DIR` wrote and saves a figure: the queue length
     /// over time at each monitored link, each flow's throughput over time, each
-    /// flow's goodput beside its max-min fair share, and the CDF of queueing delay.
+    /// flow's goodput beside its max-min fair share, the CDF of queueing delay, and
+    /// the probe groups' RTT quantiles beside their base RTT.
     /// Needs the Python package (matplotlib).
     Plot(PlotArgs),
     /// List the built-in scenarios.

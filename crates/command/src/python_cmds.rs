@@ -160,6 +160,8 @@ pub enum PlotKind {
     Goodput,
     /// The CDF of queueing delay at each monitored queue ([monitor] delays).
     Delay,
+    /// Each probe group's RTT quantiles (p50, p95, p99, max) beside its base RTT.
+    Probe,
     /// One panel of each that the run recorded.
     All,
 }
@@ -172,14 +174,15 @@ pub enum PlotKind {
   aqmlab sweep choke-fig5 --set flows.udp.rate=1Mbps,10Mbps --set qdisc.kind=red,choke --seeds 5 \
       --out sw/ && aqmlab plot sw/
 
-A folder written by `aqmlab sweep --out` is drawn as each goodput and Jain index's \
-mean with its 95% interval against the first --set key, a line per value of the \
+A folder written by `aqmlab sweep --out` is drawn as each goodput, the probe \
+groups' p99 RTT and each Jain index's mean with its 95% interval against the first --set key, a line per value of the \
 second, in DIR/plot-sweep.png (--kind does not apply).
 
 Queue samples are on by default; the throughput and delay panels need \
 [monitor] flow_series = \"1s\" and delays = true in the scenario. With --kind all, \
-a panel the run did not record is left out with a note on stderr; asked for by \
-name, it is an error that says what to switch on.")]
+a panel the run did not record is left out with a note on stderr (the probe panel \
+silently, on a run without probes); asked for by name, it is an error that says \
+what to switch on.")]
 pub struct PlotArgs {
     /// A folder written by `aqmlab run --out` or `aqmlab sweep --out`.
     #[arg(value_name = "DIR")]
