@@ -4,7 +4,7 @@
 
 use crate::ipv4::SynStrip;
 use crate::plane::PORT_BASE;
-use sim::scenario::{EcnSetting, FlowKind, KeyPath, Topology, Traffic};
+use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::tcp::{TcpConfig, Variant};
 use sim::{Scenario, ScenarioError};
 
@@ -84,18 +84,41 @@ fn kernel_variant(v: Variant) -> Option<(&'static str, bool)> {
 
 /// Checks `s` and says how the kernel will run it.
 pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
-    let f = &s.file;
-    let Topology::Dumbbell { bottleneck, .. } = f.topology.get_ref() else {
+    check_links(s)?;
+    check_size(s)?;
+    let mut plan = Plan {
+        tcp: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for i in 0..s.file.flows.len() {
+        let kernel = plan_group(s, i, &mut plan.warnings)?;
+        plan.tcp.push(kernel);
+    }
+    let m = s.monitor();
+    for (key, set) in [
+        ("flow_series", m.flow_series.is_some()),
+        ("objects", m.objects),
+        ("events", m.events),
+    ] {
+        if set {
+            plan.warnings
+                .push(format!("monitor.{key} is not recorded by the emulator"));
+        }
+    }
+    Ok(plan)
+}
+
+/// A dumbbell whose access links are plain, and whose bottleneck stays within
+/// the rate the emulator keeps time at in either direction.
+fn check_links(s: &Scenario) -> Result<(), ScenarioError> {
+    if !matches!(s.file.topology.get_ref(), Topology::Dumbbell { .. }) {
         return Err(s.error_at(
             &KeyPath::top("topology").key("kind"),
             "topology.kind = \"graph\": aqmlab emulate runs dumbbells only; \
              simulate graphs with aqmlab run"
                 .into(),
         ));
-    };
-    // The benchmark that measures the limit must go past it.
-    let any_rate = std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1");
-    let _ = bottleneck;
+    }
     let mut links = s.links()?;
     let (access, acc_fwd, acc_rev) = links.swap_remove(1);
     if !(acc_fwd.is_plain() && acc_rev.is_plain()) {
@@ -107,12 +130,16 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ),
         ));
     }
+    // The benchmark that measures the limit must go past it.
+    if std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1") {
+        return Ok(());
+    }
     let (_, fwd, rev) = links.swap_remove(0);
     // The highest rate either direction reaches (every schedule step, a trace's
     // busiest window), not its first or mean one: time is kept at the peak.
     for (key, dir) in [("rate", &fwd), ("reverse_rate", &rev)] {
         let peak = dir.peak_rate();
-        if peak.bps() > MAX_RATE_BPS && !any_rate {
+        if peak.bps() > MAX_RATE_BPS {
             let how = match dir.rate {
                 sim::runner::LinkRate::Constant(_) => "",
                 sim::runner::LinkRate::Schedule(_) => " at its highest step",
@@ -129,6 +156,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// A run long enough to start, and no more flows than there are ports.
+fn check_size(s: &Scenario) -> Result<(), ScenarioError> {
+    let f = &s.file;
     if f.duration < MIN_DURATION {
         return Err(s.error_at(
             &KeyPath::top("duration"),
@@ -154,116 +187,109 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
             ));
         }
     }
-    let mut plan = Plan {
-        tcp: Vec::new(),
-        warnings: Vec::new(),
+    Ok(())
+}
+
+/// Checks flow group `i` and, for a TCP group, says how the kernel runs it;
+/// keys the kernel does not take are named in `warnings`.
+fn plan_group(
+    s: &Scenario,
+    i: usize,
+    warnings: &mut Vec<String>,
+) -> Result<Option<KernelTcp>, ScenarioError> {
+    let spec = s.file.flows[i].get_ref();
+    let at = KeyPath::top("flows").index(i);
+    let kind = spec.kind();
+    let size = spec.packet_size();
+    if size > crate::netns::MTU {
+        return Err(s.error_at(
+            &at.key("packet_size"),
+            format!(
+                "flows[{i}].packet_size = {size} is above the devices' MTU of {}",
+                crate::netns::MTU
+            ),
+        ));
+    }
+    if kind == FlowKind::Web {
+        return Err(s.error_at(
+            &at.key("kind"),
+            format!(
+                "flows[{i}].kind = \"web\": web objects are not emulated (bulk TCP \
+                 and UDP are); simulate them with aqmlab run"
+            ),
+        ));
+    }
+    if spec.ecn == Some(EcnSetting::Ect1) {
+        return Err(s.error_at(
+            &at.key("ecn"),
+            format!(
+                "flows[{i}].ecn = \"ect1\": the emulator's packets \
+                 carry ECT(0) (Linux TCP sends ECT(1) for Prague only, not emulated); simulate it with aqmlab run"
+            ),
+        ));
+    }
+    let Traffic::Tcp(tcp) = &spec.traffic else {
+        return Ok(None);
     };
-    for (i, g) in f.flows.iter().enumerate() {
-        let spec = g.get_ref();
-        let at = KeyPath::top("flows").index(i);
-        let kind = spec.kind();
-        let size = spec.packet_size();
-        if size > crate::netns::MTU {
-            return Err(s.error_at(
-                &at.key("packet_size"),
-                format!(
-                    "flows[{i}].packet_size = {size} is above the devices' MTU of {}",
-                    crate::netns::MTU
-                ),
-            ));
-        }
-        if kind == FlowKind::Web {
-            return Err(s.error_at(
-                &at.key("kind"),
-                format!(
-                    "flows[{i}].kind = \"web\": web objects are not emulated (bulk TCP \
-                     and UDP are); simulate them with aqmlab run"
-                ),
-            ));
-        }
-        if spec.ecn == Some(EcnSetting::Ect1) {
-            return Err(s.error_at(
-                &at.key("ecn"),
-                format!(
-                    "flows[{i}].ecn = \"ect1\": the emulator's packets \
-                     carry ECT(0) (Linux TCP sends ECT(1) for Prague only, not emulated); simulate it with aqmlab run"
-                ),
-            ));
-        }
-        let Traffic::Tcp(tcp) = &spec.traffic else {
-            plan.tcp.push(None);
-            continue;
-        };
-        if size < MIN_TCP_PACKET {
-            return Err(s.error_at(
-                &at.key("packet_size"),
-                format!(
-                    "flows[{i}].packet_size = {size}: Linux TCP sends packets of at least \
-                     {MIN_TCP_PACKET} bytes"
-                ),
-            ));
-        }
-        let variant = tcp.variant.name();
-        let Some((cc, sack)) = kernel_variant(tcp.variant) else {
-            return Err(s.error_at(
-                &at.key("variant"),
-                format!(
-                    "flows[{i}].variant = \"{variant}\" is simulation-only: the emulator \
-                     runs the kernel's reno, cubic and bbr; simulate it with aqmlab run"
-                ),
-            ));
-        };
-        plan.tcp.push(Some(KernelTcp {
-            congestion: cc,
-            sack,
-            ecn: spec.codepoint().is_ect(),
-        }));
-        // Keys written with a value other than what Linux does: the kernel runs
-        // the Linux profile whatever the group asks.
-        let linux = TcpConfig::linux(tcp.variant);
-        let differs = |written: Option<bool>, linux: bool| written.is_some_and(|w| w != linux);
-        let ignored = [
-            (
-                "initial_window",
-                tcp.initial_window
-                    .is_some_and(|w| w != linux.initial_window),
+    if size < MIN_TCP_PACKET {
+        return Err(s.error_at(
+            &at.key("packet_size"),
+            format!(
+                "flows[{i}].packet_size = {size}: Linux TCP sends packets of at least \
+                 {MIN_TCP_PACKET} bytes"
             ),
-            ("min_rto", tcp.min_rto != linux.min_rto),
-            ("delayed_ack", differs(tcp.delayed_ack, linux.delayed_ack)),
-            (
-                "delack_timeout",
-                tcp.delack_timeout
-                    .is_some_and(|d| d != linux.delack_timeout),
-            ),
-            (
-                "limited_transmit",
-                differs(tcp.limited_transmit, linux.limited_transmit),
-            ),
-            ("counting", tcp.counting.is_some()),
-            ("hystart", differs(tcp.hystart, linux.hystart)),
-            ("pacing", tcp.pacing.is_some()),
-            ("prr", differs(tcp.prr, linux.prr)),
-        ];
-        for (key, set) in ignored {
-            if set {
-                plan.warnings.push(format!(
-                    "flows[{i}].{key} is not applied: Linux TCP uses its own"
-                ));
-            }
-        }
+        ));
     }
-    let m = s.monitor();
-    for (key, set) in [
-        ("flow_series", m.flow_series.is_some()),
-        ("objects", m.objects),
-        ("events", m.events),
-    ] {
-        if set {
-            plan.warnings
-                .push(format!("monitor.{key} is not recorded by the emulator"));
-        }
-    }
-    Ok(plan)
+    let variant = tcp.variant.name();
+    let Some((cc, sack)) = kernel_variant(tcp.variant) else {
+        return Err(s.error_at(
+            &at.key("variant"),
+            format!(
+                "flows[{i}].variant = \"{variant}\" is simulation-only: the emulator \
+                 runs the kernel's reno, cubic and bbr; simulate it with aqmlab run"
+            ),
+        ));
+    };
+    warnings.extend(not_applied(i, tcp));
+    Ok(Some(KernelTcp {
+        congestion: cc,
+        sack,
+        ecn: spec.codepoint().is_ect(),
+    }))
+}
+
+/// The TCP keys of group `i` written with a value other than Linux's: the kernel
+/// runs the Linux profile whatever the group asks, so each is named.
+fn not_applied(i: usize, tcp: &TcpKeys) -> Vec<String> {
+    let linux = TcpConfig::linux(tcp.variant);
+    let differs = |written: Option<bool>, linux: bool| written.is_some_and(|w| w != linux);
+    let ignored = [
+        (
+            "initial_window",
+            tcp.initial_window
+                .is_some_and(|w| w != linux.initial_window),
+        ),
+        ("min_rto", tcp.min_rto != linux.min_rto),
+        ("delayed_ack", differs(tcp.delayed_ack, linux.delayed_ack)),
+        (
+            "delack_timeout",
+            tcp.delack_timeout
+                .is_some_and(|d| d != linux.delack_timeout),
+        ),
+        (
+            "limited_transmit",
+            differs(tcp.limited_transmit, linux.limited_transmit),
+        ),
+        ("counting", tcp.counting.is_some()),
+        ("hystart", differs(tcp.hystart, linux.hystart)),
+        ("pacing", tcp.pacing.is_some()),
+        ("prr", differs(tcp.prr, linux.prr)),
+    ];
+    ignored
+        .into_iter()
+        .filter(|&(_, set)| set)
+        .map(|(key, _)| format!("flows[{i}].{key} is not applied: Linux TCP uses its own"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -130,27 +130,10 @@ pub fn emulate_with(
         flows,
         ..
     } = sim::runner::build(s)?;
-    let total = flows.len();
-
-    let pid = std::process::id();
-    let names = [format!("aq{pid}s"), format!("aq{pid}r")];
-    let snd = Netns::new()?;
-    let rcv = Netns::new()?;
-    let (sack, ecn) = (plan.sack(), plan.ecn());
-    let n0 = names[0].clone();
-    let snd_tun = snd.run(move || {
-        sysctls(sack, ecn)?;
-        netns::tun(&n0, SENDER_ADDR, RECEIVER_ADDR)
-    })?;
-    let n1 = names[1].clone();
-    let rcv_tun = rcv.run(move || {
-        sysctls(sack, ecn)?;
-        netns::tun(&n1, RECEIVER_ADDR, SENDER_ADDR)
-    })?;
-
+    let mut devices = Devices::new(&plan)?;
     let (tcp_plans, windows, paths) = flow_plans(&net, &groups, &flows, &plan);
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
-    let mut traffic = Traffic::start_receivers(&rcv, windows, maxseg)?;
+    let mut traffic = Traffic::start_receivers(&devices.rcv, windows, maxseg)?;
 
     let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
     let links = [
@@ -158,65 +141,28 @@ pub fn emulate_with(
         Bottleneck::new(net.take_runtime(rev)),
     ];
     let kinds = [links[0].link.queue.kind(), links[1].link.queue.kind()];
-    let f = &s.file;
-    let end_ns = f.duration.as_nanos();
-    let warmup_ns = f.warmup.as_nanos();
     let epoch = Instant::now();
     let cfg = plane::Config {
         flows: paths,
         links,
-        tun: [snd_tun, rcv_tun],
+        tun: devices.take_tuns(),
         epoch,
-        warmup_ns,
-        end_ns,
+        warmup_ns: s.file.warmup.as_nanos(),
+        end_ns: s.file.duration.as_nanos(),
         queue_interval_ns: s.monitor().queue_interval.as_nanos(),
         stop: stop.clone(),
         capture_marked: opts.capture_marked,
-        stats: [fwd, rev].map(|l| {
-            let mut stats = LinkStats::new(
-                l as u32,
-                FlowSlots::Dense {
-                    flows: total as u32,
-                },
-            );
-            if s.monitor().delays {
-                let group_of: Arc<[u32]> = flows.iter().map(|f| f.group).collect();
-                stats.delays = Some(Delays::new(group_of, groups.len()));
-            }
-            stats
-        }),
+        stats: [fwd, rev].map(|l| observer(s, l, &groups, &flows)),
     };
     let plane = std::thread::Builder::new()
         .name("aqmlab-plane".into())
         .spawn(move || plane::run(cfg))?;
-    traffic.start_senders(&snd, tcp_plans, epoch)?;
-
-    // Read the receivers' counters at the end of the warm-up and of the run.
-    let wait_until = |t_ns: u64| {
-        while (epoch.elapsed().as_nanos() as u64) < t_ns && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    };
-    wait_until(warmup_ns);
-    let at_warmup = traffic.snapshot();
-    let ext_warmup = snd.run(netns::tcp_ext).unwrap_or_default();
-    wait_until(end_ns);
-    let at_end = traffic.snapshot();
-    let ext_end = snd.run(netns::tcp_ext).unwrap_or_default();
-    let sender_tcp_ext = ext_end
-        .into_iter()
-        .map(|(k, v)| {
-            let before = ext_warmup.get(&k).copied().unwrap_or(0);
-            (k, v.saturating_sub(before))
-        })
-        .collect();
+    traffic.start_senders(&devices.snd, tcp_plans, epoch)?;
+    let measured = measure(s, &traffic, &devices, epoch, &stop);
     let mut outcome = plane
         .join()
         .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
-    let n0 = names[0].clone();
-    let n1 = names[1].clone();
-    let tun_drops = snd.run(move || netns::tx_dropped(&n0)).unwrap_or(0)
-        + rcv.run(move || netns::tx_dropped(&n1)).unwrap_or(0);
+    let tun_drops = devices.tun_drops();
     let shared = traffic.finish();
     if outcome.interrupted || stop.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
@@ -242,19 +188,128 @@ pub fn emulate_with(
         flows: &flows,
         kinds,
         outcome,
-        at_warmup,
-        at_end,
+        at_warmup: measured.at_warmup,
+        at_end: measured.at_end,
         shared: &shared,
         tun_drops,
         warnings,
         wall_seconds: started.elapsed().as_secs_f64(),
     });
-    undercount_warning(&mut result, &sender_tcp_ext);
+    undercount_warning(&mut result, &measured.sender_tcp_ext);
     Ok(Emulated {
         result,
         marked,
-        sender_tcp_ext,
+        sender_tcp_ext: measured.sender_tcp_ext,
     })
+}
+
+/// The two namespaces, their sysctls set from the plan, and a TUN device in
+/// each (senders' first), named after this process.
+struct Devices {
+    snd: Netns,
+    rcv: Netns,
+    names: [String; 2],
+    tun: [Option<std::fs::File>; 2],
+}
+
+impl Devices {
+    fn new(plan: &check::Plan) -> Result<Devices, EmuError> {
+        let pid = std::process::id();
+        let names = [format!("aq{pid}s"), format!("aq{pid}r")];
+        let (snd, rcv) = (Netns::new()?, Netns::new()?);
+        let (sack, ecn) = (plan.sack(), plan.ecn());
+        let mut tun = [None, None];
+        for (i, (ns, (here, peer))) in [
+            (&snd, (SENDER_ADDR, RECEIVER_ADDR)),
+            (&rcv, (RECEIVER_ADDR, SENDER_ADDR)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = names[i].clone();
+            tun[i] = Some(ns.run(move || {
+                sysctls(sack, ecn)?;
+                netns::tun(&name, here, peer)
+            })?);
+        }
+        Ok(Devices {
+            snd,
+            rcv,
+            names,
+            tun,
+        })
+    }
+
+    /// Both devices, handed to the data plane (once).
+    fn take_tuns(&mut self) -> [std::fs::File; 2] {
+        [0, 1].map(|i| {
+            self.tun[i]
+                .take()
+                .expect("a device per namespace, taken once")
+        })
+    }
+
+    /// Packets the kernel dropped at either device's queue.
+    fn tun_drops(&self) -> u64 {
+        let (n0, n1) = (self.names[0].clone(), self.names[1].clone());
+        self.snd.run(move || netns::tx_dropped(&n0)).unwrap_or(0)
+            + self.rcv.run(move || netns::tx_dropped(&n1)).unwrap_or(0)
+    }
+}
+
+/// A monitored link direction's observer, the simulator's: with sojourn times
+/// per group when `[monitor] delays` asks.
+fn observer(s: &Scenario, link: usize, groups: &[Group], flows: &[Flow]) -> LinkStats {
+    let slots = FlowSlots::Dense {
+        flows: flows.len() as u32,
+    };
+    let mut stats = LinkStats::new(link as u32, slots);
+    if s.monitor().delays {
+        let group_of: Arc<[u32]> = flows.iter().map(|f| f.group).collect();
+        stats.delays = Some(Delays::new(group_of, groups.len()));
+    }
+    stats
+}
+
+/// What the run reads outside the data plane at the end of the warm-up and of
+/// the run: the receivers' counters, and the senders' namespace's `TcpExt`
+/// counters over the measured interval.
+struct Measured {
+    at_warmup: traffic::Snapshot,
+    at_end: traffic::Snapshot,
+    sender_tcp_ext: BTreeMap<String, u64>,
+}
+
+fn measure(
+    s: &Scenario,
+    traffic: &Traffic,
+    devices: &Devices,
+    epoch: Instant,
+    stop: &AtomicBool,
+) -> Measured {
+    let wait_until = |t_ns: u64| {
+        while (epoch.elapsed().as_nanos() as u64) < t_ns && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_until(s.file.warmup.as_nanos());
+    let at_warmup = traffic.snapshot();
+    let ext_warmup = devices.snd.run(netns::tcp_ext).unwrap_or_default();
+    wait_until(s.file.duration.as_nanos());
+    let at_end = traffic.snapshot();
+    let ext_end = devices.snd.run(netns::tcp_ext).unwrap_or_default();
+    let sender_tcp_ext = ext_end
+        .into_iter()
+        .map(|(k, v)| {
+            let before = ext_warmup.get(&k).copied().unwrap_or(0);
+            (k, v.saturating_sub(before))
+        })
+        .collect();
+    Measured {
+        at_warmup,
+        at_end,
+        sender_tcp_ext,
+    }
 }
 
 /// Per flow: what its kernel socket is held to (its congestion control, the

@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// How long past the run's end the plane may handle what was due before it.
 const DRAIN_GRACE_NS: u64 = 200_000_000;
@@ -19,6 +20,10 @@ const DRAIN_GRACE_NS: u64 = 200_000_000;
 /// Runs the data plane until `cfg.end_ns` (or the stop flag), and at most
 /// [`DRAIN_GRACE_NS`] past it.
 pub fn run(cfg: Config) -> Outcome {
+    // SAFETY: prctl on the calling thread; asks for timers as exact as the
+    // hardware allows.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    realtime();
     let Config {
         flows,
         links,
@@ -31,55 +36,8 @@ pub fn run(cfg: Config) -> Outcome {
         capture_marked,
         stats,
     } = cfg;
-    // SAFETY: prctl on the calling thread; asks for timers as exact as the
-    // hardware allows.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
-    realtime();
-    let n = flows.len();
-    let mut p = Plane {
-        flows,
-        links,
-        pool: QueuePool::default(),
-        sink: VecSink::default(),
-        events: BinaryHeap::new(),
-        seq: 0,
-        bufs: Vec::new(),
-        slot_flow: Vec::new(),
-        free: Vec::new(),
-        measuring: warmup_ns == 0,
-        warmup_ns,
-        stats,
-        at_warmup: None,
-        flow_counts: vec![FlowCounters::default(); n],
-        lateness: Lateness::default(),
-        unclassified: 0,
-        write_errors: 0,
-        read_errors: 0,
-        access_drops: 0,
-        udp_id: 0,
-        capture_marked,
-        marked: Vec::new(),
-    };
-    for _ in 0..1024 {
-        let t = p.alloc();
-        p.free.push(t);
-    }
-    if warmup_ns > 0 {
-        p.push(warmup_ns, Ev::MeasureStart);
-    }
-    if queue_interval_ns > 0 {
-        p.push(0, Ev::Sample);
-    }
-    for i in 0..n {
-        if let Some(u) = &p.flows[i].udp {
-            let s = u.start_ns;
-            p.push(s, Ev::Udp(i as u32));
-        }
-        if let Some(probe) = &p.flows[i].probe {
-            let s = probe.start_ns;
-            p.push(s, Ev::Probe(i as u32));
-        }
-    }
+    let mut p = Plane::new(flows, links, stats, warmup_ns, capture_marked);
+    p.first_events(queue_interval_ns);
     let mut interrupted = false;
     let spin = spin_ns();
     // Which devices the last poll found readable.
@@ -93,24 +51,7 @@ pub fn run(cfg: Config) -> Outcome {
             interrupted = true;
             break;
         }
-        for (dir, dev) in [(FWD, 0), (REV, 1)] {
-            if !readable[dev] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                let tag = p.alloc();
-                match tun[dev].read(&mut p.bufs[tag as usize]) {
-                    Ok(len) => p.admit(dir, tag, len, now),
-                    Err(e) => {
-                        p.free.push(tag);
-                        if e.kind() != ErrorKind::WouldBlock {
-                            p.read_errors += 1;
-                        }
-                        break;
-                    }
-                }
-            }
-        }
+        p.read_devices(&mut tun, readable, now);
         while let Some(&Reverse((t, _, ev))) = p.events.peek() {
             let wall = epoch.elapsed().as_nanos() as u64;
             // Behind a source that makes events faster than they are handled,
@@ -132,50 +73,154 @@ pub fn run(cfg: Config) -> Outcome {
         };
         readable = wait(&tun, sleep);
     }
-    // What was due before the end and not yet handled (the last wake-up came
-    // late) is handled now, as the simulator handles every event before its end.
-    // Their writes are not timekeeping, so their lateness is not counted.
-    // At most DRAIN_GRACE_NS past the end: what is left then is counted.
-    let mut unhandled = 0;
-    if !interrupted {
-        let lateness = std::mem::take(&mut p.lateness);
-        while let Some(&Reverse((t, _, ev))) = p.events.peek() {
-            if t >= end_ns {
-                break;
-            }
-            if epoch.elapsed().as_nanos() as u64 >= end_ns + DRAIN_GRACE_NS {
-                unhandled = p.events.iter().filter(|e| e.0 .0 < end_ns).count() as u64;
-                break;
-            }
-            p.events.pop();
-            p.dispatch(ev, t, &mut tun, epoch, queue_interval_ns, end_ns);
-        }
-        p.lateness = lateness;
-    }
+    let unhandled = if interrupted {
+        0
+    } else {
+        p.finish_due(&mut tun, epoch, queue_interval_ns, end_ns)
+    };
     let end = if interrupted {
         (epoch.elapsed().as_nanos() as u64).min(end_ns)
     } else {
         end_ns
     };
-    Outcome {
-        links: p.measured(end),
-        stats: p.stats,
-        flows: p.flow_counts,
-        probes: p
-            .flows
-            .iter_mut()
-            .map(|f| f.probe.take().map(|p| p.end))
-            .collect(),
-        lateness: p.lateness,
-        unclassified: p.unclassified,
-        write_errors: p.write_errors,
-        read_errors: p.read_errors,
-        access_drops: p.access_drops,
-        unhandled,
-        links_back: p.links,
-        end_ns: end,
-        interrupted,
-        marked: p.marked,
+    p.outcome(end, unhandled, interrupted)
+}
+
+impl Plane {
+    fn new(
+        flows: Vec<super::FlowPath>,
+        links: [super::Bottleneck; 2],
+        stats: [sim::runner::LinkStats; 2],
+        warmup_ns: u64,
+        capture_marked: usize,
+    ) -> Plane {
+        let n = flows.len();
+        let mut p = Plane {
+            flows,
+            links,
+            pool: QueuePool::default(),
+            sink: VecSink::default(),
+            events: BinaryHeap::new(),
+            seq: 0,
+            bufs: Vec::new(),
+            slot_flow: Vec::new(),
+            free: Vec::new(),
+            measuring: warmup_ns == 0,
+            warmup_ns,
+            stats,
+            at_warmup: None,
+            flow_counts: vec![FlowCounters::default(); n],
+            lateness: Lateness::default(),
+            unclassified: 0,
+            write_errors: 0,
+            read_errors: 0,
+            access_drops: 0,
+            udp_id: 0,
+            capture_marked,
+            marked: Vec::new(),
+        };
+        for _ in 0..1024 {
+            let t = p.alloc();
+            p.free.push(t);
+        }
+        p
+    }
+
+    /// The end of the warm-up, the first queue sample, and each source's first
+    /// packet.
+    fn first_events(&mut self, queue_interval_ns: u64) {
+        if self.warmup_ns > 0 {
+            self.push(self.warmup_ns, Ev::MeasureStart);
+        }
+        if queue_interval_ns > 0 {
+            self.push(0, Ev::Sample);
+        }
+        for i in 0..self.flows.len() {
+            let f = &self.flows[i];
+            let udp = f.udp.as_ref().map(|u| u.start_ns);
+            let probe = f.probe.as_ref().map(|p| p.start_ns);
+            if let Some(s) = udp {
+                self.push(s, Ev::Udp(i as u32));
+            }
+            if let Some(s) = probe {
+                self.push(s, Ev::Probe(i as u32));
+            }
+        }
+    }
+
+    /// Reads up to [`READ_BATCH`] packets from each device the last poll found
+    /// readable, each entering its direction at `now`.
+    fn read_devices(&mut self, tun: &mut [File; 2], readable: [bool; 2], now: u64) {
+        for (dir, dev) in [(FWD, 0), (REV, 1)] {
+            if !readable[dev] {
+                continue;
+            }
+            for _ in 0..READ_BATCH {
+                let tag = self.alloc();
+                match tun[dev].read(&mut self.bufs[tag as usize]) {
+                    Ok(len) => self.admit(dir, tag, len, now),
+                    Err(e) => {
+                        self.free.push(tag);
+                        if e.kind() != ErrorKind::WouldBlock {
+                            self.read_errors += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles what was due before the end and not yet handled (the last
+    /// wake-up came late), as the simulator handles every event before its end.
+    /// Their writes are not timekeeping, so their lateness is not counted. At
+    /// most [`DRAIN_GRACE_NS`] past the end: returns how many were left then.
+    fn finish_due(
+        &mut self,
+        tun: &mut [File; 2],
+        epoch: Instant,
+        queue_interval_ns: u64,
+        end_ns: u64,
+    ) -> u64 {
+        let lateness = std::mem::take(&mut self.lateness);
+        let mut unhandled = 0;
+        while let Some(&Reverse((t, _, ev))) = self.events.peek() {
+            if t >= end_ns {
+                break;
+            }
+            if epoch.elapsed().as_nanos() as u64 >= end_ns + DRAIN_GRACE_NS {
+                unhandled = self.events.iter().filter(|e| e.0 .0 < end_ns).count() as u64;
+                break;
+            }
+            self.events.pop();
+            self.dispatch(ev, t, tun, epoch, queue_interval_ns, end_ns);
+        }
+        self.lateness = lateness;
+        unhandled
+    }
+
+    /// What the run counted, its measured interval ending at `end`.
+    fn outcome(mut self, end: u64, unhandled: u64, interrupted: bool) -> Outcome {
+        Outcome {
+            links: self.measured(end),
+            probes: self
+                .flows
+                .iter_mut()
+                .map(|f| f.probe.take().map(|p| p.end))
+                .collect(),
+            stats: self.stats,
+            flows: self.flow_counts,
+            lateness: self.lateness,
+            unclassified: self.unclassified,
+            write_errors: self.write_errors,
+            read_errors: self.read_errors,
+            access_drops: self.access_drops,
+            unhandled,
+            links_back: self.links,
+            end_ns: end,
+            interrupted,
+            marked: self.marked,
+        }
     }
 }
 
