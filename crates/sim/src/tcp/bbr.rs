@@ -245,11 +245,12 @@ impl Bbr {
 
     /// Linux's `bbr_save_cwnd`: the window to restore after recovery or PROBE_RTT.
     pub fn save_cwnd(&mut self, cwnd: f64) {
-        if self.prev_ca < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(
+            self.prior_cwnd,
+            cwnd,
+            self.prev_ca,
+            self.mode == Mode::ProbeRtt,
+        );
     }
 
     /// A timeout (Linux's `bbr_set_state(TCP_CA_Loss)` after `bbr_ssthresh`).
@@ -549,6 +550,17 @@ impl BbrFlow {
             rate,
             in_loss: false,
         }
+    }
+}
+
+/// The window BBR restores after recovery or ProbeRTT (Linux's `bbr_save_cwnd`,
+/// the draft's `BBRSaveCwnd`): the window now when neither is under way,
+/// otherwise the larger of it and the one saved before.
+pub(super) fn saved_cwnd(prior: f64, cwnd: f64, prev_ca: CaState, in_probe_rtt: bool) -> f64 {
+    if prev_ca < CaState::Recovery && !in_probe_rtt {
+        cwnd
+    } else {
+        prior.max(cwnd)
     }
 }
 

@@ -271,11 +271,12 @@ impl Bbr3 {
 
     /// `BBRSaveCwnd`: the window to restore after recovery or ProbeRTT.
     pub fn save_cwnd(&mut self, cwnd: f64) {
-        if self.prev_ca < CaState::Recovery && self.state != State::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = super::bbr::saved_cwnd(
+            self.prior_cwnd,
+            cwnd,
+            self.prev_ca,
+            self.state == State::ProbeRtt,
+        );
     }
 
     /// `BBROnEnterRTO` (the sender drops the window to what is in flight + 1).
