@@ -108,7 +108,16 @@ def _emulate(ns: Namespace) -> int:
         ns.out = Path(ns.out)
         check_folder(ns.out)
     try:
-        finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, sets)
+        finished = _aqmlab.emulate_builtin_or_path(
+            ns.scenario,
+            ns.seed,
+            ns.duration,
+            ns.warmup,
+            sets,
+            app=ns.app,
+            command=ns.command or None,
+            receiver_cmd=ns.receiver_cmd,
+        )
     except KeyboardInterrupt:
         # As the binary: stopped at once, everything it made gone, status 130.
         sys.stderr.write("error: interrupted; the emulation's namespaces and devices are removed\n")
