@@ -110,10 +110,13 @@ impl Delivered {
     }
 }
 
-/// A program running in a namespace.
+/// A program running in a namespace, in a process group of its own: stopping it
+/// stops what it started too (`sh -c` with a pipeline, a server's workers), and
+/// a run that ends early on an error kills it on the way out.
 pub struct Running {
     what: String,
     child: Child,
+    ended: bool,
 }
 
 /// Starts `program args` in namespace `ns`: its standard output and error go
@@ -126,7 +129,8 @@ pub fn spawn(ns: &Netns, program: &OsString, args: &[OsString], what: &str) -> i
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(io::stderr())
-        .stderr(io::stderr());
+        .stderr(io::stderr())
+        .process_group(0);
     // SAFETY: between fork and exec only async-signal-safe calls: setns on a
     // descriptor the child inherited, and prctl.
     unsafe {
@@ -150,22 +154,32 @@ pub fn spawn(ns: &Netns, program: &OsString, args: &[OsString], what: &str) -> i
     Ok(Running {
         what: what.to_string(),
         child,
+        ended: false,
     })
 }
 
 impl Running {
-    /// Ends the program if it still runs (SIGTERM, then SIGKILL after a
-    /// second) and says how it ended: `None` for a clean exit before the end
-    /// of the run, a warning otherwise.
+    /// Sends `signal` to the program's process group.
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on the process group our child leads.
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), signal) };
+    }
+
+    /// Ends the program if it still runs (SIGTERM to its process group, then
+    /// SIGKILL after a second) and says how it ended: `None` for a clean exit
+    /// before the end of the run, a warning otherwise.
     pub fn finish(mut self) -> Option<String> {
+        self.ended = true;
         if let Ok(Some(status)) = self.child.try_wait() {
+            // What it left running in its group goes too.
+            self.signal(libc::SIGKILL);
             return (!status.success()).then(|| format!("{} {}", self.what, describe(status)));
         }
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        self.signal(libc::SIGTERM);
         let until = Instant::now() + Duration::from_secs(1);
         while Instant::now() < until {
             if let Ok(Some(_)) = self.child.try_wait() {
+                self.signal(libc::SIGKILL);
                 return Some(format!(
                     "{} was still running at the end of the run and was stopped",
                     self.what
@@ -173,12 +187,21 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
+        self.signal(libc::SIGKILL);
         let _ = self.child.wait();
         Some(format!(
             "{} was still running at the end of the run and was killed",
             self.what
         ))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.signal(libc::SIGKILL);
+            let _ = self.child.wait();
+        }
     }
 }
 
