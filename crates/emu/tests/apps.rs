@@ -116,3 +116,68 @@ fn app_names_a_tcp_or_udp_group_of_the_scenario() {
     );
     assert!(e.contains("\"bulk\", \"app\""), "{e}");
 }
+
+/// iperf3, as the distribution ships it, through CHOKe beside an unresponsive
+/// CBR flow: its server in the receivers' namespace, its client with two
+/// streams in the senders'. Its control connection and both streams take the
+/// group's flows; both ends finish on their own, so the run has nothing to say
+/// of them.
+#[test]
+fn iperf3_runs_through_choke_and_finishes_cleanly() {
+    require_emulation!();
+    if std::process::Command::new("iperf3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: iperf3 is not installed");
+        return;
+    }
+    let text = r#"
+name = "iperf3"
+duration = "6s"
+warmup = "1s"
+qdisc = { kind = "choke", limit = 200, min_th = 20, max_th = 60 }
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+[[flows]]
+name = "cbr"
+kind = "cbr"
+rate = "4Mbps"
+[[flows]]
+name = "iperf"
+kind = "tcp"
+count = 3
+"#;
+    let opts = emu::Options {
+        apps: Some(emu::apps::Apps {
+            group: "iperf".into(),
+            sender: ["iperf3", "-c", "198.19.0.1", "-t", "4", "-P", "2"]
+                .map(Into::into)
+                .to_vec(),
+            receiver: Some("iperf3 -s -1".into()),
+        }),
+        ..Default::default()
+    };
+    let s = common::scenario(text);
+    let r = emu::emulate_with(&s, &opts, Arc::new(AtomicBool::new(false)))
+        .unwrap()
+        .result;
+    let warnings = &r.emulation.as_ref().unwrap().warnings;
+    eprintln!("{warnings:?}");
+    let streams: Vec<_> = r
+        .flows
+        .iter()
+        .filter(|f| f.group == "iperf" && f.goodput_bps > 1e6)
+        .collect();
+    for f in &r.flows {
+        eprintln!("flow {} ({}): goodput {:.0}", f.id, f.group, f.goodput_bps);
+    }
+    assert_eq!(streams.len(), 2, "two streams carry the data");
+    assert!(
+        !warnings.iter().any(|w| w.contains("command")),
+        "both ends finished cleanly: {warnings:?}"
+    );
+}
