@@ -143,6 +143,13 @@ fn apps(a: &EmulateArgs) -> anyhow::Result<Option<emu::apps::Apps>> {
     let Some(group) = &a.app else {
         return Ok(None);
     };
+    if a.compare {
+        return Err(usage(format!(
+            "--app {group} with --compare: a program's connections have no simulated \
+             counterpart (the simulation would run group \"{group}\" as the scenario \
+             declares it); compare without --app"
+        )));
+    }
     if a.command.is_empty() && a.receiver_cmd.is_none() {
         return Err(usage(format!(
             "--app {group} needs a command to run: `-- CMD ARGS` (senders' namespace) or \

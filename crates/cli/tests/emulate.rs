@@ -47,6 +47,10 @@ fn app_and_its_commands_are_checked_before_anything_starts() {
     let path = write(dir.path(), "s.toml", SMALL);
     for (args, needle) in [
         (vec!["--app", "bulk"], "--app bulk needs a command to run"),
+        (
+            vec!["--app", "bulk", "--compare", "--", "true"],
+            "no simulated counterpart",
+        ),
         (vec!["--", "true"], "--app <GROUP>"),
         (vec!["--receiver-cmd", "true"], "--app <GROUP>"),
         (
