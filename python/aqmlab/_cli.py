@@ -70,12 +70,6 @@ def _run(ns: Namespace) -> int:
     from aqmlab.result import Result
 
     allow_foreign_out(ns.allow_foreign_out)
-    if ns.app is not None and ns.compare:
-        _error(
-            f"--app {ns.app} with --compare: a program's connections have no simulated counterpart "
-            f'(the simulation would run group "{ns.app}" as the scenario declares it); compare without --app'
-        )
-        return 2
     sets = _aqmlab.parse_sets(ns.sets)
     if ns.out is not None:
         ns.out = Path(ns.out)
