@@ -154,7 +154,7 @@ count = 3
     let opts = emu::Options {
         apps: Some(emu::apps::Apps {
             group: "iperf".into(),
-            sender: ["iperf3", "-c", "198.19.0.1", "-t", "4", "-P", "2"]
+            sender: ["iperf3", "-c", "198.19.0.1", "-t", "5", "-P", "2"]
                 .map(Into::into)
                 .to_vec(),
             receiver: Some("iperf3 -s -1".into()),
@@ -170,11 +170,12 @@ count = 3
     let streams: Vec<_> = r
         .flows
         .iter()
-        .filter(|f| f.group == "iperf" && f.goodput_bps > 1e6)
+        .filter(|f| f.group == "iperf" && f.goodput_bps > 3e5)
         .collect();
     for f in &r.flows {
         eprintln!("flow {} ({}): goodput {:.0}", f.id, f.group, f.goodput_bps);
     }
+    // The control connection carries a few hundred bytes; the streams the data.
     assert_eq!(streams.len(), 2, "two streams carry the data");
     assert!(
         !warnings.iter().any(|w| w.contains("command")),
