@@ -80,6 +80,9 @@ def emulate_json(
     duration: str | None = None,
     warmup: str | None = None,
     labelled: bool = True,
+    app: str | None = None,
+    command: list[str] | None = None,
+    receiver_cmd: str | None = None,
 ) -> Finished: ...
 def emulate_builtin_or_path(
     arg: _Path | None = None,
@@ -87,6 +90,9 @@ def emulate_builtin_or_path(
     duration: str | None = None,
     warmup: str | None = None,
     sets: str | None = None,
+    app: str | None = None,
+    command: list[str] | None = None,
+    receiver_cmd: str | None = None,
 ) -> Finished: ...
 
 # ValueError with `aqmlab emulate`'s refusal when the emulator cannot honour the

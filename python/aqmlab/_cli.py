@@ -103,12 +103,27 @@ def _emulate(ns: Namespace) -> int:
     from aqmlab.result import Result
 
     allow_foreign_out(ns.allow_foreign_out)
+    if ns.app is not None and ns.compare:
+        _error(
+            f"--app {ns.app} with --compare: a program's connections have no simulated counterpart "
+            f'(the simulation would run group "{ns.app}" as the scenario declares it); compare without --app'
+        )
+        return 2
     sets = _aqmlab.parse_sets(ns.sets)
     if ns.out is not None:
         ns.out = Path(ns.out)
         check_folder(ns.out)
     try:
-        finished = _aqmlab.emulate_builtin_or_path(ns.scenario, ns.seed, ns.duration, ns.warmup, sets)
+        finished = _aqmlab.emulate_builtin_or_path(
+            ns.scenario,
+            ns.seed,
+            ns.duration,
+            ns.warmup,
+            sets,
+            app=ns.app,
+            command=ns.command or None,
+            receiver_cmd=ns.receiver_cmd,
+        )
     except KeyboardInterrupt:
         # As the binary: stopped at once, everything it made gone, status 130.
         sys.stderr.write("error: interrupted; the emulation's namespaces and devices are removed\n")

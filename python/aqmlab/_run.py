@@ -8,7 +8,7 @@ import numbers
 import os
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
 from aqmlab import _aqmlab
@@ -124,6 +124,9 @@ def emulate(
     duration: str | None = None,
     warmup: str | None = None,
     strict: bool = False,
+    app: str | None = None,
+    command: Sequence[str] | None = None,
+    receiver_command: str | None = None,
     **overrides: Any,
 ) -> Result:
     """Emulates a dumbbell scenario on real Linux TCP and returns its :class:`Result`.
@@ -142,8 +145,36 @@ def emulate(
     emulator cannot honour (a graph, web flows, a rate above what it keeps),
     ``ValueError`` with the message ``aqmlab emulate`` prints. docs/emulation.md
     says where emulated and simulated results differ.
+
+    Your own programs run through the emulated path with ``app``, the name of a
+    TCP or UDP flow group whose flows carry their connections (each takes the
+    next free flow, and is reported as it): ``command``, a program and its
+    arguments run in the senders' namespace for the run, and
+    ``receiver_command``, a command line run with ``sh -c`` in the receivers'
+    namespace before it starts (a server), as ``aqmlab emulate --app GROUP
+    --receiver-cmd LINE -- CMD ARGS`` runs them.
     """
-    return emulate_scenario(scenario, seed, duration, warmup, strict, labelled=True, overrides=overrides)
+    apps = _app_args(app, command, receiver_command)
+    return emulate_scenario(
+        scenario, seed, duration, warmup, strict, labelled=True, overrides=overrides, apps=apps
+    )
+
+
+def _app_args(app: Any, command: Any, receiver_command: Any) -> dict[str, Any]:
+    """:func:`emulate`'s programs as the extension takes them, their types checked."""
+    if app is not None and not isinstance(app, str):
+        raise ValueError(f"app = {app!r} must be the name of a flow group (a str)")
+    if command is not None and (
+        isinstance(command, (str, bytes)) or not all(isinstance(c, str) for c in command)
+    ):
+        raise ValueError(f"command = {command!r} must be a list of str (a program and its arguments)")
+    if receiver_command is not None and not isinstance(receiver_command, str):
+        raise ValueError(f"receiver_command = {receiver_command!r} must be a command line (a str)")
+    return {
+        "app": app,
+        "command": list(command) if command is not None else None,
+        "receiver_cmd": receiver_command,
+    }
 
 
 def emulate_scenario(
@@ -155,6 +186,7 @@ def emulate_scenario(
     *,
     labelled: bool,
     overrides: Mapping[str, Any],
+    apps: Mapping[str, Any] | None = None,
 ) -> Result:
     """:func:`emulate`; unless ``labelled``, a scenario given as a dict gives tables
     without the scenario and seed columns (a sweep labels its runs' rows itself)."""
@@ -162,16 +194,17 @@ def emulate_scenario(
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
     check_flag(strict, "strict")
+    apps = dict(apps or {})
     if isinstance(scenario, Mapping):
         text = to_json(_apply(scenario, overrides))
-        finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled)
+        finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled, **apps)
     else:
         arg = check_path_or_name(scenario)
         if not overrides:
-            finished = _aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup)
+            finished = _aqmlab.emulate_builtin_or_path(arg, seed, duration, warmup, **apps)
         else:
             text = to_json(_apply(scenario_table(arg), overrides))
-            finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled)
+            finished = _aqmlab.emulate_json(text, seed, duration, warmup, labelled, **apps)
     late = late_run(finished)
     if strict and late:
         raise RuntimeError(f"strict: {late}; its results are discarded")

@@ -61,6 +61,9 @@ SAME = [
     ["completions", "fish"],
     ["run", "choke-fig3", "--set", "qdisc.kind=red,sfb"],
     ["run", "choke-fig3", "--set", "flows.web.rate=1Mbps"],
+    ["emulate", "choke-fig3", "--app", "udp", "--compare", "--", "true"],
+    ["emulate", "choke-fig3", "--app", "udp"],
+    ["emulate", "choke-fig3", "--", "true"],
 ]
 
 

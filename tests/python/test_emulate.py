@@ -170,3 +170,49 @@ def test_a_sweep_of_emulated_runs_is_stored_apart_and_resumes(tmp_path):
         aqmlab.sweep(graph, emulate=True)
     with pytest.raises(ValueError, match="one at a time"):
         aqmlab.sweep(small, emulate=True, jobs=2)
+
+
+def test_a_program_runs_through_the_emulated_path_as_a_flow_of_its_group():
+    """``app=`` and ``command=``: a Python client in the senders' namespace sends to
+    a server in the receivers'; its connection is the group's first flow."""
+    server = (
+        "python3 -c 'import socket\n"
+        "s = socket.socket()\n"
+        "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        's.bind(("198.19.0.1", 6000))\n'
+        "s.listen()\n"
+        "c, _ = s.accept()\n"
+        "while c.recv(1 << 16): pass'"
+    )
+    client = (
+        "import socket, time\n"
+        "while True:\n"
+        "    try:\n"
+        '        c = socket.create_connection(("198.19.0.1", 6000)); break\n'
+        "    except OSError: time.sleep(0.05)\n"
+        'while True: c.sendall(b"x" * 65536)\n'
+    )
+    scenario = dict(SMALL, flows=[{"name": "app", "kind": "tcp", "count": 1}])
+    r = aqmlab.emulate(scenario, app="app", command=["python3", "-c", client], receiver_command=server)
+    flows = r.flows
+    assert list(flows["group"]) == ["app"]
+    assert flows["delivered"].iloc[0] > 100
+    assert r.links["utilization"].iloc[0] > 0.8
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"app": 3, "command": ["true"]}, "app = 3"),
+        ({"app": "app", "command": "true"}, "command = 'true'"),
+        ({"app": "app", "command": ["true", 1]}, "command = "),
+        ({"app": "app", "receiver_command": ["true"]}, "receiver_command = "),
+        ({"command": ["true"]}, "needs app="),
+        ({"app": "app"}, "needs a command"),
+        ({"app": "nope", "command": ["true"]}, 'no flow group named "nope"'),
+    ],
+)
+def test_emulate_checks_its_programs_before_anything_starts(kwargs, needle):
+    scenario = dict(SMALL, flows=[{"name": "app", "kind": "tcp", "count": 1}])
+    with pytest.raises(ValueError, match=needle):
+        aqmlab.emulate(scenario, **kwargs)

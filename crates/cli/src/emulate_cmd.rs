@@ -28,8 +28,9 @@ pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
         // Found out now, not after the whole emulation in wall-clock time.
         probe_writable(dir).map_err(usage)?;
     }
+    let apps = apps(&a)?;
     let bar = (!a.quiet).then(|| WallClockBar::start(s.file.duration.as_nanos()));
-    let result = emulate(&s);
+    let result = emulate(&s, apps);
     drop(bar);
     let result = result?;
     eprint!("{}", sim::text::warnings(&result));
@@ -136,8 +137,39 @@ fn probe_writable(dir: &std::path::Path) -> Result<(), String> {
     written.map_err(cannot)
 }
 
+/// The programs `--app` runs, or none; `--app` alone is refused.
 #[cfg(target_os = "linux")]
-fn emulate(s: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
+fn apps(a: &EmulateArgs) -> anyhow::Result<Option<emu::apps::Apps>> {
+    let Some(group) = &a.app else {
+        return Ok(None);
+    };
+    if a.compare {
+        return Err(usage(format!(
+            "--app {group} with --compare: a program's connections have no simulated \
+             counterpart (the simulation would run group \"{group}\" as the scenario \
+             declares it); compare without --app"
+        )));
+    }
+    if a.command.is_empty() && a.receiver_cmd.is_none() {
+        return Err(usage(format!(
+            "--app {group} needs a command to run: `-- CMD ARGS` (senders' namespace) or \
+             --receiver-cmd (receivers')"
+        )));
+    }
+    Ok(Some(emu::apps::Apps {
+        group: group.clone(),
+        sender: a.command.iter().map(Into::into).collect(),
+        receiver: a.receiver_cmd.clone(),
+    }))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn apps(_: &EmulateArgs) -> anyhow::Result<Option<()>> {
+    Ok(None)
+}
+
+#[cfg(target_os = "linux")]
+fn emulate(s: &sim::Scenario, apps: Option<emu::apps::Apps>) -> anyhow::Result<sim::RunResult> {
     // Refusals first, then the scenario's no-op warnings, as `run` prints them
     // once it has accepted the scenario.
     emu::check::plan(s).map_err(|e| usage(e.to_string()))?;
@@ -145,15 +177,22 @@ fn emulate(s: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
         eprintln!("warning: {w}");
     }
     let stop = emu::stop_on_signals().context("installing the signal handlers")?;
-    emu::emulate(s, stop).map_err(|e| match e {
-        emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted => usage(e.to_string()),
+    let opts = emu::Options {
+        apps,
+        ..Default::default()
+    };
+    let emulated = emu::emulate_with(s, &opts, stop).map(|e| e.result);
+    emulated.map_err(|e| match e {
+        emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted | emu::EmuError::Apps(_) => {
+            usage(e.to_string())
+        }
         emu::EmuError::Interrupted => Interrupted(e.to_string()).into(),
         e => anyhow::Error::new(e),
     })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn emulate(_: &sim::Scenario) -> anyhow::Result<sim::RunResult> {
+fn emulate(_: &sim::Scenario, _: Option<()>) -> anyhow::Result<sim::RunResult> {
     Err(usage(
         "aqmlab emulate needs Linux (network namespaces and TUN devices)",
     ))

@@ -38,6 +38,37 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// `--app` without a command, a command without `--app`, and `--app` naming no
+/// group of the scenario are usage errors (exit 2) that say what is wrong,
+/// before anything starts.
+#[test]
+fn app_and_its_commands_are_checked_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", SMALL);
+    for (args, needle) in [
+        (vec!["--app", "bulk"], "--app bulk needs a command to run"),
+        (
+            vec!["--app", "bulk", "--compare", "--", "true"],
+            "no simulated counterpart",
+        ),
+        (vec!["--", "true"], "--app <GROUP>"),
+        (vec!["--receiver-cmd", "true"], "--app <GROUP>"),
+        (
+            vec!["--app", "web", "--", "true"],
+            "no flow group named \"web\"",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args(["emulate", &path])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 /// A scenario the emulator cannot honour is refused before anything starts:
 /// one line naming the key and its line, exit 2 (no privilege needed to say so).
 #[test]

@@ -239,6 +239,20 @@ pub struct EmulateArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The flow group whose flows carry the connections of your own programs:
+    /// the command after `--`, run in the senders' namespace, and
+    /// --receiver-cmd in the receivers'. Each connection takes the group's next
+    /// free flow and is reported as that flow.
+    #[arg(long, value_name = "GROUP")]
+    pub app: Option<String>,
+    /// A command line run with `sh -c` in the receivers' namespace before the
+    /// run starts (a server, say), stopped at its end; needs --app.
+    #[arg(long, value_name = "COMMAND", requires = "app")]
+    pub receiver_cmd: Option<String>,
+    /// The command to run in the senders' namespace, after `--` (needs --app):
+    /// it starts with the run and is stopped at its end.
+    #[arg(last = true, value_name = "CMD", requires = "app")]
+    pub command: Vec<String>,
 }
 
 /// The scenario's keys `run` and `emulate` override, declared once for both
@@ -358,7 +372,7 @@ mod tests {
             keys(&["emulate"]),
             sorted(
                 "scenario seed duration warmup sets out format json allow_foreign_out compare \
-                 strict quiet"
+                 strict quiet app receiver_cmd command"
             )
         );
         assert_eq!(

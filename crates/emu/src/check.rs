@@ -108,6 +108,31 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     Ok(plan)
 }
 
+/// The index of the flow group `--app` names, whose flows the programs'
+/// connections take: a TCP or UDP group of the scenario.
+pub fn app_group(s: &Scenario, name: &str) -> Result<usize, String> {
+    let groups = &s.file.flows;
+    let Some(i) = groups.iter().position(|g| g.get_ref().name == name) else {
+        let names: Vec<String> = groups
+            .iter()
+            .map(|g| format!("\"{}\"", g.get_ref().name))
+            .collect();
+        return Err(format!(
+            "--app {name}: the scenario has no flow group named \"{name}\" (its groups: {})",
+            names.join(", ")
+        ));
+    };
+    let kind = groups[i].get_ref().kind();
+    if matches!(kind, FlowKind::Probe | FlowKind::Web) {
+        return Err(format!(
+            "--app {name}: the group is of kind \"{}\"; a program's connections take the \
+             flows of a TCP or UDP group (kind = \"tcp\", \"cbr\", \"poisson\" or \"onoff\")",
+            kind.name()
+        ));
+    }
+    Ok(i)
+}
+
 /// A dumbbell whose access links are plain, and whose bottleneck stays within
 /// the rate the emulator keeps time at in either direction.
 fn check_links(s: &Scenario) -> Result<(), ScenarioError> {

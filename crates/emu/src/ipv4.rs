@@ -234,6 +234,19 @@ pub fn write_udp(
     size
 }
 
+/// A TCP segment's sequence number and payload length, of a packet that
+/// [`parse`] accepted as TCP.
+pub fn tcp_segment(buf: &[u8]) -> Option<(u32, u32)> {
+    let ihl = (buf[0] & 0x0f) as usize * 4;
+    let tcp = buf.get(ihl..ihl + 20)?;
+    let data_at = ihl + (tcp[12] >> 4) as usize * 4;
+    let len = buf.len().checked_sub(data_at)?;
+    Some((
+        u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]),
+        len as u32,
+    ))
+}
+
 /// The sequence number of an ICMP echo request or reply that [`parse`] accepted.
 pub fn echo_seq(buf: &[u8]) -> u16 {
     let ihl = (buf[0] & 0x0f) as usize * 4;
@@ -484,6 +497,18 @@ mod tests {
         );
         assert_eq!(n, 28);
         assert_eq!(sum16(&small[20..], 0), 0xffff);
+    }
+
+    #[test]
+    fn a_segment_gives_its_sequence_and_payload_length() {
+        let mut b = syn(&[1, 3, 3, 7], TCP_ACK);
+        b[24..28].copy_from_slice(&0xfedc_ba98u32.to_be_bytes());
+        let header = b.len();
+        b.extend_from_slice(&[0; 100]);
+        let len = b.len() as u16;
+        b[2..4].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(tcp_segment(&b), Some((0xfedc_ba98, 100)));
+        assert_eq!(tcp_segment(&b[..header]), Some((0xfedc_ba98, 0)));
     }
 
     #[test]

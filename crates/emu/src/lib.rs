@@ -12,6 +12,8 @@
 //! is the guide.
 //!
 //! ## Map
+//! - [`apps`]: a user's programs through the emulated path (`--app GROUP --
+//!   CMD`).
 //! - [`check`]: what can be emulated, decided before anything starts.
 //! - [`compare`]: a simulated and an emulated run side by side (`--compare`).
 //! - [`netns`]: the namespaces (alive only while this process holds them), the
@@ -24,6 +26,7 @@
 //! - `report`: counters to a `RunResult`.
 #![cfg(target_os = "linux")]
 
+pub mod apps;
 pub mod check;
 pub mod compare;
 pub mod ipv4;
@@ -64,6 +67,9 @@ pub enum EmuError {
     /// The kernel's traffic failed (a connection that could not be made).
     #[error("the emulated traffic failed: {0}")]
     Traffic(String),
+    /// `--app` names what the scenario cannot carry.
+    #[error("{0}")]
+    Apps(String),
 }
 
 /// Sets `stop` on SIGINT and SIGTERM (the CLI's Ctrl-C): the run then ends at
@@ -77,9 +83,11 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
 }
 
 /// Sysctls of a namespace: SACK and ECN as the plan says; no metrics carried
-/// from one connection to the next.
+/// from one connection to the next; ephemeral ports clear of the flows' ports.
 fn sysctls(sack: bool, ecn: bool) -> std::io::Result<()> {
     netns::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" })?;
+    // Programs' ephemeral ports stay above the flows' port block.
+    netns::sysctl("net/ipv4/ip_local_port_range", "40000 60999")?;
     netns::sysctl("net/ipv4/tcp_ecn", if ecn { "1" } else { "2" })?;
     netns::sysctl("net/ipv4/tcp_no_metrics_save", "1")
 }
@@ -90,6 +98,8 @@ pub struct Options {
     /// Keep a copy of the first this many CE-marked packets as they were written
     /// (to check their headers).
     pub capture_marked: usize,
+    /// A user's programs whose connections a flow group carries.
+    pub apps: Option<apps::Apps>,
 }
 
 /// An emulation's results and what [`Options`] asked to keep.
@@ -116,7 +126,18 @@ pub fn emulate_with(
     stop: Arc<AtomicBool>,
 ) -> Result<Emulated, EmuError> {
     let started = Instant::now();
-    let plan = check::plan(s)?;
+    let mut plan = check::plan(s)?;
+    let app_group = opts
+        .apps
+        .as_ref()
+        .map(|a| check::app_group(s, &a.group))
+        .transpose()
+        .map_err(EmuError::Apps)?;
+    if let Some(g) = app_group {
+        // The programs choose their own TCP: the group's settings neither
+        // set the namespaces' sysctls nor strip their SYNs.
+        plan.tcp[g] = None;
+    }
     if !netns::privileged() {
         return Err(EmuError::NotPermitted);
     }
@@ -131,9 +152,19 @@ pub fn emulate_with(
         ..
     } = sim::runner::build(s)?;
     let mut devices = Devices::new(&plan)?;
-    let (tcp_plans, windows, paths) = flow_plans(&net, &groups, &flows, &plan);
+    let (tcp_plans, windows, paths) = flow_plans(&net, &groups, &flows, &plan, app_group);
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
     let mut traffic = Traffic::start_receivers(&devices.rcv, windows, maxseg)?;
+    // A receivers' program (a server) starts first; the senders' one with the run.
+    let receiver_app = match opts.apps.as_ref().and_then(|a| a.receiver.as_ref()) {
+        Some(line) => Some(apps::spawn(
+            &devices.rcv,
+            &"sh".into(),
+            &["-c".into(), line.into()],
+            "the receivers' command",
+        )?),
+        None => None,
+    };
 
     let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
     let links = [
@@ -152,13 +183,28 @@ pub fn emulate_with(
         queue_interval_ns: s.monitor().queue_interval.as_nanos(),
         stop: stop.clone(),
         capture_marked: opts.capture_marked,
+        apps: app_group.map(|g| apps::ConnMap::new(groups[g].first, groups[g].count)),
         stats: [fwd, rev].map(|l| observer(s, l, &groups, &flows)),
     };
     let plane = std::thread::Builder::new()
         .name("aqmlab-plane".into())
         .spawn(move || plane::run(cfg))?;
     traffic.start_senders(&devices.snd, tcp_plans, epoch)?;
+    let sender_app = match opts.apps.as_ref().and_then(|a| a.sender.split_first()) {
+        Some((program, args)) => Some(apps::spawn(
+            &devices.snd,
+            program,
+            args,
+            "the senders' command",
+        )?),
+        None => None,
+    };
     let measured = measure(s, &traffic, &devices, epoch, &stop);
+    let app_warnings: Vec<String> = [sender_app, receiver_app]
+        .into_iter()
+        .flatten()
+        .filter_map(apps::Running::finish)
+        .collect();
     let mut outcome = plane
         .join()
         .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
@@ -174,6 +220,16 @@ pub fn emulate_with(
     let marked = std::mem::take(&mut outcome.marked);
     let mut warnings = plan.warnings;
     warnings.extend(shared.warnings.lock().expect("not poisoned").drain(..));
+    warnings.extend(app_warnings);
+    if let (Some(g), (taken, refused)) = (app_group, outcome.app_connections) {
+        if refused > 0 {
+            warnings.push(format!(
+                "{refused} of the programs' connections found no free flow of group \"{}\" \
+                 ({taken} taken, count = {}): their packets were dropped",
+                groups[g].name, groups[g].count
+            ));
+        }
+    }
     if !traffic::counts_timeouts() {
         warnings.push(
             "timeouts are not counted: this kernel's TCP_INFO has no tcpi_total_rto \
@@ -190,6 +246,7 @@ pub fn emulate_with(
         outcome,
         at_warmup: measured.at_warmup,
         at_end: measured.at_end,
+        app_group,
         shared: &shared,
         tun_drops,
         warnings,
@@ -320,12 +377,15 @@ fn flow_plans(
     groups: &[Group],
     flows: &[Flow],
     plan: &check::Plan,
+    app_group: Option<usize>,
 ) -> (Vec<TcpPlan>, Vec<u32>, Vec<FlowPath>) {
     let mut tcp_plans = Vec::new();
     let mut windows = vec![0u32; flows.len()];
     let mut paths = Vec::with_capacity(flows.len());
     for (id, f) in flows.iter().enumerate() {
         let g = &groups[f.group as usize];
+        // A program's flow: no socket or source of ours, only its path.
+        let app = app_group == Some(f.group as usize);
         let pipe = |l: u32| {
             let p = net.pipe(l as usize);
             Pipe::new(p.rate, p.delay)
@@ -335,7 +395,7 @@ fn flow_plans(
         let (fwd_in, fwd_out) = ends(net.routes.route(f.fwd));
         let (rev_in, rev_out) = ends(net.routes.route(f.rev));
         let udp = match &f.endpoints {
-            Endpoints::Udp(u) => Some(UdpFlow {
+            Endpoints::Udp(u) if !app => Some(UdpFlow {
                 cfg: g.udp.clone().expect("a UDP group"),
                 source: u.source.clone(),
                 rng: u.rng.clone(),
@@ -355,8 +415,8 @@ fn flow_plans(
             )),
             _ => None,
         };
-        let tcp = udp.is_none() && probe.is_none();
-        if tcp {
+        let tcp = g.udp.is_none() && probe.is_none();
+        if tcp && !app {
             let maxseg = report::maxseg(g.tcp.packet_size);
             windows[id] = g
                 .tcp
@@ -383,6 +443,7 @@ fn flow_plans(
             syn_strip: plan.syn_strip(f.group as usize),
             udp,
             probe,
+            app: app.then(apps::Delivered::default),
         });
     }
     (tcp_plans, windows, paths)

@@ -121,6 +121,9 @@ pub struct FlowPath {
     pub syn_strip: ipv4::SynStrip,
     pub udp: Option<UdpFlow>,
     pub probe: Option<ProbeFlow>,
+    /// A flow a user's program drives (`--app`): taken by one of its
+    /// connections, with what it delivered so far.
+    pub app: Option<crate::apps::Delivered>,
 }
 
 impl FlowPath {
@@ -149,6 +152,8 @@ pub struct Config {
     pub stop: Arc<AtomicBool>,
     /// Keep a copy of the first this many CE-marked packets as written.
     pub capture_marked: usize,
+    /// The programs' connections and the flows they take (`--app`).
+    pub apps: Option<crate::apps::ConnMap>,
     /// Each direction's observer, the simulator's for a monitored link: it
     /// counts what the queue and the transmitter do, samples the queue and
     /// records sojourn times (`[monitor] delays`).
@@ -167,6 +172,8 @@ pub struct Outcome {
     pub lateness: Lateness,
     /// Packets read that belonged to no flow (dropped).
     pub unclassified: u64,
+    /// The programs' connections: how many took a flow, how many found none.
+    pub app_connections: (usize, u64),
     /// Writes the kernel refused, reads that failed.
     pub write_errors: u64,
     pub read_errors: u64,
@@ -223,6 +230,7 @@ struct Plane {
     udp_id: u16,
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
+    apps: Option<crate::apps::ConnMap>,
 }
 
 impl Plane {
@@ -251,15 +259,25 @@ impl Plane {
         let port = if dir == FWD { h.src_port } else { h.dst_port };
         let flow = port.wrapping_sub(PORT_BASE) as usize;
         // Forward: a flow's own packets. Reverse: TCP's ACKs and probes' echoes.
-        let ok = flow < self.flows.len()
+        // Anything else between the namespaces is a program's (`--app`).
+        let own = flow < self.flows.len()
+            && self.flows[flow].app.is_none()
             && self.flows[flow].proto() == h.proto
             && match h.proto {
                 ipv4::PROTO_UDP => dir == FWD,
                 ipv4::PROTO_ICMP => (dir == REV) == ipv4::is_echo_reply(&self.bufs[tag as usize]),
                 _ => true,
             };
-        if !ok {
-            return self.discard(tag);
+        let flow = match (own, self.apps.as_mut()) {
+            (true, _) => flow,
+            (false, Some(apps)) => match apps.flow(&h, dir) {
+                Some(f) => f as usize,
+                None => return self.discard(tag),
+            },
+            (false, None) => return self.discard(tag),
+        };
+        if dir == FWD && self.measuring && self.flows[flow].app.is_some() {
+            self.flow_counts[flow].app.sent += 1;
         }
         self.slot_flow[tag as usize] = flow as u32;
         let f = &mut self.flows[flow];
@@ -436,6 +454,9 @@ impl Plane {
             self.release(tag);
             return;
         }
+        if dir == FWD && self.flows[flow].app.is_some() {
+            self.count_app_delivery(flow, tag);
+        }
         // Forward packets go to the receivers' device, reverse to the senders'.
         let out = if dir == FWD { 1 } else { 0 };
         let buf = &self.bufs[tag as usize];
@@ -450,6 +471,35 @@ impl Plane {
             self.lateness.add(now.saturating_sub(t));
         }
         self.release(tag);
+    }
+
+    /// A program's packet in slot `tag` is delivered forward past the
+    /// bottleneck: counted as new data or a segment delivered again.
+    fn count_app_delivery(&mut self, flow: usize, tag: u32) {
+        let buf = &self.bufs[tag as usize];
+        let new = match buf[9] {
+            ipv4::PROTO_TCP => match ipv4::tcp_segment(buf) {
+                Some((seq, len)) => {
+                    let d = self.flows[flow].app.as_mut().expect("a program's flow");
+                    let new = d.is_new(seq, len);
+                    (new || len > 0).then_some(new)
+                }
+                None => None,
+            },
+            _ => Some(true),
+        };
+        if !self.measuring {
+            return;
+        }
+        let c = &mut self.flow_counts[flow].app;
+        match new {
+            Some(true) => {
+                c.delivered += 1;
+                c.delivered_bytes += buf.len() as u64;
+            }
+            Some(false) => c.retransmits += 1,
+            None => {}
+        }
     }
 
     fn udp(&mut self, flow: u32, t: u64) {

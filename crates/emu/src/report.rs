@@ -37,6 +37,8 @@ pub struct Inputs<'a> {
     pub outcome: Outcome,
     pub at_warmup: Snapshot,
     pub at_end: Snapshot,
+    /// The group whose flows users' programs drove (`--app`).
+    pub app_group: Option<usize>,
     pub shared: &'a Shared,
     pub tun_drops: u64,
     pub warnings: Vec<String>,
@@ -262,7 +264,11 @@ fn flow_rows(
         let probe = i.outcome.probes[id].as_ref().map(|e| probe_stats([e]));
         let tcp = g.kind.is_tcp();
         let samples = i.shared.info[id].lock().expect("not poisoned").clone();
-        let (delivered, sent, retransmits, rtt, timeouts, recoveries) = if tcp {
+        let app = (i.app_group == Some(fl.group as usize)).then_some(&c.app);
+        let (delivered, sent, retransmits, rtt, timeouts, recoveries) = if let Some(a) = app {
+            // Seen by the data plane only: no socket of ours to ask.
+            (a.delivered, a.sent, a.retransmits, None, 0, 0)
+        } else if tcp {
             let bytes = i.at_end.read_bytes[id] - i.at_warmup.read_bytes[id];
             let delivered = bytes / u64::from(payload(size));
             let first = samples.iter().rfind(|x| x.t_ns <= from);
@@ -317,8 +323,12 @@ fn flow_rows(
             id: id as u32,
             group: g.name.clone(),
             kind: g.kind.name().to_string(),
-            // Counted as the simulator counts: delivered packets at their size.
-            goodput_bps: delivered as f64 * f64::from(size) * 8.0 / secs,
+            // Counted as the simulator counts: delivered packets at their size
+            // (a program's at the size each had on the wire).
+            goodput_bps: app.map_or(delivered as f64 * f64::from(size), |a| {
+                a.delivered_bytes as f64
+            }) * 8.0
+                / secs,
             sent,
             delivered,
             drops: reason_map(&c.drops),

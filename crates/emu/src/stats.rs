@@ -4,12 +4,27 @@
 use aqm::ReasonCounts;
 
 /// Per flow, over the measured interval: drops and marks at any queue (either
-/// direction), packets the emulator itself sent (UDP).
+/// direction), packets the emulator itself sent (UDP); for a flow a user's
+/// program drives (`--app`), what the data plane saw of it.
 #[derive(Clone, Debug, Default)]
 pub struct FlowCounters {
     pub drops: ReasonCounts,
     pub marks: u64,
     pub udp_sent: u64,
+    pub app: AppCounters,
+}
+
+/// A program's connection, counted where the data plane sees it: packets sent
+/// forward into the sender's access link; packets delivered past the
+/// bottleneck that carried new data (for TCP, beyond the highest sequence
+/// delivered before; every UDP datagram), and their bytes on the wire; TCP
+/// segments delivered again.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct AppCounters {
+    pub sent: u64,
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    pub retransmits: u64,
 }
 
 /// A histogram of lateness (actual write time minus logical departure): 1 us

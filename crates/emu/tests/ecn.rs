@@ -38,6 +38,7 @@ fn ecn_tcp_is_marked_not_dropped_and_marked_headers_verify() {
     let s = common::scenario(ECN);
     let opts = emu::Options {
         capture_marked: 200,
+        ..Default::default()
     };
     let got = emu::emulate_with(&s, &opts, Arc::new(AtomicBool::new(false))).unwrap();
     let r = &got.result;

@@ -165,8 +165,13 @@ fn emulate_scenario(
     py: Python<'_>,
     s: Scenario,
     labels: Option<Vec<sim::assign::Assignment>>,
+    apps: AppArgs,
 ) -> PyResult<Finished> {
     use std::sync::atomic::{AtomicBool, Ordering};
+    let opts = emu::Options {
+        apps: apps.into_apps()?,
+        ..Default::default()
+    };
     use std::sync::Arc;
     let warned: String = s
         .warnings()
@@ -175,7 +180,7 @@ fn emulate_scenario(
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
-    let run = std::thread::spawn(move || emu::emulate(&s, flag));
+    let run = std::thread::spawn(move || emu::emulate_with(&s, &opts, flag).map(|e| e.result));
     while !run.is_finished() {
         py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
         if let Err(e) = py.check_signals() {
@@ -189,9 +194,9 @@ fn emulate_scenario(
         .map_err(|_| Error::Internal("the emulation panicked".into()))?;
     match result {
         Ok(r) => Ok(Finished(r, warned, labels)),
-        Err(e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted)) => {
-            Err(Error::usage(e).into())
-        }
+        Err(
+            e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted | emu::EmuError::Apps(_)),
+        ) => Err(Error::usage(e).into()),
         Err(e) => Err(Error::Internal(e.to_string()).into()),
     }
 }
@@ -201,6 +206,7 @@ fn emulate_scenario(
     _: Python<'_>,
     _: Scenario,
     _: Option<Vec<sim::assign::Assignment>>,
+    _: AppArgs,
 ) -> PyResult<Finished> {
     Err(
         Error::Usage("aqmlab emulate needs Linux (network namespaces and TUN devices)".into())
@@ -208,11 +214,51 @@ fn emulate_scenario(
     )
 }
 
+/// `--app GROUP`, `--receiver-cmd` and the command after `--` (`aqmlab emulate`),
+/// or `app`, `receiver_command` and `command` (`aqmlab.emulate`).
+#[derive(Default)]
+struct AppArgs {
+    group: Option<String>,
+    sender: Option<Vec<String>>,
+    receiver: Option<String>,
+}
+
+impl AppArgs {
+    #[cfg(target_os = "linux")]
+    fn into_apps(self) -> PyResult<Option<emu::apps::Apps>> {
+        let sender = self.sender.unwrap_or_default();
+        let Some(group) = self.group else {
+            if !sender.is_empty() || self.receiver.is_some() {
+                return Err(Error::Usage(
+                    "a command to run needs app= (--app GROUP): the flow group whose flows \
+                     carry its connections"
+                        .into(),
+                )
+                .into());
+            }
+            return Ok(None);
+        };
+        if sender.is_empty() && self.receiver.is_none() {
+            return Err(Error::Usage(format!(
+                "--app {group} needs a command to run: `-- CMD ARGS` (senders' namespace) or \
+                 --receiver-cmd (receivers')"
+            ))
+            .into());
+        }
+        Ok(Some(emu::apps::Apps {
+            group,
+            sender: sender.into_iter().map(Into::into).collect(),
+            receiver: self.receiver,
+        }))
+    }
+}
+
 /// Emulates a scenario given as a JSON object (`aqmlab.emulate` with a dict or
 /// overrides); the tables are labelled with the scenario and the seed unless
 /// `labelled` is false (a sweep labels its runs' rows itself).
 #[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None, warmup=None, labelled=true))]
+#[pyo3(signature = (json, seed=None, duration=None, warmup=None, labelled=true, app=None, command=None, receiver_cmd=None))]
+#[allow(clippy::too_many_arguments)]
 fn emulate_json(
     py: Python<'_>,
     json: &str,
@@ -220,17 +266,26 @@ fn emulate_json(
     duration: Option<&str>,
     warmup: Option<&str>,
     labelled: bool,
+    app: Option<String>,
+    command: Option<Vec<String>>,
+    receiver_cmd: Option<String>,
 ) -> PyResult<Finished> {
     let s = Scenario::from_json(json).map_err(Error::from)?;
     let labels = labelled.then(Vec::new);
-    emulate_scenario(py, configure(s, seed, duration, warmup)?, labels)
+    let apps = AppArgs {
+        group: app,
+        sender: command,
+        receiver: receiver_cmd,
+    };
+    emulate_scenario(py, configure(s, seed, duration, warmup)?, labels, apps)
 }
 
 /// Emulates a scenario file or built-in scenario, resolved as `aqmlab emulate
 /// ARG` resolves it, with `sets` (a JSON list of [dotted key, value]) applied
 /// as `--set` does and labelling the tables.
 #[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, sets=None))]
+#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, sets=None, app=None, command=None, receiver_cmd=None))]
+#[allow(clippy::too_many_arguments)]
 fn emulate_builtin_or_path(
     py: Python<'_>,
     arg: Option<OsArg>,
@@ -238,6 +293,9 @@ fn emulate_builtin_or_path(
     duration: Option<&str>,
     warmup: Option<&str>,
     sets: Option<&str>,
+    app: Option<String>,
+    command: Option<Vec<String>>,
+    receiver_cmd: Option<String>,
 ) -> PyResult<Finished> {
     let labels = sets
         .map(command::assignments)
@@ -250,7 +308,12 @@ fn emulate_builtin_or_path(
     };
     let arg = arg.as_ref().map(|a| a.0.as_os_str());
     let s = sim::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
-    emulate_scenario(py, s, Some(labels))
+    let apps = AppArgs {
+        group: app,
+        sender: command,
+        receiver: receiver_cmd,
+    };
+    emulate_scenario(py, s, Some(labels), apps)
 }
 
 /// `aqmlab emulate --compare`'s table: a simulated and an emulated run side by side.

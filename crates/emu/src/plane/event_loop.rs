@@ -34,9 +34,11 @@ pub fn run(cfg: Config) -> Outcome {
         queue_interval_ns,
         stop,
         capture_marked,
+        apps,
         stats,
     } = cfg;
     let mut p = Plane::new(flows, links, stats, warmup_ns, capture_marked);
+    p.apps = apps;
     p.first_events(queue_interval_ns);
     let mut interrupted = false;
     let spin = spin_ns();
@@ -118,6 +120,7 @@ impl Plane {
             udp_id: 0,
             capture_marked,
             marked: Vec::new(),
+            apps: None,
         };
         for _ in 0..1024 {
             let t = p.alloc();
@@ -212,6 +215,10 @@ impl Plane {
             flows: self.flow_counts,
             lateness: self.lateness,
             unclassified: self.unclassified,
+            app_connections: self
+                .apps
+                .as_ref()
+                .map_or((0, 0), |a| (a.taken(), a.refused)),
             write_errors: self.write_errors,
             read_errors: self.read_errors,
             access_drops: self.access_drops,
