@@ -20,9 +20,17 @@ pub(super) mod rate;
 mod rto;
 mod sack;
 
-use linux_rtt::LinuxRtt;
+use linux_rtt::{LinuxRtt, Samples as LinuxSamples};
 use prr::Prr;
 use rack_tlp::Tlp;
+
+/// The sender before an ACK: what the ACK's effects are measured from.
+struct Before {
+    una: u32,
+    sacked: u32,
+    cwnd: f64,
+    pipe: u32,
+}
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
@@ -391,8 +399,12 @@ impl TcpSender {
     ) {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
-        let (una_before, sacked_before) = (self.snd_una, self.sacked);
-        let (cwnd_before, pipe_before) = (self.cwnd, self.pipe());
+        let before = Before {
+            una: self.snd_una,
+            sacked: self.sacked,
+            cwnd: self.cwnd,
+            pipe: self.pipe(),
+        };
         let newly_sacked = if recovery == Recovery::Sack {
             self.mark_sacked(blocks)
         } else {
@@ -406,135 +418,9 @@ impl TcpSender {
         };
         let mut object_ended = false;
         if ack > self.snd_una {
-            // RFC 6298 (5.3): a new ACK restarts the timer; an impatient NewReno's
-            // partial ACKs after the first do not (RFC 6582, step 5).
-            let mut restart = true;
-            let newly = ack - self.snd_una;
-            if let Some((s, t)) = self.timed() {
-                if ack > s {
-                    self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
-                    self.set_timed(None);
-                }
-            }
-            let rtt = if linux { None } else { self.ack_rtt(ack, now) };
-            let slow_start = self.cwnd < self.ssthresh;
-            let snd_max = self.snd_max;
-            if let Some(sc) = self.cc.scalable() {
-                sc.on_ack(&Acked {
-                    now,
-                    newly,
-                    ece,
-                    ack,
-                    snd_max,
-                    slow_start,
-                });
-            }
-            for _ in 0..newly {
-                let f = self
-                    .scoreboard
-                    .pop_front()
-                    .expect("scoreboard covers the window");
-                if f & SACKED != 0 {
-                    self.sacked -= 1;
-                } else if f & RETX != 0 {
-                    self.retx_out -= 1;
-                }
-            }
-            self.snd_una = ack;
-            self.snd_nxt = self.snd_nxt.max(ack);
-            self.high_sack = self.high_sack.max(ack);
-            if linux {
-                self.linux_feed(samples, now, cfg);
-                self.drain_send_times(ack);
-            }
-            // The ACK that ends recovery deflates the window to ssthresh and then
-            // opens it as any new ACK does (ns-2's `recv_newack_helper`, ns-3's
-            // `ProcessAck`): a window halved to 2 reaches 4 packets one ACK sooner.
-            // CUBIC, whose reference is RFC 9438 and not ns-2, starts its curve on
-            // the next ACK as before.
-            let exit_grows = linux || cfg.variant != Variant::Cubic;
-            let mut grow = !self.in_recovery;
-            if self.in_recovery {
-                if ack >= self.recover {
-                    self.in_recovery = false;
-                    self.set_prr(None);
-                    self.dupacks = 0;
-                    self.cwnd = self.ssthresh;
-                    grow = exit_grows;
-                } else {
-                    match recovery {
-                        Recovery::Reno => {
-                            self.in_recovery = false;
-                            self.dupacks = 0;
-                            self.cwnd = self.ssthresh;
-                            grow = exit_grows;
-                        }
-                        Recovery::NewReno => {
-                            // Partial ACK: the next hole is lost too.
-                            restart = cfg.newreno_timer == NewRenoTimer::SlowButSteady
-                                || !self.partial_acked;
-                            self.partial_acked = true;
-                            self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                            let una = self.snd_una;
-                            self.retransmit(una, now, cfg, act);
-                        }
-                        Recovery::Sack => {}
-                    }
-                }
-            }
-            let scalable = cfg.variant.is_scalable();
-            if grow && cfg.ecn && ece && !scalable {
-                // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
-                self.dupacks = 0;
-            } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
-                // DCTCP: the window after a reduction only falls (Linux's CWR state).
-                self.dupacks = 0;
-            } else if grow {
-                self.dupacks = 0;
-                // Each packet credited once (Linux's `tp->delivered`): those
-                // newly acknowledged or SACKed by this ACK, not those SACKed
-                // before, which the ACK that ends a SACK recovery also covers.
-                let delivered = (ack - una_before + self.sacked).saturating_sub(sacked_before);
-                let info = AckInfo {
-                    now,
-                    acked: delivered,
-                    ack,
-                    snd_max: self.snd_max,
-                    srtt: self.srtt,
-                    rtt,
-                    ece: ece && cfg.ecn,
-                };
-                self.cc
-                    .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
-            }
-            if self.snd_una < self.snd_max {
-                if restart {
-                    self.restart_rto(now, cfg, act);
-                }
-            } else if !self.ecn_hold {
-                self.stop_rto(act);
-            }
-            if self.snd_una >= self.object_end {
-                object_ended = true;
-                self.object_done(now, cfg, act);
-            }
+            object_ended = self.on_new_ack(now, ack, ece, &before, samples, cfg, act);
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
-            if linux {
-                self.linux_feed(samples, now, cfg);
-            }
-            self.dupacks += 1;
-            if !self.in_recovery {
-                let rack = linux
-                    && recovery == Recovery::Sack
-                    && samples.newest_sent.is_some_and(|t| self.rack_lost_head(t));
-                if (self.dupacks == cfg.dupthresh || rack) && self.may_fast_retransmit(ack, cfg) {
-                    self.enter_recovery(now, cfg, act);
-                } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
-                    self.limited_transmit(now, cfg, act);
-                }
-            } else if recovery != Recovery::Sack {
-                self.cwnd += 1.0; // window inflation: one packet left the network
-            }
+            self.on_dup_ack(now, ack, samples, cfg, act);
         }
         if cfg.ecn && ece {
             self.ecn_echo(now, ack, object_ended, cfg, act);
@@ -545,12 +431,7 @@ impl TcpSender {
             }
         }
         if self.in_recovery {
-            let delivered = (self.snd_una - una_before + self.sacked).saturating_sub(sacked_before);
-            let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
-            let advanced = self.snd_una > una_before;
-            if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
-                self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
-            }
+            self.prr_window(&before);
         }
         if cfg.variant.is_bbr() {
             self.bbr_acked(
@@ -558,11 +439,195 @@ impl TcpSender {
                 ack,
                 blocks,
                 ece && cfg.ecn,
-                (cwnd_before, pipe_before),
+                (before.cwnd, before.pipe),
                 cfg,
             );
         }
         self.send_allowed(now, cfg, act);
+    }
+
+    /// An ACK that acknowledges new data, `ack` above `snd_una`: RTT samples,
+    /// the scoreboard, recovery's end or its partial ACK, the window's growth,
+    /// the timer. Returns whether the ACK ended the current object.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn on_new_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        ece: bool,
+        before: &Before,
+        samples: LinuxSamples,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) -> bool {
+        let linux = cfg.is_linux();
+        let newly = ack - self.snd_una;
+        if let Some((s, t)) = self.timed() {
+            if ack > s {
+                self.rtt_sample(now.saturating_since(t).as_secs_f64(), cfg);
+                self.set_timed(None);
+            }
+        }
+        let rtt = if linux { None } else { self.ack_rtt(ack, now) };
+        let slow_start = self.cwnd < self.ssthresh;
+        let snd_max = self.snd_max;
+        if let Some(sc) = self.cc.scalable() {
+            sc.on_ack(&Acked {
+                now,
+                newly,
+                ece,
+                ack,
+                snd_max,
+                slow_start,
+            });
+        }
+        for _ in 0..newly {
+            let f = self
+                .scoreboard
+                .pop_front()
+                .expect("scoreboard covers the window");
+            if f & SACKED != 0 {
+                self.sacked -= 1;
+            } else if f & RETX != 0 {
+                self.retx_out -= 1;
+            }
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.high_sack = self.high_sack.max(ack);
+        if linux {
+            self.linux_feed(samples, now, cfg);
+            self.drain_send_times(ack);
+        }
+        // RFC 6298 (5.3): a new ACK restarts the timer; an impatient NewReno's
+        // partial ACKs after the first do not (RFC 6582, step 5).
+        let (grow, restart) = self.recovery_on_new_ack(now, ack, newly, cfg, act);
+        let scalable = cfg.variant.is_scalable();
+        if grow && cfg.ecn && ece && !scalable {
+            // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
+            self.dupacks = 0;
+        } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
+            // DCTCP: the window after a reduction only falls (Linux's CWR state).
+            self.dupacks = 0;
+        } else if grow {
+            self.dupacks = 0;
+            // Each packet credited once (Linux's `tp->delivered`): those
+            // newly acknowledged or SACKed by this ACK, not those SACKed
+            // before, which the ACK that ends a SACK recovery also covers.
+            let delivered = (ack - before.una + self.sacked).saturating_sub(before.sacked);
+            let info = AckInfo {
+                now,
+                acked: delivered,
+                ack,
+                snd_max: self.snd_max,
+                srtt: self.srtt,
+                rtt,
+                ece: ece && cfg.ecn,
+            };
+            self.cc
+                .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);
+        }
+        if self.snd_una < self.snd_max {
+            if restart {
+                self.restart_rto(now, cfg, act);
+            }
+        } else if !self.ecn_hold {
+            self.stop_rto(act);
+        }
+        if self.snd_una >= self.object_end {
+            self.object_done(now, cfg, act);
+            return true;
+        }
+        false
+    }
+
+    /// What a new ACK does to recovery: ends it at `recover` (Reno: at any
+    /// new ACK), or, for NewReno, a partial ACK retransmits the next hole.
+    /// Returns whether the window may grow on this ACK and whether the
+    /// retransmission timer restarts.
+    #[inline]
+    fn recovery_on_new_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        newly: u32,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) -> (bool, bool) {
+        if !self.in_recovery {
+            return (true, true);
+        }
+        // The ACK that ends recovery deflates the window to ssthresh and then
+        // opens it as any new ACK does (ns-2's `recv_newack_helper`, ns-3's
+        // `ProcessAck`): a window halved to 2 reaches 4 packets one ACK sooner.
+        // CUBIC, whose reference is RFC 9438 and not ns-2, starts its curve on
+        // the next ACK as before.
+        let exit_grows = cfg.is_linux() || cfg.variant != Variant::Cubic;
+        let recovery = cfg.variant.recovery();
+        if ack >= self.recover || recovery == Recovery::Reno {
+            self.in_recovery = false;
+            if ack >= self.recover {
+                self.set_prr(None);
+            }
+            self.dupacks = 0;
+            self.cwnd = self.ssthresh;
+            return (exit_grows, true);
+        }
+        if recovery == Recovery::NewReno {
+            // Partial ACK: the next hole is lost too.
+            let restart = cfg.newreno_timer == NewRenoTimer::SlowButSteady || !self.partial_acked;
+            self.partial_acked = true;
+            self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+            let una = self.snd_una;
+            self.retransmit(una, now, cfg, act);
+            return (false, restart);
+        }
+        (false, true)
+    }
+
+    /// A duplicate ACK (`ack` at `snd_una` with data outstanding): counted,
+    /// and fast retransmit (or RACK's time-based loss) or limited transmit
+    /// outside recovery; NewReno's window inflation inside it.
+    #[inline]
+    fn on_dup_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        samples: LinuxSamples,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
+        let linux = cfg.is_linux();
+        let recovery = cfg.variant.recovery();
+        if linux {
+            self.linux_feed(samples, now, cfg);
+        }
+        self.dupacks += 1;
+        if !self.in_recovery {
+            let rack = linux
+                && recovery == Recovery::Sack
+                && samples.newest_sent.is_some_and(|t| self.rack_lost_head(t));
+            if (self.dupacks == cfg.dupthresh || rack) && self.may_fast_retransmit(ack, cfg) {
+                self.enter_recovery(now, cfg, act);
+            } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
+                self.limited_transmit(now, cfg, act);
+            }
+        } else if recovery != Recovery::Sack {
+            self.cwnd += 1.0; // window inflation: one packet left the network
+        }
+    }
+
+    /// Inside recovery with PRR (RFC 6937): the window is what is in flight
+    /// plus what PRR lets out for what this ACK delivered.
+    #[inline]
+    fn prr_window(&mut self, before: &Before) {
+        let delivered = (self.snd_una - before.una + self.sacked).saturating_sub(before.sacked);
+        let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
+        let advanced = self.snd_una > before.una;
+        if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+            self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
+        }
     }
 
     /// Whether duplicate ACKs for `ack` may start a fast retransmit: only when `ack`
