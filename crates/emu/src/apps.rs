@@ -158,6 +158,45 @@ pub fn spawn(ns: &Netns, program: &OsString, args: &[OsString], what: &str) -> i
     })
 }
 
+/// Starts the receivers' command line of `apps` with `sh -c` in `rcv`, if
+/// there is one.
+pub fn start_receiver(apps: Option<&Apps>, rcv: &Netns) -> io::Result<Option<Running>> {
+    let Some(line) = apps.and_then(|a| a.receiver.as_ref()) else {
+        return Ok(None);
+    };
+    let args = ["-c".into(), line.into()];
+    spawn(rcv, &"sh".into(), &args, "the receivers' command").map(Some)
+}
+
+/// Starts the senders' command of `apps` in `snd`, if there is one.
+pub fn start_sender(apps: Option<&Apps>, snd: &Netns) -> io::Result<Option<Running>> {
+    let Some((program, args)) = apps.and_then(|a| a.sender.split_first()) else {
+        return Ok(None);
+    };
+    spawn(snd, program, args, "the senders' command").map(Some)
+}
+
+/// Ends the programs that were started; what the run says of each.
+pub fn finish(programs: [Option<Running>; 2]) -> Vec<String> {
+    programs
+        .into_iter()
+        .flatten()
+        .filter_map(Running::finish)
+        .collect()
+}
+
+/// What the run says when some of the programs' connections found every flow
+/// of `group` taken.
+pub fn refused_warning(group: &sim::runner::Group, taken: usize, refused: u64) -> Option<String> {
+    (refused > 0).then(|| {
+        format!(
+            "{refused} of the programs' connections found no free flow of group \"{}\" \
+             ({taken} taken, count = {}): their packets were dropped",
+            group.name, group.count
+        )
+    })
+}
+
 impl Running {
     /// Sends `signal` to the program's process group.
     fn signal(&self, signal: libc::c_int) {

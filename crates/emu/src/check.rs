@@ -108,6 +108,22 @@ pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
     Ok(plan)
 }
 
+/// The group `apps` names, if any (see [`app_group`]), taken out of the
+/// kernel's plan: the programs choose their own TCP, so the group's settings
+/// neither set the namespaces' sysctls nor strip their SYNs.
+pub fn apps(
+    s: &Scenario,
+    apps: Option<&crate::apps::Apps>,
+    plan: &mut Plan,
+) -> Result<Option<usize>, String> {
+    let Some(a) = apps else {
+        return Ok(None);
+    };
+    let g = app_group(s, &a.group)?;
+    plan.tcp[g] = None;
+    Ok(Some(g))
+}
+
 /// The index of the flow group `--app` names, whose flows the programs'
 /// connections take: a TCP or UDP group of the scenario.
 pub fn app_group(s: &Scenario, name: &str) -> Result<usize, String> {

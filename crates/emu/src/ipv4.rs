@@ -190,6 +190,34 @@ pub fn header_checksum_ok(buf: &[u8]) -> bool {
     sum16(&buf[..ihl], 0) == 0xffff
 }
 
+/// Zeroes the first `size` bytes of `buf` and writes an IPv4 header there (no
+/// options, don't fragment, TTL 64, ECT(0) when `ect`, IP identification `id`)
+/// with its checksum; returns the packet's bytes for the payload's writer.
+fn write_header(
+    buf: &mut [u8],
+    size: usize,
+    proto: u8,
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    ect: bool,
+    id: u16,
+) -> &mut [u8] {
+    let p = &mut buf[..size];
+    p.fill(0);
+    p[0] = 0x45;
+    p[1] = if ect { 0b10 } else { 0 };
+    p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    p[6] = 0x40; // don't fragment
+    p[8] = 64;
+    p[9] = proto;
+    p[12..16].copy_from_slice(&src.octets());
+    p[16..20].copy_from_slice(&dst.octets());
+    let c = header_checksum(&p[..20]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    p
+}
+
 /// Writes into `buf` a UDP packet of `size` bytes in all (at least 28) from
 /// `src:sport` to `dst:dport`, ECT(0) when `ect`, with valid IP and UDP
 /// checksums; `id` numbers it (IP identification). Returns the length.
@@ -205,19 +233,7 @@ pub fn write_udp(
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = &mut buf[..size];
-    p.fill(0);
-    p[0] = 0x45;
-    p[1] = if ect { 0b10 } else { 0 };
-    p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
-    p[4..6].copy_from_slice(&id.to_be_bytes());
-    p[6] = 0x40; // don't fragment
-    p[8] = 64;
-    p[9] = PROTO_UDP;
-    p[12..16].copy_from_slice(&src.octets());
-    p[16..20].copy_from_slice(&dst.octets());
-    let c = header_checksum(&p[..20]);
-    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let p = write_header(buf, size, PROTO_UDP, src, dst, ect, id);
     let udp_len = (size - 20) as u16;
     p[20..22].copy_from_slice(&sport.to_be_bytes());
     p[22..24].copy_from_slice(&dport.to_be_bytes());
@@ -275,19 +291,7 @@ pub fn write_echo_request(
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = &mut buf[..size];
-    p.fill(0);
-    p[0] = 0x45;
-    p[1] = if ect { 0b10 } else { 0 };
-    p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
-    p[4..6].copy_from_slice(&id.to_be_bytes());
-    p[6] = 0x40; // don't fragment
-    p[8] = 64;
-    p[9] = PROTO_ICMP;
-    p[12..16].copy_from_slice(&src.octets());
-    p[16..20].copy_from_slice(&dst.octets());
-    let c = header_checksum(&p[..20]);
-    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let p = write_header(buf, size, PROTO_ICMP, src, dst, ect, id);
     p[20] = ICMP_ECHO_REQUEST;
     p[24..26].copy_from_slice(&ident.to_be_bytes());
     p[26..28].copy_from_slice(&seq.to_be_bytes());

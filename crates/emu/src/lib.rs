@@ -127,17 +127,7 @@ pub fn emulate_with(
 ) -> Result<Emulated, EmuError> {
     let started = Instant::now();
     let mut plan = check::plan(s)?;
-    let app_group = opts
-        .apps
-        .as_ref()
-        .map(|a| check::app_group(s, &a.group))
-        .transpose()
-        .map_err(EmuError::Apps)?;
-    if let Some(g) = app_group {
-        // The programs choose their own TCP: the group's settings neither
-        // set the namespaces' sysctls nor strip their SYNs.
-        plan.tcp[g] = None;
-    }
+    let app_group = check::apps(s, opts.apps.as_ref(), &mut plan).map_err(EmuError::Apps)?;
     if !netns::privileged() {
         return Err(EmuError::NotPermitted);
     }
@@ -156,15 +146,7 @@ pub fn emulate_with(
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);
     let mut traffic = Traffic::start_receivers(&devices.rcv, windows, maxseg)?;
     // A receivers' program (a server) starts first; the senders' one with the run.
-    let receiver_app = match opts.apps.as_ref().and_then(|a| a.receiver.as_ref()) {
-        Some(line) => Some(apps::spawn(
-            &devices.rcv,
-            &"sh".into(),
-            &["-c".into(), line.into()],
-            "the receivers' command",
-        )?),
-        None => None,
-    };
+    let receiver_app = apps::start_receiver(opts.apps.as_ref(), &devices.rcv)?;
 
     let (fwd, rev) = (net.monitored[0] as usize, net.monitored[1] as usize);
     let links = [
@@ -190,21 +172,9 @@ pub fn emulate_with(
         .name("aqmlab-plane".into())
         .spawn(move || plane::run(cfg))?;
     traffic.start_senders(&devices.snd, tcp_plans, epoch)?;
-    let sender_app = match opts.apps.as_ref().and_then(|a| a.sender.split_first()) {
-        Some((program, args)) => Some(apps::spawn(
-            &devices.snd,
-            program,
-            args,
-            "the senders' command",
-        )?),
-        None => None,
-    };
+    let sender_app = apps::start_sender(opts.apps.as_ref(), &devices.snd)?;
     let measured = measure(s, &traffic, &devices, epoch, &stop);
-    let app_warnings: Vec<String> = [sender_app, receiver_app]
-        .into_iter()
-        .flatten()
-        .filter_map(apps::Running::finish)
-        .collect();
+    let app_warnings = apps::finish([sender_app, receiver_app]);
     let mut outcome = plane
         .join()
         .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
@@ -221,22 +191,11 @@ pub fn emulate_with(
     let mut warnings = plan.warnings;
     warnings.extend(shared.warnings.lock().expect("not poisoned").drain(..));
     warnings.extend(app_warnings);
-    if let (Some(g), (taken, refused)) = (app_group, outcome.app_connections) {
-        if refused > 0 {
-            warnings.push(format!(
-                "{refused} of the programs' connections found no free flow of group \"{}\" \
-                 ({taken} taken, count = {}): their packets were dropped",
-                groups[g].name, groups[g].count
-            ));
-        }
+    if let Some(g) = app_group {
+        let (taken, refused) = outcome.app_connections;
+        warnings.extend(apps::refused_warning(&groups[g], taken, refused));
     }
-    if !traffic::counts_timeouts() {
-        warnings.push(
-            "timeouts are not counted: this kernel's TCP_INFO has no tcpi_total_rto \
-             (Linux 6.7 and later)"
-                .into(),
-        );
-    }
+    warnings.extend(timeouts_warning());
     let mut result = report::build(report::Inputs {
         s,
         net: &net,
@@ -367,6 +326,15 @@ fn measure(
         at_end,
         sender_tcp_ext,
     }
+}
+
+/// Says so when this kernel's `TCP_INFO` cannot count timeouts.
+fn timeouts_warning() -> Option<String> {
+    (!traffic::counts_timeouts()).then(|| {
+        "timeouts are not counted: this kernel's TCP_INFO has no tcpi_total_rto \
+         (Linux 6.7 and later)"
+            .into()
+    })
 }
 
 /// Per flow: what its kernel socket is held to (its congestion control, the

@@ -68,19 +68,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
 
     let (rows, trace) = flow_rows(&i, (from, to), secs, &shares);
 
-    // Each probe group's probes pooled over its flows, as the simulator's.
-    let probes: BTreeMap<usize, ProbeStats> = i
-        .groups
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| g.probe.is_some())
-        .map(|(gi, g)| {
-            let ends = (g.first..g.first + g.count)
-                .filter_map(|id| i.outcome.probes[id as usize].as_ref());
-            (gi, probe_stats(ends))
-        })
-        .collect();
-    let (groups, group_fair) = group_results(i.groups, &rows, &probes);
+    let (groups, group_fair) = group_results(i.groups, &rows, &probe_groups(&i));
 
     let largest = i
         .groups
@@ -171,6 +159,20 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         diagnostics,
         emulation: Some(emulation),
     }
+}
+
+/// Each probe group's probes pooled over its flows, as the simulator's.
+fn probe_groups(i: &Inputs<'_>) -> BTreeMap<usize, ProbeStats> {
+    i.groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.probe.is_some())
+        .map(|(gi, g)| {
+            let ends = (g.first..g.first + g.count)
+                .filter_map(|id| i.outcome.probes[id as usize].as_ref());
+            (gi, probe_stats(ends))
+        })
+        .collect()
 }
 
 /// How well the emulation kept time, and what else makes it less than a
