@@ -238,9 +238,13 @@ registry! {
 
 impl QdiscSpec {
     /// Whether the qdisc reads the flows routed over its link
-    /// ([`LinkInfo::flows`]): the engine builds that table only for those.
+    /// ([`LinkInfo::flows`]): the engine builds that table only for those
+    /// (weights for fair queueing, hosts for CAKE).
     pub fn uses_flow_table(&self) -> bool {
-        matches!(self, QdiscSpec::Wfq(_) | QdiscSpec::Drr(_))
+        matches!(
+            self,
+            QdiscSpec::Wfq(_) | QdiscSpec::Drr(_) | QdiscSpec::Cake(_)
+        )
     }
 }
 

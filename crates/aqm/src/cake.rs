@@ -47,7 +47,7 @@ use crate::units::Rate;
 use hash::{mode_hashes, Tables};
 pub use shaper::Cells;
 use shaper::{ByteTime, Framing, Shaper};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Linux's `CAKE_QUEUES`: flow queues (and host slots) per tin.
 pub const QUEUES: usize = 1024;
@@ -264,9 +264,10 @@ pub struct Cake {
     bytes: u64,
     buffer_limit: u64,
     keys: [u64; 3],
-    /// Source and destination host of each flow id given one; others are their
-    /// own hosts.
-    hosts: Vec<Option<(u32, u32)>>,
+    /// Source and destination host of each flow given one; others are their
+    /// own hosts. Only the flows given one are held (a flow id indexes the
+    /// caller's table of every flow, most of which may never cross this link).
+    hosts: HashMap<FlowId, (u32, u32)>,
     wake: Option<Time>,
 }
 
@@ -304,7 +305,7 @@ impl Cake {
         let cap = (params.limit as u64 * MTU as u64).max(params.memlimit.unwrap_or(0));
         let seed = hash_seed(params.hash_seed, link);
         let key = |salt: u64| crate::rng::mix64(seed ^ salt);
-        Ok(Cake {
+        let mut cake = Cake {
             cobalt,
             flow_quantum,
             framing: Framing {
@@ -329,19 +330,25 @@ impl Cake {
                 key(0x63616b65_73726368),
                 key(0x63616b65_64737468),
             ],
-            hosts: Vec::new(),
+            hosts: HashMap::new(),
             wake: None,
             params,
-        })
+        };
+        // The hosts the engine announced; a flow it did not is a host of its own.
+        for c in link
+            .flows
+            .iter()
+            .filter(|c| (c.src_host, c.dst_host) != (c.flow.0, c.flow.0))
+        {
+            cake.set_hosts(c.flow, c.src_host, c.dst_host);
+        }
+        Ok(cake)
     }
 
     /// Declares `flow`'s source and destination hosts (by default each flow is
     /// its own source and its own destination host).
     pub fn set_hosts(&mut self, flow: FlowId, src: u32, dst: u32) {
-        if self.hosts.len() <= flow.index() {
-            self.hosts.resize(flow.index() + 1, None);
-        }
-        self.hosts[flow.index()] = Some((src, dst));
+        self.hosts.insert(flow, (src, dst));
     }
 
     /// COBALT's constants as derived from the parameters and the rate.
@@ -386,12 +393,12 @@ impl Cake {
     }
 
     fn hashes(&self, flow: FlowId) -> hash::Hashes {
-        let (src, dst) = self
-            .hosts
-            .get(flow.index())
-            .copied()
-            .flatten()
-            .unwrap_or((flow.0, flow.0));
+        let own = (flow.0, flow.0);
+        let (src, dst) = if self.hosts.is_empty() {
+            own
+        } else {
+            self.hosts.get(&flow).copied().unwrap_or(own)
+        };
         mode_hashes(
             self.params.isolation,
             keyed_hash(self.keys[0], flow.0),

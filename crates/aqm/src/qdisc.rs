@@ -112,8 +112,9 @@ impl Limit {
 }
 
 /// One flow routed over a link, as the engine announces it to the link's qdisc: the
-/// flow, the aggregate it belongs to, and its scheduling weight. Fair queueing per
-/// flow or per aggregate (`wfq`, `drr`) reads weights from these.
+/// flow, the aggregate it belongs to, its scheduling weight, and the hosts its
+/// packets on this link come from and go to. Fair queueing per flow or per
+/// aggregate (`wfq`, `drr`) reads weights from these, CAKE's host isolation hosts.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct FlowClass {
     pub flow: FlowId,
@@ -121,6 +122,24 @@ pub struct FlowClass {
     pub aggregate: u32,
     /// The flow's weight: 1 unless its flow group sets one.
     pub weight: f64,
+    /// The host the packets come from (a source address): the flow's own id
+    /// unless its group names a host. A flow's ACKs come from its receiver's.
+    pub src_host: u32,
+    /// The host the packets go to, as `src_host` is the one they come from.
+    pub dst_host: u32,
+}
+
+impl FlowClass {
+    /// `flow` in `aggregate` with `weight`, a host of its own at both ends.
+    pub const fn new(flow: FlowId, aggregate: u32, weight: f64) -> Self {
+        FlowClass {
+            flow,
+            aggregate,
+            weight,
+            src_host: flow.0,
+            dst_host: flow.0,
+        }
+    }
 }
 
 /// What a qdisc may know about the link it feeds, to derive its constants (RED's

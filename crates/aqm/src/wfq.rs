@@ -361,11 +361,7 @@ mod tests {
 
     #[test]
     fn per_flow_queues_use_each_flows_weight_and_unannounced_flows_weigh_one() {
-        let t = [FlowClass {
-            flow: FlowId(7),
-            aggregate: 0,
-            weight: 10.0,
-        }];
+        let t = [FlowClass::new(FlowId(7), 0, 10.0)];
         let mut h = build("kind = \"wfq\"", &t);
         // Flow 7 (weight 10) against flow 8, which nobody announced (weight 1).
         let sent = backlogged(
@@ -459,11 +455,7 @@ mod tests {
     /// Random arrivals and departures into a buffer that never fills.
     fn departures(config: &str, seed: u64) -> Vec<u32> {
         let t: Vec<FlowClass> = (0..6)
-            .map(|f| FlowClass {
-                flow: FlowId(f),
-                aggregate: 0,
-                weight: 1.0 + (f % 3) as f64,
-            })
+            .map(|f| FlowClass::new(FlowId(f), 0, 1.0 + (f % 3) as f64))
             .collect();
         let mut h = build(config, &t);
         let mut r = rng::stream(seed, 1);
@@ -501,16 +493,8 @@ mod tests {
         // Weight sums are exact integers: when the 1e6 class leaves GPS, V grows at
         // C over exactly the 1e-6 class's weight, not over a rounding residue.
         let t = [
-            FlowClass {
-                flow: FlowId(1),
-                aggregate: 0,
-                weight: 1e6,
-            },
-            FlowClass {
-                flow: FlowId(2),
-                aggregate: 0,
-                weight: 1e-6,
-            },
+            FlowClass::new(FlowId(1), 0, 1e6),
+            FlowClass::new(FlowId(2), 0, 1e-6),
         ];
         let mut h = build("kind = \"wfq\"", &t);
         offer(&mut h, 1, 0, 1000, 0);

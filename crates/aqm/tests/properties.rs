@@ -9,15 +9,16 @@ use aqm::{
 };
 use proptest::prelude::*;
 
-/// The flows the link announces: 0..40 in aggregates flow % 5 with weights 1-3;
-/// the workloads' other flows (40..50) are unannounced. Qdiscs other than the fair
-/// queues ignore it.
+/// The flows the link announces: 0..40 in aggregates flow % 5 with weights 1-3,
+/// from four hosts to three (CAKE's host isolation); the workloads' other flows
+/// (40..50) are unannounced, hosts of their own. Qdiscs other than the fair
+/// queues and CAKE ignore it.
 fn flow_table() -> Vec<FlowClass> {
     (0..40)
         .map(|f| FlowClass {
-            flow: FlowId(f),
-            aggregate: f % 5,
-            weight: 1.0 + (f % 3) as f64,
+            src_host: 1000 + f % 4,
+            dst_host: 2000 + f % 3,
+            ..FlowClass::new(FlowId(f), f % 5, 1.0 + (f % 3) as f64)
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! BLUE, and the parameters are checked by name.
 
 use super::*;
+use crate::qdisc::FlowClass;
 use crate::testing::{rejection, Harness};
 
 /// A link of `rate` draining CAKE while `flows` (id, packet size) are kept with
@@ -165,6 +166,28 @@ fn host_isolation_shares_between_hosts_first_then_between_their_flows() {
     // Per-flow isolation: the 30-flow host gets 30 shares of 31.
     let (a, b) = two_hosts(Isolation::Flows, 30, false);
     assert_near(a as f64, 30.0 * b as f64, 0.05, "flows");
+}
+
+#[test]
+fn the_hosts_the_engine_announces_are_the_ones_isolated() {
+    // Flows 0..30 from host 7, flow 30 from host 9, each to a host of its own,
+    // announced with the link's flows as the engine announces them.
+    let table: Vec<FlowClass> = (0..=30)
+        .map(|f| FlowClass {
+            src_host: if f < 30 { 7 } else { 9 },
+            dst_host: 100 + f,
+            ..FlowClass::new(FlowId(f), 0, 1.0)
+        })
+        .collect();
+    let params = CakeParams {
+        isolation: Isolation::DualSrchost,
+        ..Default::default()
+    };
+    let h = Harness::build_for(params, &crate::testing::TEST_LINK.with_flows(&table));
+    let flows: Vec<(u32, u32)> = (0..=30).map(|f| (f, 1000)).collect();
+    let (sent, _) = run(h, &flows, Rate::from_mbps(20), 2, 4);
+    let many: u64 = sent[..30].iter().sum();
+    assert_near(many as f64, sent[30] as f64, 0.05, "announced hosts");
 }
 
 #[test]

@@ -353,18 +353,8 @@ mod tests {
 
     fn table() -> Vec<FlowClass> {
         // Aggregate 1: flows 0-2 of weight 1; aggregate 2: flow 3 of weight 10.
-        let mut t: Vec<FlowClass> = (0..3)
-            .map(|f| FlowClass {
-                flow: FlowId(f),
-                aggregate: 1,
-                weight: 1.0,
-            })
-            .collect();
-        t.push(FlowClass {
-            flow: FlowId(3),
-            aggregate: 2,
-            weight: 10.0,
-        });
+        let mut t: Vec<FlowClass> = (0..3).map(|f| FlowClass::new(FlowId(f), 1, 1.0)).collect();
+        t.push(FlowClass::new(FlowId(3), 2, 10.0));
         t
     }
 

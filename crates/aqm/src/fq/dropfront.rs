@@ -146,11 +146,7 @@ mod tests {
     #[test]
     fn a_class_at_its_weighted_share_drops_its_own_front_though_the_buffer_has_room() {
         // Flow 2 (weight 4) holds a packet, so flow 1's share is 10 x 1/5 = 2.
-        let class = |flow, weight| crate::qdisc::FlowClass {
-            flow: crate::FlowId(flow),
-            aggregate: flow,
-            weight,
-        };
+        let class = |flow, weight| crate::qdisc::FlowClass::new(crate::FlowId(flow), flow, weight);
         let flows = [class(1, 1.0), class(2, 4.0)];
         for kind in ["wfq", "drr"] {
             let mut h = build(

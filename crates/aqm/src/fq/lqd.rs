@@ -80,13 +80,7 @@ mod tests {
     /// Aggregate a (1..=5) has a flows: weights 1..5.
     fn weighted() -> Vec<FlowClass> {
         (1..=5u32)
-            .flat_map(|a| {
-                (0..a).map(move |i| FlowClass {
-                    flow: FlowId(a * 100 + i),
-                    aggregate: a,
-                    weight: 1.0,
-                })
-            })
+            .flat_map(|a| (0..a).map(move |i| FlowClass::new(FlowId(a * 100 + i), a, 1.0)))
             .collect()
     }
 

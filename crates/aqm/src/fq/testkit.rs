@@ -31,13 +31,7 @@ pub fn error(config: &str) -> String {
 /// are `agg * 100 + i`.
 pub fn table(aggs: &[u32], n: u32) -> Vec<FlowClass> {
     aggs.iter()
-        .flat_map(|&a| {
-            (0..n).map(move |i| FlowClass {
-                flow: FlowId(a * 100 + i),
-                aggregate: a,
-                weight: 1.0,
-            })
-        })
+        .flat_map(|&a| (0..n).map(move |i| FlowClass::new(FlowId(a * 100 + i), a, 1.0)))
         .collect()
 }
 
