@@ -162,6 +162,8 @@ pub enum PlotKind {
     Delay,
     /// Each probe group's RTT quantiles (p50, p95, p99, max) beside its base RTT.
     Probe,
+    /// Each host's goodput and share, as sender and as receiver (groups' `host`).
+    Hosts,
     /// One panel of each that the run recorded.
     All,
 }

@@ -8,8 +8,8 @@ use sim::results::{
     reason_map, DiagnosticResult, Emulation, FlowResult, ProbeStats, RunResult, TcpTraceResult,
 };
 use sim::runner::{
-    delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result,
-    probe_stats, Flow, Group, MeasuredLink, Network,
+    delay_rows, fair_shares, fairness_summary, group_results, host_results, link_flow_rows,
+    link_result, probe_stats, Flow, Group, MeasuredLink, Network,
 };
 use sim::Scenario;
 use std::collections::BTreeMap;
@@ -114,7 +114,8 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         .filter(|(_, f)| i.groups[f.group as usize].kind.is_tcp())
         .map(|(r, _)| r.goodput_bps)
         .collect();
-    let fairness = fairness_summary(&rows, &tcp, group_fair);
+    let hosts = host_results(i.groups, &rows);
+    let fairness = fairness_summary(&rows, &tcp, group_fair, &hosts);
     let carried = links[FWD].throughput_bps;
     let read: f64 = rows.iter().map(|r| r.goodput_bps).sum();
     let emulation = timekeeping(
@@ -146,6 +147,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         sim_seconds: to as f64 * 1e-9,
         flows: rows,
         groups,
+        hosts: hosts.rows,
         links,
         link_flows,
         fairness,

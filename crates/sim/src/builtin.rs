@@ -64,6 +64,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "rrul-like",
         include_str!("../../../scenarios/rrul-like.toml"),
     ),
+    (
+        "cake-hosts",
+        include_str!("../../../scenarios/cake-hosts.toml"),
+    ),
 ];
 
 /// What `aqmlab run` runs when given no file.

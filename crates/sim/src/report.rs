@@ -3,6 +3,7 @@
 use crate::engine::Simulation;
 use crate::fair_share::{max_min_fair, Demand};
 use crate::flow::{Endpoints, Flow};
+use crate::net::hosts::{Hosts, Role};
 use crate::net::{Group, Network};
 use crate::observe::delays::{Delays, Histogram};
 use crate::observe::flow_slots::FlowSlots;
@@ -10,12 +11,12 @@ use crate::observe::in_progress;
 use crate::observe::link_stats::{LinkCounters, LinkStats};
 use crate::probe;
 use crate::results::{
-    fairness, reason_map, DelayBucket, DelayResult, DiagnosticResult, FairnessSummary, FlowResult,
-    FlowSeriesResult, GroupResult, LinkFlowResult, LinkResult, ObjectResult, ProbeStats,
-    QueueEventResult, QueueSeries, RunResult, TcpTraceResult,
+    fairness, reason_map, DelayBucket, DelayResult, DiagnosticResult, Fairness, FairnessSummary,
+    FlowResult, FlowSeriesResult, GroupResult, HostResult, LinkFlowResult, LinkResult,
+    ObjectResult, ProbeStats, QueueEventResult, QueueSeries, RunResult, TcpTraceResult,
 };
 use aqm::Time;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub type GroupFairness = BTreeMap<String, crate::results::Fairness>;
 
@@ -188,7 +189,8 @@ impl Simulation {
             probes,
         } = read_flows;
         let (groups, group_fairness) = group_results(&self.groups, &flows, &probes);
-        let fairness = fairness_summary(&flows, &tcp, group_fairness);
+        let hosts = host_results(&self.groups, &flows);
+        let fairness = fairness_summary(&flows, &tcp, group_fairness, &hosts);
         // One row per flow that crossed a monitored link, counted first: a vector
         // grown by doubling holds up to twice its rows at the peak of a big run.
         let rows = read
@@ -212,6 +214,7 @@ impl Simulation {
             sim_seconds: self.now().as_secs_f64(),
             flows,
             groups,
+            hosts: hosts.rows,
             links: read.links,
             link_flows,
             fairness,
@@ -473,11 +476,13 @@ pub fn link_flow_rows(
 }
 
 /// The fairness summary: over `tcp`, the TCP (and web) flows' goodputs; over
-/// every flow's but probes' (a few kbit/s by design); and each group's.
+/// every flow's but probes' (a few kbit/s by design); each group's; and between
+/// `hosts`.
 pub fn fairness_summary(
     flows: &[FlowResult],
     tcp: &[f64],
     groups: GroupFairness,
+    hosts: &HostTable,
 ) -> FairnessSummary {
     let all: Vec<f64> = flows
         .iter()
@@ -488,6 +493,8 @@ pub fn fairness_summary(
         tcp: fairness(tcp),
         all: fairness(&all),
         groups,
+        hosts: hosts.senders.clone(),
+        receiver_hosts: hosts.receivers.clone(),
     }
 }
 
@@ -600,6 +607,65 @@ pub fn group_results(
         group_fairness.insert(g.name.clone(), fair);
     }
     (results, group_fairness)
+}
+
+/// The hosts table and the fairness between hosts, for each role some group
+/// names a host in (the emulator's report uses it too).
+#[derive(Default)]
+pub struct HostTable {
+    pub rows: Vec<HostResult>,
+    pub senders: Option<Fairness>,
+    pub receivers: Option<Fairness>,
+}
+
+/// Per host: its flows' totals and the fairness among them, and the fairness
+/// between hosts. `flows` are the run's rows in flow order, as for
+/// [`group_results`]. Probes are left out; hosts come in the order their first
+/// flow does.
+pub fn host_results(groups: &[Group], flows: &[FlowResult]) -> HostTable {
+    let hosts = Hosts::new(groups);
+    let mut table = HostTable::default();
+    for role in [Role::Sender, Role::Receiver] {
+        if !hosts.named_in(role) {
+            continue;
+        }
+        let mut row_of: HashMap<u32, usize> = HashMap::new();
+        let mut members: Vec<(String, Vec<&FlowResult>)> = Vec::new();
+        for (gi, g) in groups.iter().enumerate().filter(|(_, g)| g.probe.is_none()) {
+            for id in g.first..g.first + g.count {
+                let host = hosts.of(gi, id, role);
+                let row = *row_of.entry(host).or_insert_with(|| {
+                    members.push((hosts.name(host, g), Vec::new()));
+                    members.len() - 1
+                });
+                members[row].1.push(&flows[id as usize]);
+            }
+        }
+        let goodputs: Vec<f64> = members
+            .iter()
+            .map(|(_, m)| m.iter().map(|r| r.goodput_bps).sum())
+            .collect();
+        let total: f64 = goodputs.iter().sum();
+        for ((host, m), goodput) in members.iter().zip(&goodputs) {
+            let own: Vec<f64> = m.iter().map(|r| r.goodput_bps).collect();
+            table.rows.push(HostResult {
+                host: host.clone(),
+                role: role.name().to_string(),
+                flows: m.len() as u32,
+                goodput_bps: *goodput,
+                share: if total > 0.0 { goodput / total } else { 0.0 },
+                drops_total: m.iter().map(|r| r.drops_total).sum(),
+                marks: m.iter().map(|r| r.marks).sum(),
+                jain: fairness(&own).jain,
+            });
+        }
+        let between = Some(fairness(&goodputs));
+        match role {
+            Role::Sender => table.senders = between,
+            Role::Receiver => table.receivers = between,
+        }
+    }
+    table
 }
 
 /// A link's drops by reason: its queue's, and its random loss's as `link_loss`.

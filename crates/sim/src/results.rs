@@ -128,6 +128,25 @@ pub struct GroupResult {
     pub probe: Option<ProbeStats>,
 }
 
+/// One host's flows, as sender or as receiver (rows only when some group names
+/// a host in that role; a flow that names none is the host `group#i`). Probes
+/// are left out, as from `fairness.all`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostResult {
+    pub host: String,
+    /// `sender` or `receiver`.
+    pub role: String,
+    pub flows: u32,
+    /// Sum of its flows' goodputs, bit/s.
+    pub goodput_bps: f64,
+    /// Its goodput over every host's of the same role.
+    pub share: f64,
+    pub drops_total: u64,
+    pub marks: u64,
+    /// Jain's index among its own flows.
+    pub jain: f64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueSeries {
     pub t_s: Vec<f64>,
@@ -187,6 +206,13 @@ pub struct FairnessSummary {
     /// Over every flow but probes (a probe's goodput is a few kbit/s by design).
     pub all: Fairness,
     pub groups: BTreeMap<String, Fairness>,
+    /// Over the hosts' goodputs as senders, when some group names a `host`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Fairness>,
+    /// Over the hosts' goodputs as receivers, when some group names a
+    /// `receiver_host`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_hosts: Option<Fairness>,
 }
 
 /// One flow's traffic across one monitored link in one interval
@@ -342,6 +368,9 @@ pub struct RunResult {
     pub sim_seconds: f64,
     pub flows: Vec<FlowResult>,
     pub groups: BTreeMap<String, GroupResult>,
+    /// Per host, when the scenario names hosts (see [`HostResult`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostResult>,
     pub links: Vec<LinkResult>,
     pub link_flows: Vec<LinkFlowResult>,
     pub fairness: FairnessSummary,
@@ -384,6 +413,8 @@ pub struct Summary<'a> {
     pub sim_seconds: f64,
     pub flows: &'a [FlowResult],
     pub groups: &'a BTreeMap<String, GroupResult>,
+    #[serde(skip_serializing_if = "<[HostResult]>::is_empty")]
+    pub hosts: &'a [HostResult],
     pub links: &'a [LinkResult],
     pub fairness: &'a FairnessSummary,
     #[serde(skip_serializing_if = "<[DelayResult]>::is_empty")]
@@ -411,6 +442,7 @@ impl RunResult {
             sim_seconds: self.sim_seconds,
             flows: &self.flows,
             groups: &self.groups,
+            hosts: &self.hosts,
             links: &self.links,
             fairness: &self.fairness,
             delays: &self.delays,

@@ -23,7 +23,7 @@ pub use crate::observe::flow_slots::FlowSlots;
 pub use crate::observe::link_stats::{LinkCounters, LinkStats};
 pub use crate::probe::{stats as probe_stats, ProbeEnd};
 pub use crate::report::{
-    delay_rows, fair_shares, fairness_summary, group_results, link_flow_rows, link_result,
-    utilization, MeasuredLink,
+    delay_rows, fair_shares, fairness_summary, group_results, host_results, link_flow_rows,
+    link_result, utilization, HostTable, MeasuredLink,
 };
 pub use crate::setup::{build, Built};

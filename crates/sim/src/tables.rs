@@ -26,6 +26,7 @@ pub const TABLES: &[(&str, Build)] = &[
     ("run", run),
     ("flows", flows),
     ("groups", groups),
+    ("hosts", hosts),
     ("links", links),
     ("queue", queue),
     ("link_flows", link_flows),
@@ -127,6 +128,22 @@ pub fn groups(r: &RunResult) -> RecordBatch {
     t.finish()
 }
 
+/// One row per host and role, when the scenario names hosts (`host`,
+/// `receiver_host`): its flows' goodput, share, drops, marks and Jain's index.
+pub fn hosts(r: &RunResult) -> RecordBatch {
+    let h = &r.hosts;
+    let mut t = Columns::default();
+    t.str("host", h.iter().map(|h| h.host.as_str()));
+    t.str("role", h.iter().map(|h| h.role.as_str()));
+    t.u32("flows", h.iter().map(|h| h.flows));
+    t.f64("goodput_bps", h.iter().map(|h| h.goodput_bps));
+    t.f64("share", h.iter().map(|h| h.share));
+    t.u64("drops_total", h.iter().map(|h| h.drops_total));
+    t.u64("marks", h.iter().map(|h| h.marks));
+    t.f64("jain", h.iter().map(|h| h.jain));
+    t.finish()
+}
+
 /// One row per monitored link direction.
 pub fn links(r: &RunResult) -> RecordBatch {
     let l = &r.links;
@@ -179,13 +196,21 @@ pub fn link_flows(r: &RunResult) -> RecordBatch {
 }
 
 /// Jain's index and the coefficient of variation of goodput: over TCP flows
-/// (`scope` "tcp"), over all flows ("all"), and per group ("group", with `group`).
+/// (`scope` "tcp"), over all flows ("all"), per group ("group", with `group`),
+/// and between hosts as senders ("hosts") and as receivers ("receiver_hosts")
+/// when the scenario names them.
 pub fn fairness(r: &RunResult) -> RecordBatch {
     let f = &r.fairness;
+    let hosts = [("hosts", &f.hosts), ("receiver_hosts", &f.receiver_hosts)];
     let rows: Vec<(&str, Option<&str>, &crate::results::Fairness)> =
         [("tcp", None, &f.tcp), ("all", None, &f.all)]
             .into_iter()
             .chain(f.groups.iter().map(|(g, x)| ("group", Some(g.as_str()), x)))
+            .chain(
+                hosts
+                    .into_iter()
+                    .filter_map(|(s, x)| Some((s, None, x.as_ref()?))),
+            )
             .collect();
     let mut t = Columns::default();
     t.str("scope", rows.iter().map(|r| r.0));

@@ -75,6 +75,7 @@ pub fn summary(r: &RunResult) -> String {
         );
     }
     probes(&mut s, r);
+    hosts(&mut s, r);
     let _ = writeln!(
         s,
         "\n{:<16} {:>8} {:>6} {:>11} {:>9} {:>9}",
@@ -93,7 +94,42 @@ pub fn summary(r: &RunResult) -> String {
         "\nfairness: all TCP flows jain {:.3} cov {:.3}; all flows jain {:.3}",
         f.tcp.jain, f.tcp.cov, f.all.jain
     );
+    for (between, x) in [("senders", &f.hosts), ("receivers", &f.receiver_hosts)] {
+        if let Some(x) = x {
+            let _ = writeln!(
+                s,
+                "between hosts as {between}: jain {:.3} cov {:.3}",
+                x.jain, x.cov
+            );
+        }
+    }
     s
+}
+
+/// The hosts table, when the scenario names hosts: a host with many flows
+/// beside one with few is what per-host isolation is about.
+fn hosts(s: &mut String, r: &RunResult) {
+    if r.hosts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<12} {:>8} {:>5} {:>11} {:>6} {:>9} {:>7}",
+        "host", "role", "flows", "goodput", "share", "drops", "jain"
+    );
+    for h in &r.hosts {
+        let _ = writeln!(
+            s,
+            "{:<12} {:>8} {:>5} {:>11} {:>6.3} {:>9} {:>7.3}",
+            h.host,
+            h.role,
+            h.flows,
+            rate(h.goodput_bps),
+            h.share,
+            h.drops_total,
+            h.jain
+        );
+    }
 }
 
 /// The probe groups' RTTs (latency under load), when there are any.

@@ -2,6 +2,7 @@
 //! and the flow groups. `setup` fills it, `engine` runs it, `observe` and the
 //! report read it; it imports none of them (`tests/arrows.rs`).
 
+pub mod hosts;
 pub mod routes;
 
 use crate::flow::Flow;
@@ -76,6 +77,10 @@ pub struct Group {
     pub probe: Option<Dur>,
     /// Scheduling weight of each flow (fair queueing).
     pub weight: f64,
+    /// The host the flows send from and the one they send to, if the group
+    /// names them ([`hosts`]).
+    pub host: Option<String>,
+    pub receiver_host: Option<String>,
     /// When its flows stop sending, if they do.
     pub stop: Option<Time>,
     /// Mean offered rate over the measured interval (infinite for TCP, zero for

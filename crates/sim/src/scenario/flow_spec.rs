@@ -55,6 +55,14 @@ pub struct FlowSpec {
     /// flow is an aggregate of its own when absent. Below 2^31.
     #[serde(default)]
     pub aggregate: Option<u32>,
+    /// The host the group's flows send from (per-host fairness: CAKE's host
+    /// isolation, the `hosts` table). Flows of every group naming one host share
+    /// it; without the key each flow is a host of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The host the group's flows send to, as `host` is the one they send from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_host: Option<String>,
     /// Each flow's scheduling weight (fair queueing). Default 1.
     #[serde(default = "unit_weight")]
     pub weight: f64,

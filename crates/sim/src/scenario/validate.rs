@@ -348,6 +348,19 @@ impl Scenario {
                 ));
             }
         }
+        for (key, host) in [("host", &spec.host), ("receiver_host", &spec.receiver_host)] {
+            if let Some(h) = host {
+                if h.is_empty() || h.contains('#') {
+                    return Err(at(
+                        key,
+                        format!(
+                            "{key} = {h:?} must be a non-empty name without '#' (a flow \
+                             that names no host is reported as the host \"group#i\")"
+                        ),
+                    ));
+                }
+            }
+        }
         let w = spec.weight;
         if !(w > 0.0 && w <= 1e9) {
             return Err(at(

@@ -78,6 +78,8 @@ fn group(spec: &FlowSpec, warmup_end: Time, end: Time) -> Group {
         udp,
         probe,
         weight: spec.weight,
+        host: spec.host.clone(),
+        receiver_host: spec.receiver_host.clone(),
         stop: spec.stop.map(|d| Time::ZERO + d),
         demand_bps,
         first: 0,

@@ -7,6 +7,7 @@ use crate::event::MAX_LINKS;
 use crate::flow::Flow;
 use crate::link::{Link, Pipe, Pipes, Queue, NO_MODEL};
 use crate::link_model::{Jitter, LinkModel, LinkRate, Loss, Transmitter};
+use crate::net::hosts::Hosts;
 use crate::net::routes::Routes;
 use crate::net::{Group, Network, Nodes, Rebuild};
 use crate::scenario::{Direction, KeyPath, Routing, Scenario, ScenarioError, Topology};
@@ -163,13 +164,25 @@ impl Network {
             .map(|(i, d)| (d.link, i))
             .collect();
         let mut tables: Vec<Vec<FlowClass>> = vec![Vec::new(); self.rebuild.len()];
+        let hosts = Hosts::new(groups);
         for (id, f) in flows.iter().enumerate() {
+            let (sender, receiver) = hosts.ends(f.group as usize, id as u32);
             let class = FlowClass {
-                flow: FlowId(id as u32),
-                aggregate: f.aggregate,
-                weight: groups[f.group as usize].weight,
+                src_host: sender,
+                dst_host: receiver,
+                ..FlowClass::new(
+                    FlowId(id as u32),
+                    f.aggregate,
+                    groups[f.group as usize].weight,
+                )
             };
-            for start in [f.fwd, f.rev] {
+            // The ACKs come from the receiver's host.
+            let acks = FlowClass {
+                src_host: receiver,
+                dst_host: sender,
+                ..class
+            };
+            for (start, class) in [(f.fwd, class), (f.rev, acks)] {
                 for l in self.routes.route(start) {
                     if let Some(&i) = slot.get(l) {
                         if tables[i].last().is_none_or(|c| c.flow != class.flow) {
