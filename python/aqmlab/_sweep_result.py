@@ -94,7 +94,8 @@ class Sweep:
       group's ``<group>_delay_{mean,p50,p95,p99}_s``; per probe group
       (``kind = "probe"``), its probes' round trips ``<group>_probe_rtt_{mean,p50,p95,p99}_s``
       and the probes it lost ``<group>_probe_lost``.
-    - ``groups``, ``flows``, ``links``: the runs' tables of the same names, stacked.
+    - ``groups``, ``hosts``, ``flows``, ``links``: the runs' tables of the same
+      names, stacked (``hosts`` is empty unless the scenario names hosts).
 
     A key's column is the key itself (``qdisc.kind``), unless a run's table has a
     column of that name (the links table's ``qdisc``): then it is ``set.<key>``
@@ -113,9 +114,9 @@ class Sweep:
     """
 
     #: The tables :meth:`write` writes.
-    TABLES = ("runs", "groups", "flows", "links", "stats", "paired")
+    TABLES = ("runs", "groups", "hosts", "flows", "links", "stats", "paired")
     #: The tables of one row per run, stacked from the store.
-    _STACKED = ("groups", "flows", "links")
+    _STACKED = ("groups", "hosts", "flows", "links")
     #: The interval's confidence level of ``stats`` and ``paired``.
     level = 0.95
 
@@ -328,6 +329,10 @@ class Sweep:
         return self._frame("groups")
 
     @property
+    def hosts(self) -> pd.DataFrame:
+        return self._frame("hosts")
+
+    @property
     def flows(self) -> pd.DataFrame:
         return self._frame("flows")
 
@@ -351,7 +356,7 @@ class Sweep:
         }
 
     def write(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the runs, groups, flows, links, stats and paired tables under ``out`` as
+        """Writes the runs, groups, hosts, flows, links, stats and paired tables under ``out`` as
         Parquet (or ``fmt="csv"``), then ``summary.json`` (the sweep's keys, seeds
         and counts), by the steps of :func:`aqmlab._io.write_folder`: a killed or
         repeated sweep never leaves a folder that looks finished but mixes two.

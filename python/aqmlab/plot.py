@@ -10,14 +10,16 @@
   (``Result.delay_histogram``; ``[monitor] delays = true``).
 - :func:`probe_rtt`: each probe group's (or flow's) RTT quantiles beside its base
   RTT (``Result.groups`` and ``Result.flows``; a flow group of ``kind = "probe"``).
+- :func:`hosts`: each host's goodput beside an equal split between hosts
+  (``Result.hosts``; a flow group's ``host`` or ``receiver_host``).
 
 Each takes a :class:`~aqmlab.Result` (``Result.read(folder)`` reads back what
 ``aqmlab run --out`` wrote) and an optional matplotlib ``Axes``, draws into it (a
 new figure's when none is given), labels the axes with their units and returns
 it. A figure the run did not record raises :class:`NotRecorded` (a
 ``ValueError``) naming what to switch on in ``[monitor]``. :func:`figure` puts
-several on one figure (by default every kind, the probe panel only when the
-run has probes: :func:`default_kinds`); ``aqmlab plot DIR`` is :func:`main`.
+several on one figure (by default every kind, the probe and hosts panels only
+when the run has probes and named hosts: :func:`default_kinds`); ``aqmlab plot DIR`` is :func:`main`.
 
 What is plotted is the table's numbers, unsmoothed: a series point is an
 interval's mean, drawn at the interval's middle; the delay CDF is exact at the
@@ -57,10 +59,10 @@ if TYPE_CHECKING:
     from aqmlab.result import Result
 
 #: The kinds of figure, in the order ``--kind all`` draws them.
-KINDS = ("queue", "throughput", "goodput", "delay", "probe")
+KINDS = ("queue", "throughput", "goodput", "delay", "probe", "hosts")
 #: The kinds a run without their flows does not miss: left out of
 #: :func:`default_kinds` (and of ``--kind all``, without a note) when it has none.
-OPTIONAL_KINDS = ("probe",)
+OPTIONAL_KINDS = ("probe", "hosts")
 
 _LINK_COLOURS = ("black", "dimgrey", "darkgrey", "silver")
 #: The most flows :func:`goodput` draws a bar for; past it, a CDF per group.
@@ -122,6 +124,7 @@ _SWITCH = {
     "goodput": "is this the folder `aqmlab run --out` wrote?",
     "delay": "switch on [monitor] delays = true (and list the link in [monitor] links, if set)",
     "probe": 'add a flow group of kind = "probe" to the scenario (docs/probes.md)',
+    "hosts": 'name the host of a flow group (host = "name", receiver_host = "name")',
 }
 _TABLE = {
     "queue": "queue",
@@ -129,6 +132,7 @@ _TABLE = {
     "goodput": "flows",
     "delay": "delay_histogram",
     "probe": "flows",
+    "hosts": "hosts",
 }
 _WHAT = {
     "queue": "queue samples",
@@ -136,6 +140,7 @@ _WHAT = {
     "goodput": "flows",
     "delay": "queueing-delay histograms",
     "probe": "probe flows",
+    "hosts": "named hosts",
 }
 
 
@@ -546,6 +551,44 @@ def probe_rtt(result: Result, ax: Axes | None = None, *, by: str | None = None) 
     return ax
 
 
+# ---- per host ----------------------------------------------------------------------------
+
+
+def hosts(result: Result, ax: Axes | None = None) -> Axes:
+    """Each host's goodput over the measured interval (Mbit/s), a bar per host and
+    role (sender, then receiver), labelled with its number of flows, and the
+    equal split between the hosts of a role as a dashed line: the figure of
+    per-host fairness."""
+    reason = missing(result, "hosts")
+    if reason:
+        raise NotRecorded(reason)
+    h = frame_of(result, "hosts")
+    ax = _axes(ax)
+    roles = list(dict.fromkeys(h["role"]))
+    palette = colours(roles)
+    x = 0
+    ticks, labels = [], []
+    for role in roles:
+        rows = h[h["role"] == role]
+        xs = list(range(x, x + len(rows)))
+        mbps = rows["goodput_bps"].to_numpy(dtype=float) / 1e6
+        bars = ax.bar(xs, mbps, width=0.8, color=palette[role], label=f"as {role}")
+        ax.bar_label(bars, labels=[f"{n} flow{'s' * (n != 1)}" for n in rows["flows"]], fontsize=7)
+        ax.hlines(mbps.sum() / len(rows), xs[0] - 0.4, xs[-1] + 0.4, colors="black", linestyles="--",
+                  linewidth=1)  # fmt: skip
+        ticks += xs
+        labels += list(rows["host"])
+        x += len(rows) + 1
+    ax.plot([], [], color="black", linestyle="--", linewidth=1, label="equal split")
+    crowded = len(ticks) > 6
+    ax.set_xticks(ticks, labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Goodput per host (measured interval)")
+    _legend(ax, len(roles) + 1)
+    return ax
+
+
 # ---- several at once, and the command ------------------------------------------------------
 
 _DRAW = {
@@ -554,14 +597,15 @@ _DRAW = {
     "goodput": goodput,
     "delay": delay_cdf,
     "probe": probe_rtt,
+    "hosts": hosts,
 }
 
 
 def figure(result: Result, kinds: Sequence[str] | None = None) -> Figure:
     """One figure with a panel per kind (``queue``, ``throughput``, ``goodput``,
-    ``delay``, ``probe``; by default :func:`default_kinds`: the probe panel only
-    when the run has probes), stacked; :class:`NotRecorded` if the run did not
-    record one (see :func:`missing`)."""
+    ``delay``, ``probe``, ``hosts``; by default :func:`default_kinds`: the probe
+    and hosts panels only when the run has probes and named hosts), stacked;
+    :class:`NotRecorded` if the run did not record one (see :func:`missing`)."""
     from matplotlib.figure import Figure
 
     if kinds is None:

@@ -72,13 +72,18 @@ class Result:
       marks, RTT, retransmits, fair share).
     - ``groups``: one row per flow group, its name in the column ``group`` (as
       every table of a run and of a sweep has it: they concatenate).
+    - ``hosts``: when the scenario names hosts (a group's ``host`` or
+      ``receiver_host``), one row per host and ``role`` ("sender", "receiver"):
+      its flows, goodput, share of all hosts', drops, marks and Jain's index
+      among its flows; a flow that names no host is the host ``group#i``.
     - ``links``: one row per monitored link direction (drops and marks by reason).
     - ``queue``: the sampled backlog of every monitored link, long format
       (``link, t_s, packets, bytes``).
     - ``link_flows``: each flow's throughput across each monitored link, and its
       mean number of packets in that link's queue.
     - ``fairness``: Jain's index and the coefficient of variation, over TCP flows,
-      over all flows and per group, as a dict (the table is ``arrow("fairness")``).
+      over all flows, per group and (when the scenario names hosts) between hosts,
+      as a dict (the table is ``arrow("fairness")``).
     - What ``[monitor]`` asks for (empty tables otherwise): ``flow_series`` (each
       flow's packets, bytes, throughput, drops and marks across each monitored link
       per interval), ``tcp_trace`` (cwnd, ssthresh, srtt, rto, packets in flight of
@@ -234,6 +239,11 @@ class Result:
     run = _table("run", "One row: what ran, for how long, and how long it took.")
     flows = _table("flows", "One row per flow.")
     groups = _table("groups", "One row per flow group, its name in the column ``group`` (as in a sweep's).")
+    hosts = _table(
+        "hosts",
+        'One row per host and role ("sender", "receiver") when the scenario names hosts: flows, '
+        "goodput_bps, share, drops_total, marks, jain.",
+    )
     links = _table("links", "One row per monitored link direction.")
     queue = _table("queue", "The sampled backlog of every monitored link (link, t_s, packets, bytes).")
     link_flows = _table("link_flows", "Each flow's throughput and mean queue across each monitored link.")
@@ -297,7 +307,8 @@ class Result:
 
     @property
     def fairness(self) -> dict[str, Any]:
-        """``{"tcp": {n, jain, cov}, "all": {...}, "groups": {name: {...}}}``."""
+        """``{"tcp": {n, jain, cov}, "all": {...}, "groups": {name: {...}}}``, and
+        ``"hosts"`` and ``"receiver_hosts"`` when the scenario names hosts."""
         out: dict[str, Any] = {"groups": {}}
         for row in self._own("fairness").to_pylist():
             scope, group = row.pop("scope"), row.pop("group")
@@ -358,10 +369,12 @@ class Result:
         # run table's columns of it); a simulation has none.
         timekeeping = {k: run.pop(k, None) for k in self._EMULATION_COLUMNS}
         emulated = run.pop("emulated", False)
+        hosts = self._own("hosts").to_pylist() if "hosts" in self._ipc else []
         summary = {
             **run,
             "flows": [probe(fold(row, "drops")) for row in self._own("flows").to_pylist()],
             "groups": groups,
+            **({"hosts": hosts} if hosts else {}),
             "links": links,
             "fairness": self.fairness,
         }

@@ -198,7 +198,9 @@ def test_cli_writes_labelled_tables(tmp_path):
     assert names == [
         ".aqmlab-files",
         "cache",
-        *tables[:3],
+        *tables[:2],
+        "hosts.parquet",
+        tables[2],
         "paired.parquet",
         "runs.parquet",
         "stats.parquet",
@@ -209,6 +211,8 @@ def test_cli_writes_labelled_tables(tmp_path):
     assert len(runs) == 4
     for name in tables:
         assert len(pl.read_parquet(out / name)) == len(pd.read_parquet(out / name)) > 0, name
+    # No group names a host: the table is there, empty, with its columns.
+    assert list(pd.read_parquet(out / "hosts.parquet").columns[-3:]) == ["drops_total", "marks", "jain"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs"] == 4 and summary["keys"] == ["qdisc.kind"]
     # No temporary file is left behind.
@@ -232,6 +236,7 @@ def test_cli_writes_labelled_tables(tmp_path):
         "cache",
         "flows.csv",
         "groups.csv",
+        "hosts.csv",
         "links.csv",
         "paired.csv",
         "runs.csv",
