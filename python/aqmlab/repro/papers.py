@@ -8,10 +8,10 @@ itself when imported.
 
 from __future__ import annotations
 
-from aqmlab.repro import aggfq, breathe, choke, sfb, sfred_nlred
+from aqmlab.repro import aggfq, breathe, cake, choke, sfb, sfred_nlred
 from aqmlab.repro._core import index
 
-PAPERS = (choke, sfb, aggfq, breathe, sfred_nlred)
+PAPERS = (choke, sfb, aggfq, breathe, sfred_nlred, cake)
 
 #: Every experiment, by id: the papers' in the order of :data:`PAPERS`.
 EXPERIMENTS = index(e for paper in PAPERS for e in paper.EXPERIMENTS)
