@@ -33,8 +33,8 @@ pub fn mean_rtt(r: &RunResult) -> Option<f64> {
     (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64)
 }
 
-/// The two runs side by side: per group goodput and Jain's index, then the UDP
-/// share, the forward bottleneck's mean queue and drop rate, the TCP flows' RTT.
+/// The two runs side by side: per group goodput and Jain's index, each named
+/// host's share and the fairness between hosts, then the UDP share, the forward bottleneck's mean queue and drop rate, the TCP flows' RTT.
 pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -86,6 +86,22 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         );
         row(&mut s, &format!("{name} jain"), g.jain, e.jain, "", 1.0);
     }
+    // Per host, when the scenario names hosts: the share of each.
+    for h in &simulated.hosts {
+        let Some(e) = emulated
+            .hosts
+            .iter()
+            .find(|e| (&e.host, &e.role) == (&h.host, &h.role))
+        else {
+            continue;
+        };
+        let role = if h.role == "receiver" { " (to)" } else { "" };
+        let name = format!("host {}{role} share", h.host);
+        row(&mut s, &name, h.share, e.share, "", 1.0);
+    }
+    if let (Some(a), Some(b)) = (&simulated.fairness.hosts, &emulated.fairness.hosts) {
+        row(&mut s, "jain (hosts)", a.jain, b.jain, "", 1.0);
+    }
     row(
         &mut s,
         "udp share",
@@ -134,4 +150,56 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::results::{Fairness, HostResult};
+
+    fn hosted(share: f64) -> RunResult {
+        let host = |name: &str, role: &str, share: f64| HostResult {
+            host: name.into(),
+            role: role.into(),
+            flows: 1,
+            goodput_bps: share * 1e6,
+            share,
+            drops_total: 0,
+            marks: 0,
+            jain: 1.0,
+        };
+        let mut r = RunResult {
+            hosts: vec![
+                host("a", "sender", share),
+                host("b", "sender", 1.0 - share),
+                host("srv", "receiver", 1.0),
+            ],
+            ..RunResult::default()
+        };
+        r.fairness.hosts = Some(Fairness {
+            n: 2,
+            jain: 0.9,
+            cov: 0.1,
+        });
+        r
+    }
+
+    #[test]
+    fn named_hosts_get_a_share_row_each_and_their_fairness() {
+        let t = table(&hosted(0.5), &hosted(0.25));
+        let line = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} row in\n{t}"))
+                .split_whitespace()
+                .last()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(line("host a share"), "0.50");
+        assert_eq!(line("host b share"), "1.50");
+        assert_eq!(line("host srv (to) share"), "1.00");
+        assert_eq!(line("jain (hosts)"), "1.00");
+        assert!(!table(&RunResult::default(), &RunResult::default()).contains("host"));
+    }
 }
