@@ -364,3 +364,5 @@ fn one_step_threshold_and_a_packet_sized_mtu() {
         ok.validate().unwrap();
     }
 }
+
+mod queue_protection;
