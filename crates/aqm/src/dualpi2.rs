@@ -177,26 +177,53 @@ impl DualPi2Params {
     /// is off: it would do nothing.
     fn check_qp_keys_unused(&self) -> Result<(), ParamError> {
         let d = DualPi2Params::default();
+        let s = |v: &dyn std::fmt::Display| v.to_string();
         let set = [
             (
                 "qp_critical_delay",
                 self.qp_critical_delay != d.qp_critical_delay,
+                self.qp_critical_delay.map_or_else(String::new, |v| s(&v)),
             ),
             (
                 "qp_critical_score",
                 self.qp_critical_score != d.qp_critical_score,
+                s(&self.qp_critical_score),
             ),
-            ("qp_lg_aging", self.qp_lg_aging != d.qp_lg_aging),
-            ("qp_bucket_bits", self.qp_bucket_bits != d.qp_bucket_bits),
-            ("qp_attempts", self.qp_attempts != d.qp_attempts),
-            ("qp_max_score", self.qp_max_score != d.qp_max_score),
-            ("qp_sanction", self.qp_sanction != d.qp_sanction),
-            ("hash_seed", self.hash_seed != d.hash_seed),
+            (
+                "qp_lg_aging",
+                self.qp_lg_aging != d.qp_lg_aging,
+                s(&self.qp_lg_aging),
+            ),
+            (
+                "qp_bucket_bits",
+                self.qp_bucket_bits != d.qp_bucket_bits,
+                s(&self.qp_bucket_bits),
+            ),
+            (
+                "qp_attempts",
+                self.qp_attempts != d.qp_attempts,
+                s(&self.qp_attempts),
+            ),
+            (
+                "qp_max_score",
+                self.qp_max_score != d.qp_max_score,
+                s(&self.qp_max_score),
+            ),
+            (
+                "qp_sanction",
+                self.qp_sanction != d.qp_sanction,
+                format!("{:?}", self.qp_sanction).to_lowercase(),
+            ),
+            (
+                "hash_seed",
+                self.hash_seed != d.hash_seed,
+                self.hash_seed.map_or_else(String::new, |v| s(&v)),
+            ),
         ];
-        match set.iter().find(|(_, changed)| *changed) {
-            Some((key, _)) => Err(ParamError::new(
+        match set.into_iter().find(|(_, changed, _)| *changed) {
+            Some((key, _, value)) => Err(ParamError::new(
                 key,
-                "(set)",
+                value,
                 "has no effect unless queue_protection = true",
             )),
             None => Ok(()),
