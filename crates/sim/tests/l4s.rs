@@ -125,3 +125,64 @@ fn queue_protection_keeps_pragues_delay_low_beside_an_unresponsive_ect1_flow() {
     assert!(with_qp < 0.003, "with queue protection: {with_qp}");
     assert!(without > 0.010, "without queue protection: {without}");
 }
+
+/// Four Prague flows alone on a 40 Mbit/s DualPI2 bottleneck (base RTTs 4 and
+/// 20 ms): their total goodput and largest mean RTT above base, with or without
+/// queue protection.
+fn prague_alone(queue_protection: bool) -> (f64, f64) {
+    let text = format!(
+        r#"
+name = "qprot-prague-{queue_protection}"
+duration = "20s"
+warmup = "5s"
+seed = 4
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "0.5ms" }}
+bottleneck = {{ rate = "40Mbps", delay = "1ms" }}
+[qdisc]
+kind = "dualpi2"
+queue_protection = {queue_protection}
+[[flows]]
+name = "short"
+kind = "tcp"
+variant = "prague"
+ecn = "ect1"
+count = 2
+[[flows]]
+name = "long"
+kind = "tcp"
+variant = "prague"
+ecn = "ect1"
+count = 2
+access_delay = "4.5ms"
+"#
+    );
+    let s = Scenario::from_toml(&text, "qprot.toml").unwrap_or_else(|e| panic!("{e}"));
+    let r = run_scenario(&s, &mut |_| {}).unwrap();
+    let goodput = r.flows.iter().map(|f| f.goodput_bps).sum();
+    let queueing = r
+        .flows
+        .iter()
+        .map(|f| f.rtt_mean_s.unwrap() - f.base_rtt_s)
+        .fold(0.0, f64::max);
+    (goodput, queueing)
+}
+
+/// Queue protection leaves well-behaved Prague flows alone: with it on they get
+/// the same goodput and queueing delay as with it off (a sanctioned Prague packet
+/// would wait in the C queue, at its 15 ms target).
+#[test]
+fn queue_protection_leaves_prague_flows_alone() {
+    let (on, on_delay) = prague_alone(true);
+    let (off, off_delay) = prague_alone(false);
+    eprintln!(
+        "Prague alone: {:.2} / {:.2} Mbit/s, queueing {:.2} / {:.2} ms (on / off)",
+        on / 1e6,
+        off / 1e6,
+        on_delay * 1e3,
+        off_delay * 1e3
+    );
+    assert!(on > 0.97 * off, "{on} vs {off}");
+    assert!(on_delay < off_delay + 0.0005, "{on_delay} vs {off_delay}");
+}

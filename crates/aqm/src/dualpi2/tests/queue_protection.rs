@@ -317,3 +317,86 @@ fn queue_protection_keys_parse_from_toml() {
     };
     assert_eq!(p.qp_config().critical_delay, Dur::from_micros(500));
 }
+
+/// (b) for responsive flows: four scalable (DCTCP-like) window senders share
+/// the L queue on a 100 Mb/s link with 10 ms of RTT, each growing its window by
+/// a packet per RTT and cutting it by half a packet per CE-marked ACK (so about
+/// two marks per RTT, a congestion rate of ~300 kB/s each, under the 2^19 B per
+/// 2^30 ns aging rate). Returns the packets sanctioned and sent, and the link's
+/// use.
+fn responsive_flows(params: DualPi2Params) -> (u64, u64, f64) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    const FLOWS: usize = 4;
+    let rtt = Dur::from_millis(10);
+    let mut h = Harness::build_for(params, &LINK);
+    let mut cwnd = [2.0f64; FLOWS];
+    let mut inflight = [0u32; FLOWS];
+    let mut acks: BinaryHeap<Reverse<(Time, usize, bool)>> = BinaryHeap::new();
+    let (mut sent, mut busy_until, mut busy) = (0u64, Time::ZERO, 0u64);
+    let tick = Dur::from_micros(10);
+    let end = Time::from_secs(3);
+    while h.now < end {
+        while let Some(&Reverse((t, f, ce))) = acks.peek() {
+            if t > h.now {
+                break;
+            }
+            acks.pop();
+            inflight[f] -= 1;
+            cwnd[f] = if ce {
+                (cwnd[f] - 0.5).max(1.0)
+            } else {
+                cwnd[f] + 1.0 / cwnd[f]
+            };
+        }
+        for f in 0..FLOWS {
+            while (inflight[f] as f64) < cwnd[f].floor() {
+                inflight[f] += 1;
+                sent += 1;
+                if h.offer_pkt(l4s(f as u32, 0)) == Verdict::Dropped {
+                    acks.push(Reverse((h.now + rtt, f, true)));
+                }
+            }
+        }
+        if h.now >= busy_until {
+            if let Some(p) = h.dequeue() {
+                busy_until = h.now + TX;
+                busy += 1;
+                let f = p.flow.0 as usize;
+                acks.push(Reverse((h.now + TX + rtt, f, p.ecn == Ecn::Ce)));
+            }
+        }
+        h.advance(tick);
+    }
+    let capacity = end.as_nanos() / TX.as_nanos();
+    (
+        h.q.qdisc().sanctioned(),
+        sent,
+        busy as f64 / capacity as f64,
+    )
+}
+
+/// A window flow reacts a round trip after the L queue crosses the step, which
+/// here is also CRITICALqL (as the RFC's CRITICALqL is its ramp's MAXTH), and
+/// while the queue is over the step every arrival is charged a whole packet
+/// (probNative 1): so about 1% of their packets are sanctioned, and none once
+/// CRITICALqL is 2 ms. The bound is set from those measurements.
+#[test]
+fn responsive_l4s_flows_are_almost_never_sanctioned() {
+    let (sanctioned, sent, util) = responsive_flows(qp_on());
+    let (_, _, util_off) = responsive_flows(DualPi2Params::default());
+    let (sanctioned_2ms, sent_2ms, _) = responsive_flows(DualPi2Params {
+        qp_critical_delay: Some(Dur::from_millis(2)),
+        ..qp_on()
+    });
+    eprintln!(
+        "responsive: {sanctioned} of {sent} sanctioned, use {util:.3} (off {util_off:.3}); \
+         CRITICALqL 2 ms: {sanctioned_2ms} of {sent_2ms}"
+    );
+    assert!(sanctioned * 50 <= sent, "{sanctioned} of {sent}");
+    assert!(
+        sanctioned_2ms * 1000 <= sent_2ms,
+        "{sanctioned_2ms} of {sent_2ms}"
+    );
+    assert!(util > 0.75 && util_off > 0.75, "{util} {util_off}");
+}
