@@ -97,7 +97,8 @@ pub struct DualPi2Params {
     /// L queue's delay just over `qp_critical_delay`. Default 4 ms.
     pub qp_critical_score: Dur,
     /// LG_AGING: scores drain at 2^qp_lg_aging bytes of natively marked traffic
-    /// per 2^30 ns (about a second). Default 19 (4.2 Mb/s).
+    /// per 2^30 ns (about a second). Default 19: 3.9 Mb/s (the RFC's nominal
+    /// 2^19 B/s, 4.2 Mb/s, less its 7% from taking 2^30 ns for a second).
     pub qp_lg_aging: u8,
     /// BI_SIZE: 2^qp_bucket_bits per-flow buckets, plus a shared default one.
     /// Default 5 (32).

@@ -17,9 +17,9 @@
 //! and AGING is `2^lg_aging` bytes per 2^30 ns (the RFC's `AGING = pow(2,
 //! LG_AGING - 30) * T_RES`, with T_RES = 1 ns): the division is a left shift by
 //! `30 - lg_aging`, as the RFC suggests for integer code. A flow whose congestion
-//! rate (probNative x its byte rate) stays under 2^lg_aging B/s (4.2 Mb/s at the
-//! default 19) keeps a bounded score; one above it accumulates score. The score is
-//! capped at `max_score` (qLSCORE_MAX, 5 s).
+//! rate (probNative x its byte rate) stays under 2^lg_aging B per 2^30 ns (3.9
+//! Mb/s at the default 19) keeps a bounded score; one above it accumulates
+//! score. The score is capped at `max_score` (qLSCORE_MAX, 5 s).
 //!
 //! `qprotect` (section 4.2.3) sanctions the packet when the L queue's delay is
 //! over CRITICALqL and the delay times the flow's score is over CRITICALqL x
