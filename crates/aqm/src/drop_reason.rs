@@ -26,7 +26,8 @@ pub enum DropReason {
     /// The flow is in the heavy-hitter set (BREATHe) or judged a fast flow (MRUL;
     /// AFD: above its fair share).
     HeavyHitter,
-    /// The flow was judged unresponsive (Scalable Fair RED over MRUL).
+    /// The flow was judged unresponsive (Scalable Fair RED over MRUL), or as
+    /// building the L queue (DualPI2's queue protection with `qp_sanction = "drop"`).
     Unresponsive,
     /// A queued packet was pushed out to admit the arrival (LQD, ALQD; FQ-CoDel's
     /// drops on a full queue, from the fattest flow's head: with `Overflow`, what

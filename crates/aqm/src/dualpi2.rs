@@ -27,12 +27,24 @@
 //! queues are bounded by `limit` packets), tc filters that classify into the L
 //! queue without marking, and GSO splitting (aqmlab's packets are MTU-sized).
 //! The controller runs on the `now` of each call, as PIE's does (`pie.rs`).
+//!
+//! Optionally (`queue_protection`, off by default; Linux has no such option),
+//! RFC 9957's DOCSIS queue protection scores every L arrival's flow and
+//! sanctions the packets of flows that build the L queue past `qp_critical_delay`:
+//! they go to the C queue (or, with `qp_sanction = "drop"`, are dropped as
+//! `unresponsive`). The algorithm is in `parts/queue_protection.rs`; here it is
+//! fed the L queue's delay as its backlog at the link rate (the RFC's estimate)
+//! and the native L probability of Linux's step, 1 above `step_thresh` and 0
+//! below it, where DOCSIS's native AQM is a ramp.
 
 use crate::drop_reason::DropReason;
 use crate::packet::{Ecn, Packet};
 use crate::parts::fifo::PacketFifo;
+use crate::parts::flow_hash::{hash_seed, level_key};
+use crate::parts::queue_protection::{QpConfig, QueueProtection, PROB_ONE};
 use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::{Dur, Time};
+use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -74,6 +86,43 @@ pub struct DualPi2Params {
     /// The device MTU (psched_mtu): no marks or drops under two of them, and the
     /// unit of the scheduler's credit. Default 1514.
     pub mtu: u32,
+    /// RFC 9957's queue protection (QPROTECT_ON) for the L queue. Default false
+    /// (DOCSIS's default is on; Linux's sch_dualpi2 has none).
+    pub queue_protection: bool,
+    /// CRITICALqL: no packet is sanctioned while the L queue's delay is at most
+    /// this. Default (unset) the step threshold's time, else 1 ms (the RFC's
+    /// default is the native AQM's MAXTH, 1 ms).
+    pub qp_critical_delay: Option<Dur>,
+    /// CRITICALqLSCORE: a flow's queuing score that gets it sanctioned with the
+    /// L queue's delay just over `qp_critical_delay`. Default 4 ms.
+    pub qp_critical_score: Dur,
+    /// LG_AGING: scores drain at 2^qp_lg_aging bytes of natively marked traffic
+    /// per 2^30 ns (about a second). Default 19: 3.9 Mb/s (the RFC's nominal
+    /// 2^19 B/s, 4.2 Mb/s, less its 7% from taking 2^30 ns for a second).
+    pub qp_lg_aging: u8,
+    /// BI_SIZE: 2^qp_bucket_bits per-flow buckets, plus a shared default one.
+    /// Default 5 (32).
+    pub qp_bucket_bits: u8,
+    /// ATTEMPTS: hash slices tried for a flow's bucket. Default 2.
+    pub qp_attempts: u8,
+    /// qLSCORE_MAX: the largest score. Default 5 s.
+    pub qp_max_score: Dur,
+    /// What happens to a sanctioned packet: `"redirect"` to the C queue (the
+    /// RFC's) or `"drop"`. Default redirect.
+    pub qp_sanction: QpSanction,
+    /// Pins the key of the queue protection's flow hash; unset, the link's seed.
+    pub hash_seed: Option<u64>,
+}
+
+/// What queue protection does to a sanctioned L packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QpSanction {
+    /// Enqueue it in the C queue instead (RFC 9957).
+    #[default]
+    Redirect,
+    /// Drop it, as `DropReason::Unresponsive`.
+    Drop,
 }
 
 impl Default for DualPi2Params {
@@ -93,6 +142,92 @@ impl Default for DualPi2Params {
             classic_protection: 10,
             any_ect: false,
             mtu: 1514,
+            queue_protection: false,
+            qp_critical_delay: None,
+            qp_critical_score: Dur::from_millis(4),
+            qp_lg_aging: 19,
+            qp_bucket_bits: 5,
+            qp_attempts: 2,
+            qp_max_score: Dur::from_secs(5),
+            qp_sanction: QpSanction::Redirect,
+            hash_seed: None,
+        }
+    }
+}
+
+impl DualPi2Params {
+    /// The queue protection's parameters, defaults filled in.
+    pub fn qp_config(&self) -> QpConfig {
+        let critical = self
+            .qp_critical_delay
+            .unwrap_or(match self.step_thresh_packets {
+                Some(_) => Dur::from_millis(1),
+                None => self.step_thresh.unwrap_or(Dur::from_millis(1)),
+            });
+        QpConfig {
+            critical_delay: critical,
+            critical_score: self.qp_critical_score,
+            lg_aging: self.qp_lg_aging,
+            bucket_bits: self.qp_bucket_bits,
+            attempts: self.qp_attempts,
+            max_score: self.qp_max_score,
+        }
+    }
+
+    /// Refuses a `qp_*` key set away from its default while `queue_protection`
+    /// is off: it would do nothing.
+    fn check_qp_keys_unused(&self) -> Result<(), ParamError> {
+        let d = DualPi2Params::default();
+        let s = |v: &dyn std::fmt::Display| v.to_string();
+        let set = [
+            (
+                "qp_critical_delay",
+                self.qp_critical_delay != d.qp_critical_delay,
+                self.qp_critical_delay.map_or_else(String::new, |v| s(&v)),
+            ),
+            (
+                "qp_critical_score",
+                self.qp_critical_score != d.qp_critical_score,
+                s(&self.qp_critical_score),
+            ),
+            (
+                "qp_lg_aging",
+                self.qp_lg_aging != d.qp_lg_aging,
+                s(&self.qp_lg_aging),
+            ),
+            (
+                "qp_bucket_bits",
+                self.qp_bucket_bits != d.qp_bucket_bits,
+                s(&self.qp_bucket_bits),
+            ),
+            (
+                "qp_attempts",
+                self.qp_attempts != d.qp_attempts,
+                s(&self.qp_attempts),
+            ),
+            (
+                "qp_max_score",
+                self.qp_max_score != d.qp_max_score,
+                s(&self.qp_max_score),
+            ),
+            (
+                "qp_sanction",
+                self.qp_sanction != d.qp_sanction,
+                format!("{:?}", self.qp_sanction).to_lowercase(),
+            ),
+            (
+                "hash_seed",
+                self.hash_seed != d.hash_seed,
+                self.hash_seed.map_or_else(String::new, |v| s(&v)),
+            ),
+        ];
+        match set.into_iter().find(|(_, changed, _)| *changed) {
+            Some((key, _, value)) => Err(ParamError::new(
+                key,
+                value,
+                "has no effect unless queue_protection = true",
+            )),
+            None => Ok(()),
         }
     }
 }
@@ -158,10 +293,14 @@ impl QdiscParams for DualPi2Params {
                 format!("must be at most {MAX_MTU} bytes (the largest IPv4 packet)"),
             ));
         }
-        Ok(())
+        if self.queue_protection {
+            self.qp_config().validate()
+        } else {
+            self.check_qp_keys_unused()
+        }
     }
-    fn build(&self, _link: &LinkInfo) -> Result<DualPi2, ParamError> {
-        DualPi2::new(self.clone())
+    fn build(&self, link: &LinkInfo) -> Result<DualPi2, ParamError> {
+        DualPi2::new(self.clone(), link)
     }
     fn property_configs() -> Vec<Self> {
         let ms = Dur::from_millis;
@@ -190,6 +329,32 @@ impl QdiscParams for DualPi2Params {
                 mtu: 200,
                 alpha: 10.0,
                 beta: 50.0,
+                ..Default::default()
+            },
+            DualPi2Params {
+                limit: 10,
+                target: ms(1),
+                tupdate: ms(1),
+                step_thresh: Some(Dur::from_micros(300)),
+                mtu: 100,
+                alpha: 20.0,
+                beta: 100.0,
+                queue_protection: true,
+                qp_critical_delay: Some(Dur::from_micros(200)),
+                qp_critical_score: Dur::from_micros(100),
+                qp_bucket_bits: 1,
+                qp_attempts: 1,
+                ..Default::default()
+            },
+            DualPi2Params {
+                limit: 10,
+                step_thresh_packets: Some(2),
+                mtu: 100,
+                drop_enqueue: true,
+                queue_protection: true,
+                qp_sanction: QpSanction::Drop,
+                qp_critical_delay: Some(Dur::from_micros(100)),
+                qp_critical_score: Dur::from_micros(50),
                 ..Default::default()
             },
         ]
@@ -225,11 +390,19 @@ pub struct DualPi2 {
     step_marks: u64,
     /// The sojourn step threshold in force (`step_thresh` or its default).
     step_thresh: Dur,
+    /// RFC 9957's queue protection, if on.
+    qp: Option<QueueProtection>,
+    /// The link's rate, which turns the L backlog into queue protection's delay.
+    rate: Rate,
 }
 
 impl DualPi2 {
-    pub fn new(params: DualPi2Params) -> Result<Self, ParamError> {
+    pub fn new(params: DualPi2Params, link: &LinkInfo) -> Result<Self, ParamError> {
         params.validate()?;
+        let qp = params.queue_protection.then(|| {
+            let key = level_key(hash_seed(params.hash_seed, link), 1, 0);
+            QueueProtection::new(params.qp_config(), key)
+        });
         let wc = params.classic_protection as i64;
         let credit_init = params.mtu as i64 * (wc - (100 - wc));
         Ok(DualPi2 {
@@ -245,6 +418,8 @@ impl DualPi2 {
             credit_init,
             step_marks: 0,
             step_thresh: params.step_thresh.unwrap_or(Dur::from_millis(1)),
+            qp,
+            rate: link.rate,
             params,
         })
     }
@@ -272,6 +447,53 @@ impl DualPi2 {
     /// CE marks by the L queue's step.
     pub fn step_marks(&self) -> u64 {
         self.step_marks
+    }
+
+    /// L packets queue protection sanctioned (redirected to the C queue or
+    /// dropped); 0 when it is off.
+    pub fn sanctioned(&self) -> u64 {
+        self.qp.as_ref().map_or(0, QueueProtection::sanctioned)
+    }
+
+    /// The queue protection's state (scores, default bucket use), if it is on.
+    pub fn queue_protection(&self) -> Option<&QueueProtection> {
+        self.qp.as_ref()
+    }
+
+    /// The L queue's delay as queue protection sees it: its backlog at the link
+    /// rate (RFC 9957 and DOCSIS estimate it so; a rate of 0 reads as no delay).
+    fn l_backlog_delay(&self) -> Dur {
+        match self.rate.bps() {
+            0 => Dur::ZERO,
+            _ => self.rate.tx_time(self.l.bytes()),
+        }
+    }
+
+    /// The native L AQM's marking probability for an arrival now, of
+    /// [`PROB_ONE`]: Linux's step, so 1 over the threshold and 0 under it.
+    fn prob_native(&self, qdelay: Dur) -> u64 {
+        let over = match self.params.step_thresh_packets {
+            Some(n) => self.l.len() > n as usize,
+            None => qdelay > self.step_thresh,
+        };
+        let may_mark = self.l.len() >= self.params.min_qlen_step as usize;
+        if over && may_mark {
+            PROB_ONE
+        } else {
+            0
+        }
+    }
+
+    /// Whether queue protection sanctions an L arrival.
+    fn sanctions(&mut self, pkt: &Packet, now: Time) -> bool {
+        if self.qp.is_none() {
+            return false;
+        }
+        let qdelay = self.l_backlog_delay();
+        let prob = self.prob_native(qdelay);
+        self.qp
+            .as_mut()
+            .is_some_and(|qp| qp.qprotect(pkt.flow, pkt.size, now, qdelay, prob))
     }
 
     fn is_l4s(&self, ecn: Ecn) -> bool {
@@ -393,7 +615,16 @@ impl Qdisc for DualPi2 {
             ctx.drop(pkt, DropReason::Overflow);
             return Verdict::Dropped;
         }
-        let l4s = self.is_l4s(pkt.ecn);
+        let mut l4s = self.is_l4s(pkt.ecn);
+        if l4s && self.sanctions(&pkt, ctx.now) {
+            match self.params.qp_sanction {
+                QpSanction::Redirect => l4s = false,
+                QpSanction::Drop => {
+                    ctx.drop(pkt, DropReason::Unresponsive);
+                    return Verdict::Dropped;
+                }
+            }
+        }
         let mut pkt = pkt;
         if self.params.drop_enqueue {
             match self.apply_pi(pkt, l4s, ctx) {
@@ -453,6 +684,9 @@ impl Qdisc for DualPi2 {
     }
     fn limit(&self) -> Limit {
         Limit::Packets(self.params.limit)
+    }
+    fn set_link_rate(&mut self, rate: Rate) {
+        self.rate = rate;
     }
 }
 

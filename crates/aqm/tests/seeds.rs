@@ -4,7 +4,7 @@
 //! is given. Checked through the registry on the same scripted overload, so a
 //! qdisc added later is held to it too.
 
-use aqm::{rng, FlowId, LinkInfo, Monitored, Packet, QdiscSpec, Rate, Time, VecSink};
+use aqm::{rng, Ecn, FlowId, LinkInfo, Monitored, Packet, QdiscSpec, Rate, Time, VecSink};
 
 /// What the qdisc did with an overload of 64 flows: the flows in departure order
 /// and the dropped packets' tags.
@@ -17,6 +17,10 @@ fn trace(spec: &QdiscSpec, link: &LinkInfo) -> (Vec<u32>, Vec<u32>) {
         for k in 0..3 {
             let mut p = Packet::new(FlowId((step * 3 + k) % 64), 1000);
             p.tag = step * 3 + k;
+            // DualPI2 hashes only the L queue's flows (queue protection).
+            if spec.kind() == "dualpi2" {
+                p.ecn = Ecn::Ect1;
+            }
             q.enqueue(p, now, &mut rng, &mut sink);
         }
         if let Some(p) = q.dequeue(now, &mut rng, &mut sink) {
@@ -43,7 +47,10 @@ fn spec(kind: &str, extra: &str) -> QdiscSpec {
 #[test]
 fn the_links_seed_moves_the_hashes_unless_hash_seed_is_pinned() {
     let kinds = hashed_kinds();
-    assert_eq!(kinds, ["sfb", "sfred", "sfq", "fq_codel", "cake"]);
+    assert_eq!(
+        kinds,
+        ["sfb", "sfred", "sfq", "fq_codel", "dualpi2", "cake"]
+    );
     let rate = Rate::from_mbps(10);
     for kind in kinds {
         // Small tables, so that which flows share a bin decides what happens.
@@ -52,6 +59,8 @@ fn the_links_seed_moves_the_hashes_unless_hash_seed_is_pinned() {
             "fq_codel" => "flows = 8\nset_ways = 2\nlimit = 40",
             // 1024 queues: the hash decides which of equal queues is fattest.
             "cake" => "limit = 40",
+            // Two buckets: which flows own one decides who is sanctioned.
+            "dualpi2" => "queue_protection = true\nqp_bucket_bits = 1\nqp_attempts = 1",
             _ => "bins = 8",
         };
         let free = spec(kind, extra);

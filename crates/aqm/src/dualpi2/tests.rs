@@ -22,7 +22,7 @@ struct Bench {
 impl Bench {
     fn new(params: DualPi2Params) -> Self {
         Bench {
-            q: DualPi2::new(params).unwrap(),
+            q: DualPi2::new(params, &crate::testing::TEST_LINK).unwrap(),
             rng: stream(1, 1),
             sink: VecSink::default(),
         }
@@ -301,7 +301,12 @@ fn bad_parameters_name_their_key() {
             "step_thresh_packets",
         ),
     ] {
-        assert_eq!(DualPi2::new(params).unwrap_err().key, key);
+        assert_eq!(
+            DualPi2::new(params, &crate::testing::TEST_LINK)
+                .unwrap_err()
+                .key,
+            key
+        );
     }
 }
 
@@ -359,3 +364,5 @@ fn one_step_threshold_and_a_packet_sized_mtu() {
         ok.validate().unwrap();
     }
 }
+
+mod queue_protection;

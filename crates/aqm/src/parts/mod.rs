@@ -21,6 +21,8 @@
 //!   counters (MRUL's list, LRU-RED's cache).
 //! - [`cobalt`]: COBALT, CoDel's control law with a decaying count plus BLUE
 //!   for unresponsive flows, in Linux's fixed point (CAKE).
+//! - [`queue_protection`]: RFC 9957's per-flow queuing scores that sanction
+//!   flows building a queue in a low-latency queue (DualPI2's `queue_protection`).
 //! - [`codel`]: CoDel's control law (Linux's integer Newton step) and dequeue
 //!   state machine (CoDel, FQ-CoDel).
 
@@ -31,6 +33,7 @@ pub mod fifo;
 pub mod flow_hash;
 pub mod heavy_hitters;
 pub mod params;
+pub mod queue_protection;
 pub mod recency_list;
 pub mod red;
 pub mod red_params;
