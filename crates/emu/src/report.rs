@@ -5,7 +5,8 @@
 use crate::plane::{Outcome, FWD, REV};
 use crate::traffic::{InfoSample, Shared, Snapshot};
 use sim::results::{
-    reason_map, DiagnosticResult, Emulation, FlowResult, ProbeStats, RunResult, TcpTraceResult,
+    reason_map, DelayBucket, DelayResult, DiagnosticResult, Emulation, FlowResult, LinkFlowResult,
+    LinkResult, ProbeStats, RunResult, TcpTraceResult,
 };
 use sim::runner::{
     delay_rows, fair_shares, fairness_summary, group_results, host_results, link_flow_rows,
@@ -83,31 +84,7 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         .as_secs_f64();
     let names = monitored.map(|l| net.link_name(l));
     let interval = (aqm::Time::from_nanos(from), aqm::Time::from_nanos(to));
-    let mut links = Vec::new();
-    let mut link_flows = Vec::new();
-    let (mut delays, mut delay_histogram) = (Vec::new(), Vec::new());
-    for dir in [FWD, REV] {
-        let stats = &i.outcome.stats[dir];
-        let counters = &i.outcome.links[dir];
-        let (from_node, to_node) = net.link_ends(monitored[dir]);
-        let measured = MeasuredLink {
-            name: &names[dir],
-            from: &from_node,
-            to: &to_node,
-            pipe: net.pipe(monitored[dir]),
-            qdisc: i.kinds[dir],
-            model: Some(&i.outcome.links_back[dir].link.model),
-            stats,
-            counters,
-        };
-        links.push(link_result(&measured, interval, secs));
-        link_flow_rows(&names[dir], &stats.slots, counters, secs, &mut link_flows);
-        // Sojourn times at the two bottleneck queues, as the simulator reports them.
-        if let Some(d) = &stats.delays {
-            delay_rows(&names[dir], i.groups, d, &mut delays, &mut delay_histogram);
-        }
-    }
-
+    let read_links = link_rows(&i, &names, interval, secs);
     let tcp: Vec<f64> = rows
         .iter()
         .zip(i.flows)
@@ -116,8 +93,9 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         .collect();
     let hosts = host_results(i.groups, &rows);
     let fairness = fairness_summary(&rows, &tcp, group_fair, &hosts);
-    let carried = links[FWD].throughput_bps;
+    let carried = read_links.links[FWD].throughput_bps;
     let read: f64 = rows.iter().map(|r| r.goodput_bps).sum();
+    let diagnostics = diagnostics(&i, &names);
     let emulation = timekeeping(
         &i.outcome,
         i.tun_drops,
@@ -125,18 +103,6 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         packet_time_s,
         (read, carried),
     );
-    // What the qdiscs say about how they ran, as in simulation.
-    let diagnostics = [FWD, REV]
-        .into_iter()
-        .filter_map(|dir| {
-            let q = &i.outcome.links_back[dir].link.queue;
-            Some(DiagnosticResult {
-                note: q.diagnostic()?,
-                link: names[dir].clone(),
-                qdisc: q.kind().to_string(),
-            })
-        })
-        .collect();
     RunResult {
         scenario: f.name.clone(),
         seed: f.seed,
@@ -148,19 +114,93 @@ pub fn build(i: Inputs<'_>) -> RunResult {
         flows: rows,
         groups,
         hosts: hosts.rows,
-        links,
-        link_flows,
+        links: read_links.links,
+        link_flows: read_links.link_flows,
         fairness,
         flow_series: Vec::new(),
         tcp_trace: trace,
-        delays,
-        delay_histogram,
+        delays: read_links.delays,
+        delay_histogram: read_links.delay_histogram,
         objects: Vec::new(),
         queue_events: Vec::new(),
         queue_events_missed: 0,
         diagnostics,
         emulation: Some(emulation),
     }
+}
+
+/// The rows of the two monitored bottleneck directions, as the simulator's.
+struct LinkRows {
+    links: Vec<LinkResult>,
+    link_flows: Vec<LinkFlowResult>,
+    delays: Vec<DelayResult>,
+    delay_histogram: Vec<DelayBucket>,
+}
+
+/// Each bottleneck direction's row, its flows' rows and (when recorded) the
+/// sojourn times at its queue, over `interval` of `secs`.
+fn link_rows(
+    i: &Inputs<'_>,
+    names: &[String; 2],
+    interval: (aqm::Time, aqm::Time),
+    secs: f64,
+) -> LinkRows {
+    let net = i.net;
+    let mut out = LinkRows {
+        links: Vec::new(),
+        link_flows: Vec::new(),
+        delays: Vec::new(),
+        delay_histogram: Vec::new(),
+    };
+    for dir in [FWD, REV] {
+        let link = net.monitored[dir] as usize;
+        let stats = &i.outcome.stats[dir];
+        let counters = &i.outcome.links[dir];
+        let (from_node, to_node) = net.link_ends(link);
+        let measured = MeasuredLink {
+            name: &names[dir],
+            from: &from_node,
+            to: &to_node,
+            pipe: net.pipe(link),
+            qdisc: i.kinds[dir],
+            model: Some(&i.outcome.links_back[dir].link.model),
+            stats,
+            counters,
+        };
+        out.links.push(link_result(&measured, interval, secs));
+        link_flow_rows(
+            &names[dir],
+            &stats.slots,
+            counters,
+            secs,
+            &mut out.link_flows,
+        );
+        if let Some(d) = &stats.delays {
+            delay_rows(
+                &names[dir],
+                i.groups,
+                d,
+                &mut out.delays,
+                &mut out.delay_histogram,
+            );
+        }
+    }
+    out
+}
+
+/// What the qdiscs say about how they ran, as in simulation.
+fn diagnostics(i: &Inputs<'_>, names: &[String; 2]) -> Vec<DiagnosticResult> {
+    [FWD, REV]
+        .into_iter()
+        .filter_map(|dir| {
+            let q = &i.outcome.links_back[dir].link.queue;
+            Some(DiagnosticResult {
+                note: q.diagnostic()?,
+                link: names[dir].clone(),
+                qdisc: q.kind().to_string(),
+            })
+        })
+        .collect()
 }
 
 /// Each probe group's probes pooled over its flows, as the simulator's.
