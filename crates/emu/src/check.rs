@@ -260,18 +260,20 @@ fn plan_group(
             ),
         ));
     }
+    let Traffic::Tcp(tcp) = &spec.traffic else {
+        // UDP and probe packets are the plane's own: any codepoint.
+        return Ok(None);
+    };
     if spec.ecn == Some(EcnSetting::Ect1) {
         return Err(s.error_at(
             &at.key("ecn"),
             format!(
-                "flows[{i}].ecn = \"ect1\": the emulator's packets \
-                 carry ECT(0) (Linux TCP sends ECT(1) for Prague only, not emulated); simulate it with aqmlab run"
+                "flows[{i}].ecn = \"ect1\": Linux TCP sends ECT(0) (ECT(1) only for \
+                 Prague, which is not emulated); simulate it with aqmlab run, or make \
+                 the group UDP"
             ),
         ));
     }
-    let Traffic::Tcp(tcp) = &spec.traffic else {
-        return Ok(None);
-    };
     if size < MIN_TCP_PACKET {
         return Err(s.error_at(
             &at.key("packet_size"),

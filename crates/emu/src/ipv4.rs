@@ -3,6 +3,7 @@
 //! incremental checksum update), a SYN's SACK and ECN negotiation, and the UDP
 //! packets and ICMP echo requests (probes) aqmlab sends itself.
 
+use aqm::Ecn;
 use std::net::Ipv4Addr;
 
 pub const PROTO_ICMP: u8 = 1;
@@ -199,13 +200,13 @@ fn write_header(
     proto: u8,
     src: Ipv4Addr,
     dst: Ipv4Addr,
-    ect: bool,
+    ecn: Ecn,
     id: u16,
 ) -> &mut [u8] {
     let p = &mut buf[..size];
     p.fill(0);
     p[0] = 0x45;
-    p[1] = if ect { 0b10 } else { 0 };
+    p[1] = ecn.bits();
     p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
     p[4..6].copy_from_slice(&id.to_be_bytes());
     p[6] = 0x40; // don't fragment
@@ -219,7 +220,7 @@ fn write_header(
 }
 
 /// Writes into `buf` a UDP packet of `size` bytes in all (at least 28) from
-/// `src:sport` to `dst:dport`, ECT(0) when `ect`, with valid IP and UDP
+/// `src:sport` to `dst:dport` with the codepoint `ecn`, with valid IP and UDP
 /// checksums; `id` numbers it (IP identification). Returns the length.
 #[allow(clippy::too_many_arguments)]
 pub fn write_udp(
@@ -229,11 +230,11 @@ pub fn write_udp(
     sport: u16,
     dst: Ipv4Addr,
     dport: u16,
-    ect: bool,
+    ecn: Ecn,
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = write_header(buf, size, PROTO_UDP, src, dst, ect, id);
+    let p = write_header(buf, size, PROTO_UDP, src, dst, ecn, id);
     let udp_len = (size - 20) as u16;
     p[20..22].copy_from_slice(&sport.to_be_bytes());
     p[22..24].copy_from_slice(&dport.to_be_bytes());
@@ -277,7 +278,7 @@ pub fn is_echo_reply(buf: &[u8]) -> bool {
 
 /// Writes into `buf` an ICMP echo request of `size` bytes in all (at least 28)
 /// from `src` to `dst` with identifier `ident` and sequence number `seq`,
-/// ECT(0) when `ect`, with valid IP and ICMP checksums; `id` numbers it (IP
+/// with the codepoint `ecn`, with valid IP and ICMP checksums; `id` numbers it (IP
 /// identification). Returns the length.
 #[allow(clippy::too_many_arguments)]
 pub fn write_echo_request(
@@ -287,11 +288,11 @@ pub fn write_echo_request(
     dst: Ipv4Addr,
     ident: u16,
     seq: u16,
-    ect: bool,
+    ecn: Ecn,
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = write_header(buf, size, PROTO_ICMP, src, dst, ect, id);
+    let p = write_header(buf, size, PROTO_ICMP, src, dst, ecn, id);
     p[20] = ICMP_ECHO_REQUEST;
     p[24..26].copy_from_slice(&ident.to_be_bytes());
     p[26..28].copy_from_slice(&seq.to_be_bytes());
@@ -304,7 +305,7 @@ pub fn write_echo_request(
 mod tests {
     use super::*;
 
-    fn udp(ect: bool) -> Vec<u8> {
+    fn udp(ecn: Ecn) -> Vec<u8> {
         let mut b = vec![0u8; 1000];
         let n = write_udp(
             &mut b,
@@ -313,7 +314,7 @@ mod tests {
             10_000,
             Ipv4Addr::new(198, 19, 0, 1),
             5002,
-            ect,
+            ecn,
             7,
         );
         b.truncate(n);
@@ -322,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_written_udp_packet_parses_and_verifies() {
-        let b = udp(true);
+        let b = udp(Ecn::Ect);
         let h = parse(&b).unwrap();
         assert_eq!(
             h,
@@ -339,8 +340,8 @@ mod tests {
 
     #[test]
     fn a_ce_mark_keeps_the_checksum_valid() {
-        for ect in [true, false] {
-            let mut b = udp(ect);
+        for ecn in [Ecn::Ect, Ecn::Ect1, Ecn::NotEct] {
+            let mut b = udp(ecn);
             // Other TOS bits set too: the update must handle any word.
             b[1] |= 0xb8;
             let c = header_checksum(&b[..20]);
@@ -458,7 +459,7 @@ mod tests {
         // A malformed option length stops the walk without a panic.
         let mut b = syn(&[8, 40, 4, 2], TCP_SYN);
         assert!(!strip_syn(&mut b, BOTH));
-        let mut u = udp(false);
+        let mut u = udp(Ecn::NotEct);
         assert!(!strip_syn(&mut u, BOTH));
     }
 
@@ -472,7 +473,7 @@ mod tests {
             Ipv4Addr::new(198, 19, 0, 1),
             10_003,
             0xbeef,
-            true,
+            Ecn::Ect,
             9,
         );
         b.truncate(n);
@@ -496,7 +497,7 @@ mod tests {
             Ipv4Addr::LOCALHOST,
             1,
             2,
-            false,
+            Ecn::NotEct,
             3,
         );
         assert_eq!(n, 28);
@@ -517,7 +518,7 @@ mod tests {
 
     #[test]
     fn truncated_or_foreign_packets_are_not_classified() {
-        let b = udp(false);
+        let b = udp(Ecn::NotEct);
         assert!(parse(&b[..999]).is_none());
         let mut v6 = b.clone();
         v6[0] = 0x60;

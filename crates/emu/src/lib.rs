@@ -369,7 +369,7 @@ fn flow_plans(
                 rng: u.rng.clone(),
                 start_ns: f.start.as_nanos(),
                 stop_ns: g.stop.map(|t| t.as_nanos()),
-                ect: f.ecn.is_ect(),
+                ecn: f.ecn,
             }),
             _ => None,
         };
@@ -379,7 +379,7 @@ fn flow_plans(
                 f.start.as_nanos(),
                 g.stop.map(|t| t.as_nanos()),
                 f.packet_size,
-                f.ecn.is_ect(),
+                f.ecn,
             )),
             _ => None,
         };

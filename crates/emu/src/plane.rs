@@ -70,7 +70,8 @@ pub struct UdpFlow {
     pub rng: Rng,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
-    pub ect: bool,
+    /// The codepoint its packets carry.
+    pub ecn: Ecn,
 }
 
 /// A probe flow the data plane runs: an ICMP echo request made here every
@@ -83,7 +84,8 @@ pub struct ProbeFlow {
     pub stop_ns: Option<u64>,
     /// Bytes on the wire, headers included.
     pub size: u32,
-    pub ect: bool,
+    /// The codepoint its probes carry.
+    pub ecn: Ecn,
     /// The counts and RTTs, as the simulator keeps them.
     pub end: ProbeEnd,
     /// The send time of each probe not yet echoed or lost, by its echo's
@@ -92,19 +94,13 @@ pub struct ProbeFlow {
 }
 
 impl ProbeFlow {
-    pub fn new(
-        interval_ns: u64,
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        size: u32,
-        ect: bool,
-    ) -> Self {
+    pub fn new(interval_ns: u64, start_ns: u64, stop_ns: Option<u64>, size: u32, ecn: Ecn) -> Self {
         ProbeFlow {
             interval_ns,
             start_ns,
             stop_ns,
             size,
-            ect,
+            ecn,
             end: ProbeEnd::default(),
             outstanding: HashMap::new(),
         }
@@ -510,7 +506,7 @@ impl Plane {
             return;
         }
         let wake = u.source.wake(Time::from_nanos(t), &u.cfg, &mut u.rng);
-        let (size, ect) = (u.cfg.packet_size as usize, u.ect);
+        let (size, ecn) = (u.cfg.packet_size as usize, u.ecn);
         if let Some(next) = wake.next {
             self.push(next.as_nanos(), Ev::Udp(flow));
         }
@@ -524,7 +520,7 @@ impl Plane {
                 PORT_BASE + flow as u16,
                 crate::netns::RECEIVER_ADDR,
                 UDP_PORT,
-                ect,
+                ecn,
                 self.udp_id,
             );
             if self.measuring {
@@ -546,7 +542,7 @@ impl Plane {
         }
         let seq = p.end.send(Time::from_nanos(t), measured_from) as u16;
         p.outstanding.insert(seq, t);
-        let (size, ect, next) = (p.size as usize, p.ect, t + p.interval_ns);
+        let (size, ecn, next) = (p.size as usize, p.ecn, t + p.interval_ns);
         self.push(next, Ev::Probe(flow));
         let tag = self.alloc();
         self.udp_id = self.udp_id.wrapping_add(1);
@@ -557,7 +553,7 @@ impl Plane {
             crate::netns::RECEIVER_ADDR,
             PORT_BASE + flow as u16,
             seq,
-            ect,
+            ecn,
             self.udp_id,
         );
         self.admit(FWD, tag, len, t);

@@ -192,3 +192,37 @@ fn cakes_host_isolation_decides_as_in_simulation() {
         }
     }
 }
+
+/// DualPI2's queue protection decides emulated as simulated: an ECT(1) Poisson
+/// flood above the link's rate beside a light ECT(1) flow, the same packets
+/// sanctioned (redirected to the C queue, where they are dropped or sent) and
+/// the same drops and marks in both.
+#[test]
+fn dualpi2s_queue_protection_decides_as_in_simulation() {
+    require_emulation!();
+    let s = dumbbell(
+        "qprot".into(),
+        "2s",
+        serde_json::json!({ "kind": "dualpi2", "queue_protection": true }),
+        serde_json::json!([
+            { "name": "flood", "kind": "poisson", "rate": "12Mbps", "ecn": "ect1" },
+            { "name": "light", "kind": "poisson", "rate": "1Mbps", "ecn": "ect1",
+              "packet_size": 300 },
+        ]),
+    );
+    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
+    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
+    let (a, b) = (&simulated.links[0], &emulated.links[0]);
+    assert_eq!(a.arrivals, b.arrivals, "arrivals");
+    assert_eq!(a.drops, b.drops, "drops by reason");
+    assert_eq!(a.marks, b.marks, "marks by reason");
+    assert!(a.drops_total > 0 && a.marks_total > 0, "{a:?}");
+    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
+        assert_eq!(
+            (f.drops_total, f.marks),
+            (g.drops_total, g.marks),
+            "flow {}",
+            f.id
+        );
+    }
+}
