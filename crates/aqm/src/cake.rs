@@ -47,7 +47,7 @@ use crate::units::Rate;
 use hash::{mode_hashes, Tables};
 pub use shaper::Cells;
 use shaper::{ByteTime, Framing, Shaper};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Linux's `CAKE_QUEUES`: flow queues (and host slots) per tin.
 pub const QUEUES: usize = 1024;
@@ -264,10 +264,11 @@ pub struct Cake {
     bytes: u64,
     buffer_limit: u64,
     keys: [u64; 3],
-    /// Source and destination host of each flow given one; others are their
-    /// own hosts. Only the flows given one are held (a flow id indexes the
-    /// caller's table of every flow, most of which may never cross this link).
-    hosts: HashMap<FlowId, (u32, u32)>,
+    /// Source and destination host of each flow given one, by flow id; the
+    /// others are their own hosts. Only the flows given one are held (a flow id
+    /// indexes the caller's table of every flow, most of which may never cross
+    /// this link).
+    hosts: Vec<(FlowId, u32, u32)>,
     wake: Option<Time>,
 }
 
@@ -330,25 +331,29 @@ impl Cake {
                 key(0x63616b65_73726368),
                 key(0x63616b65_64737468),
             ],
-            hosts: HashMap::new(),
+            hosts: Vec::new(),
             wake: None,
             params,
         };
         // The hosts the engine announced; a flow it did not is a host of its own.
-        for c in link
+        cake.hosts = link
             .flows
             .iter()
             .filter(|c| (c.src_host, c.dst_host) != (c.flow.0, c.flow.0))
-        {
-            cake.set_hosts(c.flow, c.src_host, c.dst_host);
-        }
+            .map(|c| (c.flow, c.src_host, c.dst_host))
+            .collect();
+        cake.hosts.sort_unstable_by_key(|h| h.0);
+        cake.hosts.dedup_by_key(|h| h.0);
         Ok(cake)
     }
 
     /// Declares `flow`'s source and destination hosts (by default each flow is
     /// its own source and its own destination host).
     pub fn set_hosts(&mut self, flow: FlowId, src: u32, dst: u32) {
-        self.hosts.insert(flow, (src, dst));
+        match self.hosts.binary_search_by_key(&flow, |h| h.0) {
+            Ok(i) => self.hosts[i] = (flow, src, dst),
+            Err(i) => self.hosts.insert(i, (flow, src, dst)),
+        }
     }
 
     /// COBALT's constants as derived from the parameters and the rate.
@@ -392,12 +397,20 @@ impl Cake {
         (self.t.way_hits, self.t.way_misses, self.t.way_collisions)
     }
 
+    /// The hosts `flow` was given, if any. Out of line: the per-packet path of a
+    /// run that names no host stays as small as before.
+    #[inline(never)]
+    fn named_hosts(&self, flow: FlowId) -> Option<(u32, u32)> {
+        let i = self.hosts.binary_search_by_key(&flow, |h| h.0).ok()?;
+        Some((self.hosts[i].1, self.hosts[i].2))
+    }
+
     fn hashes(&self, flow: FlowId) -> hash::Hashes {
         let own = (flow.0, flow.0);
         let (src, dst) = if self.hosts.is_empty() {
             own
         } else {
-            self.hosts.get(&flow).copied().unwrap_or(own)
+            self.named_hosts(flow).unwrap_or(own)
         };
         mode_hashes(
             self.params.isolation,
