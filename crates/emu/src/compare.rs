@@ -55,23 +55,6 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         if late { "emulated (!)" } else { "emulated" },
         "ratio"
     );
-    let row = |s: &mut String, name: &str, a: f64, b: f64, unit: &str, scale: f64| {
-        let ratio = if a != 0.0 {
-            format!("{:.2}", b / a)
-        } else {
-            "-".into()
-        };
-        let _ = writeln!(
-            s,
-            "{:<24} {:>9.3}{:<5} {:>9.3}{:<5} {:>9}",
-            name,
-            a * scale,
-            unit,
-            b * scale,
-            unit,
-            ratio
-        );
-    };
     for (name, g) in &simulated.groups {
         let Some(e) = emulated.groups.get(name) else {
             continue;
@@ -86,22 +69,7 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         );
         row(&mut s, &format!("{name} jain"), g.jain, e.jain, "", 1.0);
     }
-    // Per host, when the scenario names hosts: the share of each.
-    for h in &simulated.hosts {
-        let Some(e) = emulated
-            .hosts
-            .iter()
-            .find(|e| (&e.host, &e.role) == (&h.host, &h.role))
-        else {
-            continue;
-        };
-        let role = if h.role == "receiver" { " (to)" } else { "" };
-        let name = format!("host {}{role} share", h.host);
-        row(&mut s, &name, h.share, e.share, "", 1.0);
-    }
-    if let (Some(a), Some(b)) = (&simulated.fairness.hosts, &emulated.fairness.hosts) {
-        row(&mut s, "jain (hosts)", a.jain, b.jain, "", 1.0);
-    }
+    host_rows(&mut s, simulated, emulated);
     row(
         &mut s,
         "udp share",
@@ -150,6 +118,45 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         );
     }
     s
+}
+
+/// One row: the simulated and emulated values scaled into `unit`, and their ratio.
+fn row(s: &mut String, name: &str, a: f64, b: f64, unit: &str, scale: f64) {
+    let ratio = if a != 0.0 {
+        format!("{:.2}", b / a)
+    } else {
+        "-".into()
+    };
+    let _ = writeln!(
+        s,
+        "{:<24} {:>9.3}{:<5} {:>9.3}{:<5} {:>9}",
+        name,
+        a * scale,
+        unit,
+        b * scale,
+        unit,
+        ratio
+    );
+}
+
+/// Each named host's share side by side, and the fairness between hosts
+/// (nothing when the scenario names no host).
+fn host_rows(s: &mut String, simulated: &RunResult, emulated: &RunResult) {
+    for h in &simulated.hosts {
+        let Some(e) = emulated
+            .hosts
+            .iter()
+            .find(|e| (&e.host, &e.role) == (&h.host, &h.role))
+        else {
+            continue;
+        };
+        let role = if h.role == "receiver" { " (to)" } else { "" };
+        let name = format!("host {}{role} share", h.host);
+        row(s, &name, h.share, e.share, "", 1.0);
+    }
+    if let (Some(a), Some(b)) = (&simulated.fairness.hosts, &emulated.fairness.hosts) {
+        row(s, "jain (hosts)", a.jain, b.jain, "", 1.0);
+    }
 }
 
 #[cfg(test)]
