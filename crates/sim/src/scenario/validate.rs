@@ -348,19 +348,7 @@ impl Scenario {
                 ));
             }
         }
-        for (key, host) in [("host", &spec.host), ("receiver_host", &spec.receiver_host)] {
-            if let Some(h) = host {
-                if h.is_empty() || h.contains('#') {
-                    return Err(at(
-                        key,
-                        format!(
-                            "{key} = {h:?} must be a non-empty name without '#' (a flow \
-                             that names no host is reported as the host \"group#i\")"
-                        ),
-                    ));
-                }
-            }
-        }
+        host_names(spec).map_err(|(key, msg)| at(key, msg))?;
         let w = spec.weight;
         if !(w > 0.0 && w <= 1e9) {
             return Err(at(
@@ -444,4 +432,21 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A group's `host` and `receiver_host`: names, without `#` (kept for the
+/// hosts of flows that name none, `group#i`); the key and why, if not.
+fn host_names(spec: &super::FlowSpec) -> Result<(), (&'static str, String)> {
+    for (key, host) in [("host", &spec.host), ("receiver_host", &spec.receiver_host)] {
+        if let Some(h) = host.as_ref().filter(|h| h.is_empty() || h.contains('#')) {
+            return Err((
+                key,
+                format!(
+                    "{key} = {h:?} must be a non-empty name without '#' (a flow \
+                     that names no host is reported as the host \"group#i\")"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
