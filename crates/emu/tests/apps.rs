@@ -27,12 +27,16 @@ kind = "tcp"
 count = 2
 "#;
 
+/// The server: it says it listens by creating `READY` (the namespaces share the
+/// file system), so that the client's first connection is the one that counts:
+/// a connection refused before the server listened would take a flow too.
 const SERVER: &str = "python3 -c '
 import socket
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((\"198.19.0.1\", 6000))
 s.listen()
+open(\"READY\", \"w\").close()
 while True:
     c, _ = s.accept()
     while c.recv(1 << 16):
@@ -40,23 +44,29 @@ while True:
 '";
 
 const CLIENT: &str = "
-import socket, time
-while True:
-    try:
-        c = socket.create_connection((\"198.19.0.1\", 6000))
-        break
-    except OSError:
-        time.sleep(0.05)
+import os, socket, time
+while not os.path.exists(\"READY\"):
+    time.sleep(0.02)
+c = socket.create_connection((\"198.19.0.1\", 6000))
 data = b\"x\" * 65536
 while True:
     c.sendall(data)
 ";
 
 fn apps(group: &str) -> emu::apps::Apps {
+    // A readiness file of this run's own.
+    let ready =
+        std::env::temp_dir().join(format!("aqmlab-apps-ready-{}-{group}", std::process::id()));
+    let _ = std::fs::remove_file(&ready);
+    let ready = ready.to_str().expect("a UTF-8 temporary path");
     emu::apps::Apps {
         group: group.into(),
-        sender: vec!["python3".into(), "-c".into(), CLIENT.into()],
-        receiver: Some(SERVER.into()),
+        sender: vec![
+            "python3".into(),
+            "-c".into(),
+            CLIENT.replace("READY", ready).into(),
+        ],
+        receiver: Some(SERVER.replace("READY", ready)),
     }
 }
 
