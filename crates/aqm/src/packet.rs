@@ -73,6 +73,9 @@ pub struct Packet {
     /// Size on the wire, in bytes.
     pub size: u32,
     pub ecn: Ecn,
+    /// The IP header's DiffServ codepoint (the six bits above ECN's two), 0 to
+    /// 63: what CAKE's tins and `prio`'s bands classify by.
+    pub dscp: u8,
     /// When the packet entered the current queue; set by the wrapper that counts.
     pub enqueued_at: Time,
     /// Scratch for the qdisc holding the packet (bin indices, a cached hash, ...).
@@ -89,6 +92,7 @@ impl Packet {
             aggregate: 0,
             size,
             ecn: Ecn::NotEct,
+            dscp: 0,
             enqueued_at: Time::ZERO,
             cb: 0,
             tag: 0,

@@ -127,6 +127,9 @@ pub struct FlowClass {
     pub src_host: u32,
     /// The host the packets go to, as `src_host` is the one they come from.
     pub dst_host: u32,
+    /// The index of the flow's group in the scenario (what a qdisc tree's
+    /// filters match by name); 0 unless the caller says.
+    pub group: u32,
 }
 
 impl FlowClass {
@@ -138,6 +141,7 @@ impl FlowClass {
             weight,
             src_host: flow.0,
             dst_host: flow.0,
+            group: 0,
         }
     }
 }

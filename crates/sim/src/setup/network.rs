@@ -170,6 +170,7 @@ impl Network {
             let class = FlowClass {
                 src_host: sender,
                 dst_host: receiver,
+                group: f.group,
                 ..FlowClass::new(
                     FlowId(id as u32),
                     f.aggregate,
