@@ -159,6 +159,9 @@ pub struct LinkInfo<'a> {
     pub seed: u64,
     /// The flows routed over the link; empty unless the caller announces them.
     pub flows: &'a [FlowClass],
+    /// The scenario's flow group names, indexed by [`FlowClass::group`]: what a
+    /// qdisc tree's filters name. Empty unless the caller announces them.
+    pub groups: &'a [String],
 }
 
 impl LinkInfo<'static> {
@@ -168,6 +171,7 @@ impl LinkInfo<'static> {
             rate,
             seed: 0,
             flows: &[],
+            groups: &[],
         }
     }
 
@@ -177,17 +181,35 @@ impl LinkInfo<'static> {
             rate,
             seed,
             flows: &[],
+            groups: &[],
         }
     }
 }
 
-impl LinkInfo<'_> {
+impl<'a> LinkInfo<'a> {
     /// The same link with `flows` announced (the engine's flow table for this link).
-    pub const fn with_flows<'b>(self, flows: &'b [FlowClass]) -> LinkInfo<'b> {
+    pub const fn with_flows<'b>(self, flows: &'b [FlowClass]) -> LinkInfo<'b>
+    where
+        'a: 'b,
+    {
         LinkInfo {
             rate: self.rate,
             seed: self.seed,
             flows,
+            groups: self.groups,
+        }
+    }
+
+    /// The same link with the scenario's group names announced.
+    pub const fn with_groups<'b>(self, groups: &'b [String]) -> LinkInfo<'b>
+    where
+        'a: 'b,
+    {
+        LinkInfo {
+            rate: self.rate,
+            seed: self.seed,
+            flows: self.flows,
+            groups,
         }
     }
 }

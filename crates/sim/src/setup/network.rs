@@ -193,10 +193,13 @@ impl Network {
                 }
             }
         }
+        let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
         for (d, table) in self.rebuild.drain(..).zip(&tables) {
             let link = &mut self.links[d.link as usize];
             let rate = self.pipes.get(link.pipe).rate;
-            let info = link_info(s.file.seed, d.link as usize, rate).with_flows(table);
+            let info = link_info(s.file.seed, d.link as usize, rate)
+                .with_flows(table)
+                .with_groups(&names);
             let qdisc = d
                 .spec
                 .build(&info)
