@@ -83,7 +83,7 @@ pub mod wfq;
 pub use any::{field_names, AnyQdisc, QdiscSpec};
 pub use drop_reason::{DropReason, ReasonCounts};
 pub use monitored::Monitored;
-pub use packet::{Ecn, FlowId, Packet};
+pub use packet::{Dscp, Ecn, FlowId, Packet};
 pub use parts::fifo::PacketFifo;
 pub use parts::heavy_hitters::HeavyHitters;
 pub use qdisc::{

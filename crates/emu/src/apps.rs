@@ -264,6 +264,7 @@ mod tests {
             src_port: src,
             dst_port: dst,
             ecn: 0,
+            dscp: 0,
         }
     }
 

@@ -29,6 +29,22 @@ pub struct Header {
     pub dst_port: u16,
     /// The two ECN bits.
     pub ecn: u8,
+    /// The six DiffServ bits above them.
+    pub dscp: u8,
+}
+
+/// The IP header's TOS byte as the data plane writes it: a DiffServ codepoint
+/// (0 to 63) above an ECN codepoint.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tos {
+    pub dscp: u8,
+    pub ecn: Ecn,
+}
+
+impl Tos {
+    pub const fn byte(self) -> u8 {
+        (self.dscp << 2) | self.ecn.bits()
+    }
 }
 
 /// Reads an IPv4 packet's header; `None` for anything that is not an unfragmented
@@ -57,6 +73,7 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
             src_port: id,
             dst_port: id,
             ecn: buf[1] & 0b11,
+            dscp: buf[1] >> 2,
         });
     }
     if proto != PROTO_TCP && proto != PROTO_UDP {
@@ -68,6 +85,7 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
         src_port: u16::from_be_bytes([buf[ihl], buf[ihl + 1]]),
         dst_port: u16::from_be_bytes([buf[ihl + 2], buf[ihl + 3]]),
         ecn: buf[1] & 0b11,
+        dscp: buf[1] >> 2,
     })
 }
 
@@ -192,7 +210,7 @@ pub fn header_checksum_ok(buf: &[u8]) -> bool {
 }
 
 /// Zeroes the first `size` bytes of `buf` and writes an IPv4 header there (no
-/// options, don't fragment, TTL 64, ECT(0) when `ect`, IP identification `id`)
+/// options, don't fragment, TTL 64, the TOS byte `tos`, IP identification `id`)
 /// with its checksum; returns the packet's bytes for the payload's writer.
 fn write_header(
     buf: &mut [u8],
@@ -200,13 +218,13 @@ fn write_header(
     proto: u8,
     src: Ipv4Addr,
     dst: Ipv4Addr,
-    ecn: Ecn,
+    tos: Tos,
     id: u16,
 ) -> &mut [u8] {
     let p = &mut buf[..size];
     p.fill(0);
     p[0] = 0x45;
-    p[1] = ecn.bits();
+    p[1] = tos.byte();
     p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
     p[4..6].copy_from_slice(&id.to_be_bytes());
     p[6] = 0x40; // don't fragment
@@ -220,7 +238,7 @@ fn write_header(
 }
 
 /// Writes into `buf` a UDP packet of `size` bytes in all (at least 28) from
-/// `src:sport` to `dst:dport` with the codepoint `ecn`, with valid IP and UDP
+/// `src:sport` to `dst:dport` with the TOS byte `tos`, with valid IP and UDP
 /// checksums; `id` numbers it (IP identification). Returns the length.
 #[allow(clippy::too_many_arguments)]
 pub fn write_udp(
@@ -230,11 +248,11 @@ pub fn write_udp(
     sport: u16,
     dst: Ipv4Addr,
     dport: u16,
-    ecn: Ecn,
+    tos: Tos,
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = write_header(buf, size, PROTO_UDP, src, dst, ecn, id);
+    let p = write_header(buf, size, PROTO_UDP, src, dst, tos, id);
     let udp_len = (size - 20) as u16;
     p[20..22].copy_from_slice(&sport.to_be_bytes());
     p[22..24].copy_from_slice(&dport.to_be_bytes());
@@ -278,7 +296,7 @@ pub fn is_echo_reply(buf: &[u8]) -> bool {
 
 /// Writes into `buf` an ICMP echo request of `size` bytes in all (at least 28)
 /// from `src` to `dst` with identifier `ident` and sequence number `seq`,
-/// with the codepoint `ecn`, with valid IP and ICMP checksums; `id` numbers it (IP
+/// with the TOS byte `tos`, with valid IP and ICMP checksums; `id` numbers it (IP
 /// identification). Returns the length.
 #[allow(clippy::too_many_arguments)]
 pub fn write_echo_request(
@@ -288,11 +306,11 @@ pub fn write_echo_request(
     dst: Ipv4Addr,
     ident: u16,
     seq: u16,
-    ecn: Ecn,
+    tos: Tos,
     id: u16,
 ) -> usize {
     let size = size.max(28);
-    let p = write_header(buf, size, PROTO_ICMP, src, dst, ecn, id);
+    let p = write_header(buf, size, PROTO_ICMP, src, dst, tos, id);
     p[20] = ICMP_ECHO_REQUEST;
     p[24..26].copy_from_slice(&ident.to_be_bytes());
     p[26..28].copy_from_slice(&seq.to_be_bytes());
@@ -306,6 +324,10 @@ mod tests {
     use super::*;
 
     fn udp(ecn: Ecn) -> Vec<u8> {
+        udp_tos(Tos { dscp: 0, ecn })
+    }
+
+    fn udp_tos(tos: Tos) -> Vec<u8> {
         let mut b = vec![0u8; 1000];
         let n = write_udp(
             &mut b,
@@ -314,7 +336,7 @@ mod tests {
             10_000,
             Ipv4Addr::new(198, 19, 0, 1),
             5002,
-            ecn,
+            tos,
             7,
         );
         b.truncate(n);
@@ -332,10 +354,28 @@ mod tests {
                 proto: PROTO_UDP,
                 src_port: 10_000,
                 dst_port: 5002,
-                ecn: 0b10
+                ecn: 0b10,
+                dscp: 0,
             }
         );
         assert!(header_checksum_ok(&b));
+    }
+
+    #[test]
+    fn the_dscp_is_written_above_the_ecn_bits_and_read_back() {
+        let b = udp_tos(Tos {
+            dscp: 46,
+            ecn: Ecn::Ect1,
+        });
+        assert_eq!(b[1], 0xb9, "EF (46) << 2 | ECT(1)");
+        let h = parse(&b).unwrap();
+        assert_eq!((h.dscp, h.ecn), (46, 0b01));
+        assert!(header_checksum_ok(&b));
+        // A CE mark rewrites the ECN bits only.
+        let mut m = b.clone();
+        mark_ce(&mut m);
+        assert_eq!(parse(&m).unwrap().dscp, 46);
+        assert!(header_checksum_ok(&m));
     }
 
     #[test]
@@ -473,7 +513,10 @@ mod tests {
             Ipv4Addr::new(198, 19, 0, 1),
             10_003,
             0xbeef,
-            Ecn::Ect,
+            Tos {
+                dscp: 0,
+                ecn: Ecn::Ect,
+            },
             9,
         );
         b.truncate(n);
@@ -497,7 +540,7 @@ mod tests {
             Ipv4Addr::LOCALHOST,
             1,
             2,
-            Ecn::NotEct,
+            Tos::default(),
             3,
         );
         assert_eq!(n, 28);

@@ -369,7 +369,10 @@ fn flow_plans(
                 rng: u.rng.clone(),
                 start_ns: f.start.as_nanos(),
                 stop_ns: g.stop.map(|t| t.as_nanos()),
-                ecn: f.ecn,
+                tos: ipv4::Tos {
+                    dscp: f.dscp,
+                    ecn: f.ecn,
+                },
             }),
             _ => None,
         };
@@ -379,7 +382,10 @@ fn flow_plans(
                 f.start.as_nanos(),
                 g.stop.map(|t| t.as_nanos()),
                 f.packet_size,
-                f.ecn,
+                ipv4::Tos {
+                    dscp: f.dscp,
+                    ecn: f.ecn,
+                },
             )),
             _ => None,
         };
@@ -398,6 +404,7 @@ fn flow_plans(
                 congestion: kernel.congestion.to_string(),
                 sack: kernel.sack,
                 ecn: kernel.ecn,
+                dscp: f.dscp,
                 maxseg,
             });
         }

@@ -70,8 +70,8 @@ pub struct UdpFlow {
     pub rng: Rng,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
-    /// The codepoint its packets carry.
-    pub ecn: Ecn,
+    /// The TOS byte its packets carry.
+    pub tos: ipv4::Tos,
 }
 
 /// A probe flow the data plane runs: an ICMP echo request made here every
@@ -84,8 +84,8 @@ pub struct ProbeFlow {
     pub stop_ns: Option<u64>,
     /// Bytes on the wire, headers included.
     pub size: u32,
-    /// The codepoint its probes carry.
-    pub ecn: Ecn,
+    /// The TOS byte its probes carry.
+    pub tos: ipv4::Tos,
     /// The counts and RTTs, as the simulator keeps them.
     pub end: ProbeEnd,
     /// The send time of each probe not yet echoed or lost, by its echo's
@@ -94,13 +94,19 @@ pub struct ProbeFlow {
 }
 
 impl ProbeFlow {
-    pub fn new(interval_ns: u64, start_ns: u64, stop_ns: Option<u64>, size: u32, ecn: Ecn) -> Self {
+    pub fn new(
+        interval_ns: u64,
+        start_ns: u64,
+        stop_ns: Option<u64>,
+        size: u32,
+        tos: ipv4::Tos,
+    ) -> Self {
         ProbeFlow {
             interval_ns,
             start_ns,
             stop_ns,
             size,
-            ecn,
+            tos,
             end: ProbeEnd::default(),
             outstanding: HashMap::new(),
         }
@@ -334,6 +340,7 @@ impl Plane {
         let mut p = Packet::new(FlowId(flow), u32::from(h.len));
         p.aggregate = self.flows[flow as usize].aggregate;
         p.ecn = Ecn::from_bits(h.ecn);
+        p.dscp = h.dscp;
         p.tag = tag;
         p
     }
@@ -506,7 +513,7 @@ impl Plane {
             return;
         }
         let wake = u.source.wake(Time::from_nanos(t), &u.cfg, &mut u.rng);
-        let (size, ecn) = (u.cfg.packet_size as usize, u.ecn);
+        let (size, tos) = (u.cfg.packet_size as usize, u.tos);
         if let Some(next) = wake.next {
             self.push(next.as_nanos(), Ev::Udp(flow));
         }
@@ -520,7 +527,7 @@ impl Plane {
                 PORT_BASE + flow as u16,
                 crate::netns::RECEIVER_ADDR,
                 UDP_PORT,
-                ecn,
+                tos,
                 self.udp_id,
             );
             if self.measuring {
@@ -542,7 +549,7 @@ impl Plane {
         }
         let seq = p.end.send(Time::from_nanos(t), measured_from) as u16;
         p.outstanding.insert(seq, t);
-        let (size, ecn, next) = (p.size as usize, p.ecn, t + p.interval_ns);
+        let (size, tos, next) = (p.size as usize, p.tos, t + p.interval_ns);
         self.push(next, Ev::Probe(flow));
         let tag = self.alloc();
         self.udp_id = self.udp_id.wrapping_add(1);
@@ -553,7 +560,7 @@ impl Plane {
             crate::netns::RECEIVER_ADDR,
             PORT_BASE + flow as u16,
             seq,
-            ecn,
+            tos,
             self.udp_id,
         );
         self.admit(FWD, tag, len, t);

@@ -32,6 +32,9 @@ pub struct TcpPlan {
     /// namespaces' sysctls would turn them on.
     pub sack: bool,
     pub ecn: bool,
+    /// The DiffServ codepoint of its data (`IP_TOS`; the kernel keeps the ECN
+    /// bits its own).
+    pub dscp: u8,
     /// `TCP_MAXSEG`: the packet size less the IP and TCP headers.
     pub maxseg: u32,
 }
@@ -477,6 +480,10 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
     }
     let mss = plan.maxseg as libc::c_int;
     setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &mss, "TCP_MAXSEG")?;
+    if plan.dscp != 0 {
+        let tos = libc::c_int::from(plan.dscp) << 2;
+        setsockopt(raw, libc::IPPROTO_IP, libc::IP_TOS, &tos, "IP_TOS")?;
+    }
     let one: libc::c_int = 1;
     setsockopt(
         raw,

@@ -144,6 +144,8 @@ pub struct Flow {
     pub packet_size: u32,
     /// The codepoint of the flow's data packets (`NotEct`: not ECN-capable).
     pub ecn: Ecn,
+    /// The DiffServ codepoint of its data packets.
+    pub dscp: u8,
     /// Where the routes of its data and of its ACKs start in the network's routes.
     pub fwd: u32,
     pub rev: u32,

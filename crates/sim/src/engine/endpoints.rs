@@ -64,8 +64,11 @@ impl Simulation {
         let mut pkt = Packet::new(FlowId(flow as u32), size);
         pkt.aggregate = f.aggregate;
         pkt.tag = tag;
+        // ACKs carry neither: Linux's receivers do not reflect the sender's
+        // ECN or TOS (tcp_reflect_tos is off by default).
         if kind != Kind::Ack {
             pkt.ecn = f.ecn;
+            pkt.dscp = f.dscp;
         }
         self.forward(pkt);
     }

@@ -81,6 +81,8 @@ pub struct Group {
     /// names them ([`hosts`]).
     pub host: Option<String>,
     pub receiver_host: Option<String>,
+    /// The DiffServ codepoint of its data packets.
+    pub dscp: u8,
     /// When its flows stop sending, if they do.
     pub stop: Option<Time>,
     /// Mean offered rate over the measured interval (infinite for TCP, zero for

@@ -8,7 +8,7 @@ use super::validate::MAX_WINDOW;
 use super::{FlowKind, RateStep};
 use crate::tcp::{Counting, NewRenoTimer, Profile, Recovery, TcpConfig, Variant};
 use crate::udp::{Distribution, Pattern, UdpConfig};
-use aqm::{Dur, Ecn, Rate, Time};
+use aqm::{Dscp, Dur, Ecn, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 fn one() -> u32 {
@@ -77,6 +77,11 @@ pub struct FlowSpec {
     /// codepoint. Default off, but on for DCTCP and Prague (filled when read).
     #[serde(default, serialize_with = "ecn_or_off")]
     pub ecn: Option<EcnSetting>,
+    /// The DiffServ codepoint of the group's packets (a number 0-63 or a name:
+    /// `"EF"`, `"AF41"`, `"CS1"`, `"LE"`): what CAKE's tins and `prio`'s bands
+    /// classify by. ACKs carry 0, as Linux's receivers send them. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<Dscp>,
     /// `kind` and the kind's own keys.
     #[serde(flatten)]
     pub traffic: Traffic,
