@@ -907,3 +907,5 @@ impl crate::table_bytes::TableBytes for CakeParams {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tin_tests;

@@ -109,8 +109,8 @@ impl Diffserv {
                 (0..8)
                     .map(|_| {
                         let t = tin(rate, quantum.max(1) as u16);
-                        rate = rate * 7 >> 3;
-                        quantum = quantum * 7 >> 3;
+                        rate = (rate * 7) >> 3;
+                        quantum = (quantum * 7) >> 3;
                         t
                     })
                     .collect()
