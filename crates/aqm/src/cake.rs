@@ -204,7 +204,7 @@ impl QdiscParams for CakeParams {
                 bandwidth: Some(Rate::from_mbps(5)),
                 ..Default::default()
             },
-            // Tins: the properties' packets carry DSCP 0 unless they vary it.
+            // Tins (the properties give each flow its own DSCP).
             CakeParams {
                 limit: 16,
                 diffserv: Diffserv::Diffserv4,
