@@ -1,8 +1,13 @@
 //! CAKE: Common Applications Kept Enhanced (Høiland-Jørgensen, Täht & Morton,
 //! "Piece of CAKE: A Comprehensive Queue Management Solution for Home
-//! Gateways", LANCS 2018), as Linux's `net/sched/sch_cake.c` runs it, in its
-//! best-effort configuration (one tin).
+//! Gateways", LANCS 2018), as Linux's `net/sched/sch_cake.c` runs it.
 //!
+//! - **DiffServ tins** (section 4.5, `cake/tins.rs`): by `diffserv` mode a
+//!   packet's DSCP picks a tin (default `diffserv3`: bulk, best effort, latency
+//!   sensitive), each with its own queues, COBALT constants and a threshold rate.
+//!   Shaped, the highest tin within its threshold goes first, else the tin
+//!   whose threshold schedule is earliest; unshaped, the tins share by DRR.
+//!   Everything below happens within a tin, except the shaper and overflow.
 //! - **Flow isolation** (section 4.1): 1024 queues, found by an 8-way
 //!   set-associative hash so that flows rarely share one (`cake/hash.rs`), served
 //!   by DRR++: a queue that becomes active is *sparse* and served first with a
@@ -16,7 +21,7 @@
 //! - **COBALT** (4.4, [`crate::parts::cobalt`]) in each queue: CoDel's control
 //!   law, ECN-marking when it can, and BLUE for flows that do not respond.
 //! - **Overflow** (4.1): past the byte budget (or `limit` packets), packets are
-//!   dropped from the head of the queue with the most bytes; each such drop
+//!   dropped from the head of the queue with the most bytes in any tin; each such drop
 //!   raises that queue's BLUE probability.
 //! - **The shaper** (4.3, `cake/shaper.rs`): deficit mode at `bandwidth`, with
 //!   framing compensation (`overhead`, `mpu`, ATM / PTM cells). In `ingress`
@@ -27,13 +32,14 @@
 //! wait for their time, and [`Qdisc::wake_at`] tells the caller when to ask
 //! again (Linux arms a watchdog timer).
 //!
-//! Where aqmlab differs from Linux (one tin, no `autorate-ingress`, no
-//! `ack-filter`, no `wash`, hosts of each flow, the byte budget in packet bytes
-//! rather than socket-buffer truesize) and the defaults' sources:
+//! Where aqmlab differs from Linux (no `autorate-ingress`, no `ack-filter`, no
+//! `fwmark` or priority override of the tin, hosts of each flow, the byte budget
+//! in packet bytes rather than socket-buffer truesize) and the defaults' sources:
 //! `docs/qdiscs.md`, "CAKE".
 
 mod hash;
 mod shaper;
+mod tins;
 
 use crate::drop_reason::DropReason;
 use crate::packet::{Ecn, FlowId, Packet};
@@ -48,6 +54,8 @@ use hash::{mode_hashes, Tables};
 pub use shaper::Cells;
 use shaper::{ByteTime, Framing, Shaper};
 use std::collections::VecDeque;
+pub use tins::Diffserv;
+use tins::TinConfig;
 
 /// Linux's `CAKE_QUEUES`: flow queues (and host slots) per tin.
 pub const QUEUES: usize = 1024;
@@ -95,6 +103,11 @@ qdisc_params! {
         target: Dur = Dur::from_millis(5),
         /// How flows are told apart. Default `triple-isolate`.
         isolation: Isolation = Isolation::TripleIsolate,
+        /// The tin mode: `besteffort`, `precedence`, `diffserv3`, `diffserv4`
+        /// or `diffserv8`. Default `diffserv3`.
+        diffserv: Diffserv = Diffserv::Diffserv3,
+        /// Clear each packet's DSCP once its tin is chosen (tc's `wash`).
+        wash: bool = false,
         /// Bytes added to each packet for the shaper, -64..=256. Default 0.
         overhead: i32 = 0,
         /// The least bytes a packet is charged, 0..=256. Default 0.
@@ -191,6 +204,31 @@ impl QdiscParams for CakeParams {
                 bandwidth: Some(Rate::from_mbps(5)),
                 ..Default::default()
             },
+            // Tins (the properties give each flow its own DSCP).
+            CakeParams {
+                limit: 16,
+                diffserv: Diffserv::Diffserv4,
+                bandwidth: Some(Rate::from_mbps(3)),
+                isolation: Isolation::Flows,
+                wash: true,
+                rtt: ms(3),
+                target: ms(1),
+                ..Default::default()
+            },
+            CakeParams {
+                limit: 12,
+                diffserv: Diffserv::Diffserv8,
+                ingress: true,
+                bandwidth: Some(Rate::from_mbps(2)),
+                ..Default::default()
+            },
+            CakeParams {
+                limit: 12,
+                diffserv: Diffserv::Precedence,
+                rtt: ms(2),
+                target: ms(1),
+                ..Default::default()
+            },
         ]
     }
 }
@@ -245,13 +283,10 @@ const fn quantum_div(load: u16) -> u32 {
     65535 / load as u32
 }
 
+/// One tin (Linux's `cake_tin_data`): its queues, their rotations and counts,
+/// and its constants and threshold schedule from `cake_set_rate`.
 #[derive(Debug, Clone)]
-pub struct Cake {
-    params: CakeParams,
-    cobalt: CobaltParams,
-    flow_quantum: u32,
-    framing: Framing,
-    shaper: Option<Shaper>,
+struct Tin {
     t: Tables,
     new_flows: VecDeque<u16>,
     old_flows: VecDeque<u16>,
@@ -260,61 +295,33 @@ pub struct Cake {
     bulk_count: u32,
     decaying_count: u32,
     unresponsive_count: u32,
-    len: usize,
+    /// Bytes queued in the tin.
     bytes: u64,
-    buffer_limit: u64,
-    keys: [u64; 3],
-    /// Source and destination host of each flow given one, by flow id; the
-    /// others are their own hosts. Only the flows given one are held (a flow id
-    /// indexes the caller's table of every flow, most of which may never cross
-    /// this link).
-    hosts: Vec<(FlowId, u32, u32)>,
-    wake: Option<Time>,
+    cobalt: CobaltParams,
+    flow_quantum: u32,
+    /// The threshold rate in bytes per second (0: none).
+    threshold: u64,
+    /// Its time per byte, none when there is no threshold.
+    rate: Option<ByteTime>,
+    /// When the tin is next within its threshold.
+    time_next: Time,
+    /// DRR over tins when unshaped: weight and deficit.
+    quantum: u16,
+    deficit: i32,
 }
 
-impl Cake {
-    pub fn new(params: CakeParams, link: &LinkInfo) -> Result<Self, ParamError> {
-        params.validate()?;
-        let bytes_per_sec = params.bandwidth.map(|b| b.bps() / 8);
-        let target = params.target.as_nanos();
-        let rtt = params.rtt.as_nanos();
-        // cake_set_rate: constants from the rate and one MTU's time at it.
-        let (flow_quantum, mtu_time) = match bytes_per_sec {
-            Some(r) => (
-                (r >> 12).clamp(300, 1514) as u32,
-                ByteTime::new(r).duration(MTU),
-            ),
-            None => (1514, 0),
+impl Tin {
+    /// `cake_set_rate`: the tin's constants from its rate and one MTU's time at it.
+    fn new(c: TinConfig, target: u64, rtt: u64) -> Self {
+        let rate = (c.rate > 0).then(|| ByteTime::new(c.rate));
+        let flow_quantum = if c.rate > 0 {
+            (c.rate >> 12).clamp(300, 1514) as u32
+        } else {
+            1514
         };
+        let mtu_time = rate.map_or(0, |r| r.duration(MTU));
         let c_target = (mtu_time * 3 / 2).max(target);
-        let cobalt = CobaltParams {
-            target: c_target,
-            interval: (rtt + c_target - target).max(c_target * 2),
-            mtu_time,
-            p_inc: CobaltParams::P_INC,
-            p_dec: CobaltParams::P_DEC,
-        };
-        // Linux: the configured budget, else four intervals at the rate (at least
-        // 4 MiB), capped at limit MTUs unless configured larger.
-        let derived = match (params.memlimit, bytes_per_sec) {
-            (Some(m), _) => m,
-            (None, Some(r)) => (r as u128 * (rtt / 1000) as u128 / 250_000)
-                .max(4 << 20)
-                .min(u64::MAX as u128) as u64,
-            (None, None) => u64::MAX,
-        };
-        let cap = (params.limit as u64 * MTU as u64).max(params.memlimit.unwrap_or(0));
-        let seed = hash_seed(params.hash_seed, link);
-        let key = |salt: u64| crate::rng::mix64(seed ^ salt);
-        let mut cake = Cake {
-            cobalt,
-            flow_quantum,
-            framing: Framing {
-                overhead: params.overhead,
-                mpu: params.mpu,
-                cells: params.framing,
-            },
-            shaper: bytes_per_sec.map(Shaper::new),
+        Tin {
             t: Tables::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -323,108 +330,46 @@ impl Cake {
             bulk_count: 0,
             decaying_count: 0,
             unresponsive_count: 0,
-            len: 0,
             bytes: 0,
-            buffer_limit: derived.min(cap),
-            keys: [
-                key(0x63616b65_666c6f77),
-                key(0x63616b65_73726368),
-                key(0x63616b65_64737468),
-            ],
-            hosts: Vec::new(),
-            wake: None,
-            params,
-        };
-        // The hosts the engine announced; a flow it did not is a host of its own.
-        cake.hosts = link
-            .flows
-            .iter()
-            .filter(|c| (c.src_host, c.dst_host) != (c.flow.0, c.flow.0))
-            .map(|c| (c.flow, c.src_host, c.dst_host))
-            .collect();
-        cake.hosts.sort_unstable_by_key(|h| h.0);
-        cake.hosts.dedup_by_key(|h| h.0);
-        Ok(cake)
-    }
-
-    /// Declares `flow`'s source and destination hosts (by default each flow is
-    /// its own source and its own destination host).
-    pub fn set_hosts(&mut self, flow: FlowId, src: u32, dst: u32) {
-        match self.hosts.binary_search_by_key(&flow, |h| h.0) {
-            Ok(i) => self.hosts[i] = (flow, src, dst),
-            Err(i) => self.hosts.insert(i, (flow, src, dst)),
+            cobalt: CobaltParams {
+                target: c_target,
+                interval: (rtt + c_target - target).max(c_target * 2),
+                mtu_time,
+                p_inc: CobaltParams::P_INC,
+                p_dec: CobaltParams::P_DEC,
+            },
+            flow_quantum,
+            threshold: c.rate,
+            rate,
+            time_next: Time::ZERO,
+            quantum: c.quantum,
+            deficit: 0,
         }
     }
 
-    /// COBALT's constants as derived from the parameters and the rate.
-    pub fn cobalt_params(&self) -> &CobaltParams {
-        &self.cobalt
-    }
-
-    /// The byte budget past which the fattest queue loses packets.
-    pub fn buffer_limit(&self) -> u64 {
-        self.buffer_limit
-    }
-
-    /// The DRR quantum of a queue whose host has one bulk flow.
-    pub fn flow_quantum(&self) -> u32 {
-        self.flow_quantum
-    }
-
-    /// The queue `flow`'s next packet would join (classifying allocates it).
-    pub fn queue_of(&mut self, flow: FlowId) -> usize {
-        let h = self.hashes(flow);
-        self.t.classify(self.params.isolation, h)
-    }
-
-    /// Queue `q`'s COBALT state.
-    pub fn cobalt_vars(&self, q: usize) -> &CobaltVars {
-        &self.t.flows[q].cobalt
-    }
-
-    /// Queues whose BLUE is active (Linux's `unresponsive_flow_count`).
-    pub fn unresponsive_flows(&self) -> u32 {
-        self.unresponsive_count
-    }
-
-    /// Sparse, bulk and decaying queues.
-    pub fn flow_counts(&self) -> (u32, u32, u32) {
-        (self.sparse_count, self.bulk_count, self.decaying_count)
-    }
-
-    /// Set-associative lookups: tagged hits, idle queues taken, collisions.
-    pub fn way_counts(&self) -> (u64, u64, u64) {
-        (self.t.way_hits, self.t.way_misses, self.t.way_collisions)
-    }
-
-    /// The hosts `flow` was given, if any. Out of line: the per-packet path of a
-    /// run that names no host stays as small as before.
-    #[inline(never)]
-    fn named_hosts(&self, flow: FlowId) -> Option<(u32, u32)> {
-        let i = self.hosts.binary_search_by_key(&flow, |h| h.0).ok()?;
-        Some((self.hosts[i].1, self.hosts[i].2))
-    }
-
-    fn hashes(&self, flow: FlowId) -> hash::Hashes {
-        let own = (flow.0, flow.0);
-        let (src, dst) = if self.hosts.is_empty() {
-            own
-        } else {
-            self.named_hosts(flow).unwrap_or(own)
-        };
-        mode_hashes(
-            self.params.isolation,
-            keyed_hash(self.keys[0], flow.0),
-            keyed_hash(self.keys[1], src),
-            keyed_hash(self.keys[2], dst),
-        )
+    /// Queues with packets or credit to settle (decaying ones do not count).
+    fn active(&self) -> bool {
+        self.sparse_count + self.bulk_count > 0
     }
 
     /// `cake_get_flow_quantum`: the flow quantum over its host load, dithered.
-    fn quantum(&self, q: usize, ctx: &mut Ctx<'_>) -> i32 {
-        let load = self.t.host_load(self.params.isolation, q);
+    fn quantum(&self, mode: Isolation, q: usize, ctx: &mut Ctx<'_>) -> i32 {
+        let load = self.t.host_load(mode, q);
         let dither = (rand::RngCore::next_u32(ctx.rng) >> 16) as u64;
         ((self.flow_quantum as u64 * quantum_div(load) as u64 + dither) >> 16) as i32
+    }
+
+    /// The tin's share of `cake_advance_shaper`: its threshold schedule moves
+    /// by the packet's time at the threshold rate, but never to more than one
+    /// packet past now, so a tin over its threshold is not locked out for long.
+    fn advance(&mut self, adjusted: u32, now: Time) {
+        let d = self.rate.map_or(0, |r| r.duration(adjusted));
+        let after = |t: Time| Time::from_nanos(t.as_nanos().saturating_add(d));
+        if self.time_next < now {
+            self.time_next = after(self.time_next);
+        } else if self.time_next < after(now) {
+            self.time_next = after(now);
+        }
     }
 
     fn list(&mut self, l: List) -> &mut VecDeque<u16> {
@@ -435,40 +380,6 @@ impl Cake {
         }
     }
 
-    /// `cake_drop`: one packet from the head of the queue with the most bytes.
-    /// Returns whether it was the arrival (the last packet of queue `arrival`).
-    fn drop_from_fattest(&mut self, arrival: usize, ctx: &mut Ctx<'_>) -> bool {
-        let mut fattest = 0;
-        let mut most = 0;
-        for (i, f) in self.t.flows.iter().enumerate() {
-            if f.queue.bytes() > most {
-                most = f.queue.bytes();
-                fattest = i;
-            }
-        }
-        let now = ctx.now;
-        let flow = &mut self.t.flows[fattest];
-        let pkt = flow.queue.pop_front().expect("a non-empty queue");
-        let is_arrival = fattest == arrival && flow.queue.is_empty();
-        if flow.cobalt.queue_full(&self.cobalt, now) {
-            self.unresponsive_count += 1;
-        }
-        self.len -= 1;
-        self.bytes -= pkt.size as u64;
-        if self.params.ingress {
-            if let Some(s) = &mut self.shaper {
-                s.advance(self.framing.adjusted_len(pkt.size), true);
-            }
-        }
-        let reason = if is_arrival {
-            DropReason::Overflow
-        } else {
-            DropReason::PushOut
-        };
-        ctx.drop(pkt, reason);
-        is_arrival
-    }
-
     /// Takes queue `q` off the head of list `from` and appends it to `to`.
     fn move_head(&mut self, from: List, to: List) {
         let q = self.list(from).pop_front().expect("the served queue");
@@ -476,8 +387,7 @@ impl Cake {
     }
 
     /// The served queue `q` (head of `from`) was found empty.
-    fn on_empty(&mut self, q: usize, from: List, now: Time) {
-        let mode = self.params.isolation;
+    fn on_empty(&mut self, mode: Isolation, q: usize, from: List, now: Time) {
         let flow = &mut self.t.flows[q];
         if flow.cobalt.queue_empty(&self.cobalt, now) {
             self.unresponsive_count = self.unresponsive_count.saturating_sub(1);
@@ -514,53 +424,349 @@ impl Cake {
     }
 }
 
-impl Qdisc for Cake {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
-        let mode = self.params.isolation;
-        let h = self.hashes(pkt.flow);
-        let q = self.t.classify(mode, h);
-        if self.len == 0 {
-            if let Some(s) = &mut self.shaper {
-                s.restart_if_stale(ctx.now);
+#[derive(Debug, Clone)]
+pub struct Cake {
+    params: CakeParams,
+    framing: Framing,
+    shaper: Option<Shaper>,
+    /// As many as the mode has, in Linux's order (tin 0 is best effort, or in
+    /// `precedence` and `diffserv8` the lowest class).
+    tins: Vec<Tin>,
+    /// The tin unshaped DRR is serving.
+    cur_tin: usize,
+    len: usize,
+    bytes: u64,
+    buffer_limit: u64,
+    keys: [u64; 3],
+    /// Source and destination host of each flow given one, by flow id; the
+    /// others are their own hosts. Only the flows given one are held (a flow id
+    /// indexes the caller's table of every flow, most of which may never cross
+    /// this link).
+    hosts: Vec<(FlowId, u32, u32)>,
+    wake: Option<Time>,
+}
+
+impl Cake {
+    pub fn new(params: CakeParams, link: &LinkInfo) -> Result<Self, ParamError> {
+        params.validate()?;
+        let bytes_per_sec = params.bandwidth.map(|b| b.bps() / 8);
+        let target = params.target.as_nanos();
+        let rtt = params.rtt.as_nanos();
+        // Unshaped, Linux configures every tin at rate 0: no thresholds.
+        let tins = params
+            .diffserv
+            .layout(bytes_per_sec.unwrap_or(0))
+            .into_iter()
+            .map(|c| Tin::new(c, target, rtt))
+            .collect();
+        // Linux: the configured budget, else four intervals at the rate (at least
+        // 4 MiB), capped at limit MTUs unless configured larger.
+        let derived = match (params.memlimit, bytes_per_sec) {
+            (Some(m), _) => m,
+            (None, Some(r)) => (r as u128 * (rtt / 1000) as u128 / 250_000)
+                .max(4 << 20)
+                .min(u64::MAX as u128) as u64,
+            (None, None) => u64::MAX,
+        };
+        let cap = (params.limit as u64 * MTU as u64).max(params.memlimit.unwrap_or(0));
+        let seed = hash_seed(params.hash_seed, link);
+        let key = |salt: u64| crate::rng::mix64(seed ^ salt);
+        let mut cake = Cake {
+            framing: Framing {
+                overhead: params.overhead,
+                mpu: params.mpu,
+                cells: params.framing,
+            },
+            // The global shaper runs at tin 0's rate, which is the full rate.
+            shaper: bytes_per_sec.map(Shaper::new),
+            tins,
+            cur_tin: 0,
+            len: 0,
+            bytes: 0,
+            buffer_limit: derived.min(cap),
+            keys: [
+                key(0x63616b65_666c6f77),
+                key(0x63616b65_73726368),
+                key(0x63616b65_64737468),
+            ],
+            hosts: Vec::new(),
+            wake: None,
+            params,
+        };
+        // The hosts the engine announced; a flow it did not is a host of its own.
+        cake.hosts = link
+            .flows
+            .iter()
+            .filter(|c| (c.src_host, c.dst_host) != (c.flow.0, c.flow.0))
+            .map(|c| (c.flow, c.src_host, c.dst_host))
+            .collect();
+        cake.hosts.sort_unstable_by_key(|h| h.0);
+        cake.hosts.dedup_by_key(|h| h.0);
+        Ok(cake)
+    }
+
+    /// Declares `flow`'s source and destination hosts (by default each flow is
+    /// its own source and its own destination host).
+    pub fn set_hosts(&mut self, flow: FlowId, src: u32, dst: u32) {
+        match self.hosts.binary_search_by_key(&flow, |h| h.0) {
+            Ok(i) => self.hosts[i] = (flow, src, dst),
+            Err(i) => self.hosts.insert(i, (flow, src, dst)),
+        }
+    }
+
+    /// COBALT's constants of tin 0 (best effort, at the full rate).
+    pub fn cobalt_params(&self) -> &CobaltParams {
+        &self.tins[0].cobalt
+    }
+
+    /// How many tins the mode has.
+    pub fn tin_count(&self) -> usize {
+        self.tins.len()
+    }
+
+    /// Tin `tin`'s COBALT constants.
+    pub fn tin_cobalt_params(&self, tin: usize) -> &CobaltParams {
+        &self.tins[tin].cobalt
+    }
+
+    /// Tin `tin`'s threshold rate in bytes per second (0 when unshaped), its
+    /// flow quantum and its DRR weight.
+    pub fn tin_config(&self, tin: usize) -> (u64, u32, u16) {
+        let b = &self.tins[tin];
+        (b.threshold, b.flow_quantum, b.quantum)
+    }
+
+    /// The byte budget past which the fattest queue loses packets.
+    pub fn buffer_limit(&self) -> u64 {
+        self.buffer_limit
+    }
+
+    /// The DRR quantum of a tin-0 queue whose host has one bulk flow.
+    pub fn flow_quantum(&self) -> u32 {
+        self.tins[0].flow_quantum
+    }
+
+    /// The tin-0 queue `flow`'s next DSCP-0 packet would join (classifying
+    /// allocates it).
+    pub fn queue_of(&mut self, flow: FlowId) -> usize {
+        let h = self.hashes(flow);
+        self.tins[0].t.classify(self.params.isolation, h)
+    }
+
+    /// Tin 0's queue `q`'s COBALT state.
+    pub fn cobalt_vars(&self, q: usize) -> &CobaltVars {
+        &self.tins[0].t.flows[q].cobalt
+    }
+
+    /// Queues whose BLUE is active (Linux's `unresponsive_flow_count`), all tins.
+    pub fn unresponsive_flows(&self) -> u32 {
+        self.tins.iter().map(|b| b.unresponsive_count).sum()
+    }
+
+    /// Sparse, bulk and decaying queues, all tins.
+    pub fn flow_counts(&self) -> (u32, u32, u32) {
+        self.tins.iter().fold((0, 0, 0), |(s, b, d), t| {
+            (s + t.sparse_count, b + t.bulk_count, d + t.decaying_count)
+        })
+    }
+
+    /// Bytes queued in tin `tin`.
+    pub fn tin_bytes(&self, tin: usize) -> u64 {
+        self.tins[tin].bytes
+    }
+
+    /// Set-associative lookups, all tins: tagged hits, idle queues taken, collisions.
+    pub fn way_counts(&self) -> (u64, u64, u64) {
+        self.tins.iter().fold((0, 0, 0), |(h, m, c), b| {
+            (h + b.t.way_hits, m + b.t.way_misses, c + b.t.way_collisions)
+        })
+    }
+
+    /// The hosts `flow` was given, if any. Out of line: the per-packet path of a
+    /// run that names no host stays as small as before.
+    #[inline(never)]
+    fn named_hosts(&self, flow: FlowId) -> Option<(u32, u32)> {
+        let i = self.hosts.binary_search_by_key(&flow, |h| h.0).ok()?;
+        Some((self.hosts[i].1, self.hosts[i].2))
+    }
+
+    fn hashes(&self, flow: FlowId) -> hash::Hashes {
+        let own = (flow.0, flow.0);
+        let (src, dst) = if self.hosts.is_empty() {
+            own
+        } else {
+            self.named_hosts(flow).unwrap_or(own)
+        };
+        mode_hashes(
+            self.params.isolation,
+            keyed_hash(self.keys[0], flow.0),
+            keyed_hash(self.keys[1], src),
+            keyed_hash(self.keys[2], dst),
+        )
+    }
+
+    /// Charges `adjusted` bytes of tin `tin` to the shapers (a send, or a drop
+    /// the upstream link carried) and to the tin's DRR deficit.
+    fn charge(&mut self, tin: usize, adjusted: u32, dropped: bool, now: Time) {
+        let b = &mut self.tins[tin];
+        b.deficit -= adjusted as i32;
+        if let Some(s) = &mut self.shaper {
+            b.advance(adjusted, now);
+            s.advance(adjusted, dropped);
+        }
+    }
+
+    /// `cake_drop`: one packet from the head of the queue with the most bytes,
+    /// in any tin. Returns whether it was the arrival (the last packet of queue
+    /// `arrival` of tin `arrival_tin`).
+    fn drop_from_fattest(&mut self, arrival_tin: usize, arrival: usize, ctx: &mut Ctx<'_>) -> bool {
+        // Ties go to the lowest tin and queue (Linux's heap breaks them by its
+        // own layout).
+        let (mut tin, mut fattest, mut most) = (0, 0, 0);
+        for (t, b) in self.tins.iter().enumerate() {
+            if b.bytes <= most {
+                continue;
+            }
+            for (i, f) in b.t.flows.iter().enumerate() {
+                if f.queue.bytes() > most {
+                    most = f.queue.bytes();
+                    fattest = i;
+                    tin = t;
+                }
             }
         }
-        self.t.flows[q].queue.push_back(pkt);
+        let now = ctx.now;
+        let b = &mut self.tins[tin];
+        let flow = &mut b.t.flows[fattest];
+        let pkt = flow.queue.pop_front().expect("a non-empty queue");
+        let is_arrival = (tin, fattest) == (arrival_tin, arrival) && flow.queue.is_empty();
+        if flow.cobalt.queue_full(&b.cobalt, now) {
+            b.unresponsive_count += 1;
+        }
+        b.bytes -= pkt.size as u64;
+        self.len -= 1;
+        self.bytes -= pkt.size as u64;
+        if self.params.ingress && self.shaper.is_some() {
+            let len = self.framing.adjusted_len(pkt.size);
+            let b = &mut self.tins[tin];
+            b.advance(len, now);
+            if let Some(s) = &mut self.shaper {
+                s.advance(len, true);
+            }
+        }
+        let reason = if is_arrival {
+            DropReason::Overflow
+        } else {
+            DropReason::PushOut
+        };
+        ctx.drop(pkt, reason);
+        is_arrival
+    }
+
+    /// The tin to serve, as `cake_dequeue` chooses it; none if no tin has a
+    /// queue to serve.
+    fn choose_tin(&mut self, now: Time) -> Option<usize> {
+        if self.shaper.is_none() {
+            // Unshaped: DRR over the tins by their weights.
+            let n = self.tins.len();
+            let (mut wrapped, mut empty) = (false, true);
+            loop {
+                let b = &mut self.tins[self.cur_tin];
+                if b.deficit >= 0 && b.active() {
+                    return Some(self.cur_tin);
+                }
+                if b.deficit <= 0 {
+                    b.deficit += b.quantum as i32;
+                }
+                if b.active() {
+                    empty = false;
+                }
+                self.cur_tin += 1;
+                if self.cur_tin >= n {
+                    self.cur_tin = 0;
+                    if wrapped && empty {
+                        return None;
+                    }
+                    wrapped = true;
+                }
+            }
+        }
+        // Shaped: the highest tin within its threshold, else the tin that
+        // will be soonest (the later tin on a tie).
+        let mut best: Option<(usize, Time)> = None;
+        for (t, b) in self.tins.iter().enumerate() {
+            if !b.active() {
+                continue;
+            }
+            match best {
+                Some((_, at)) if b.time_next > now && b.time_next > at => {}
+                _ => best = Some((t, b.time_next.max(now))),
+            }
+        }
+        let (tin, _) = best?;
+        self.cur_tin = tin;
+        Some(tin)
+    }
+}
+
+impl Qdisc for Cake {
+    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
+        let mode = self.params.isolation;
+        let tin = self.params.diffserv.tin(pkt.dscp);
+        if self.params.wash {
+            pkt.dscp = 0;
+        }
+        let h = self.hashes(pkt.flow);
+        let now = ctx.now;
+        if self.len == 0 {
+            if let Some(s) = &mut self.shaper {
+                s.restart_if_stale(now);
+            }
+        }
+        let b = &mut self.tins[tin];
+        let q = b.t.classify(mode, h);
+        // An idle tin's threshold schedule restarts from now.
+        if b.bytes == 0 && b.time_next < now {
+            b.time_next = now;
+        }
+        b.t.flows[q].queue.push_back(pkt);
+        b.bytes += pkt.size as u64;
         self.len += 1;
         self.bytes += pkt.size as u64;
-        match self.t.flows[q].set {
+        match b.t.flows[q].set {
             FlowSet::None | FlowSet::Decaying => {
-                if self.t.flows[q].set == FlowSet::None {
-                    self.new_flows.push_back(q as u16);
+                if b.t.flows[q].set == FlowSet::None {
+                    b.new_flows.push_back(q as u16);
                 } else {
-                    self.decaying_count -= 1;
-                    let at = self.decaying_flows.iter().position(|&x| x as usize == q);
+                    b.decaying_count -= 1;
+                    let at = b.decaying_flows.iter().position(|&x| x as usize == q);
                     // A decaying queue may sit on the old list (served once).
                     match at {
                         Some(i) => {
-                            self.decaying_flows.remove(i);
+                            b.decaying_flows.remove(i);
                         }
                         None => {
-                            let i = self.old_flows.iter().position(|&x| x as usize == q);
-                            self.old_flows.remove(i.expect("a scheduled queue"));
+                            let i = b.old_flows.iter().position(|&x| x as usize == q);
+                            b.old_flows.remove(i.expect("a scheduled queue"));
                         }
                     }
-                    self.new_flows.push_back(q as u16);
+                    b.new_flows.push_back(q as u16);
                 }
-                self.t.flows[q].set = FlowSet::Sparse;
-                self.sparse_count += 1;
-                self.t.flows[q].deficit = self.quantum(q, ctx);
+                b.t.flows[q].set = FlowSet::Sparse;
+                b.sparse_count += 1;
+                b.t.flows[q].deficit = b.quantum(mode, q, ctx);
             }
             FlowSet::SparseWait => {
-                self.t.flows[q].set = FlowSet::Bulk;
-                self.sparse_count -= 1;
-                self.bulk_count += 1;
-                self.t.bulk_inc(mode, q);
+                b.t.flows[q].set = FlowSet::Bulk;
+                b.sparse_count -= 1;
+                b.bulk_count += 1;
+                b.t.bulk_inc(mode, q);
             }
             FlowSet::Sparse | FlowSet::Bulk => {}
         }
         let mut arrival_dropped = false;
         while self.bytes > self.buffer_limit || self.len > self.params.limit as usize {
-            arrival_dropped |= self.drop_from_fattest(q, ctx);
+            arrival_dropped |= self.drop_from_fattest(tin, q, ctx);
         }
         if arrival_dropped {
             Verdict::Dropped
@@ -582,54 +788,57 @@ impl Qdisc for Cake {
                 self.wake = Some(at);
                 return None;
             }
+            let Some(tin) = self.choose_tin(now) else {
+                debug_assert!(false, "packets queued but no tin active");
+                return None;
+            };
             'retry: loop {
-                let from = if first && !self.decaying_flows.is_empty() {
+                let b = &mut self.tins[tin];
+                let from = if first && !b.decaying_flows.is_empty() {
                     List::Decaying
-                } else if !self.new_flows.is_empty() {
+                } else if !b.new_flows.is_empty() {
                     List::New
-                } else if !self.old_flows.is_empty() {
+                } else if !b.old_flows.is_empty() {
                     List::Old
-                } else if !self.decaying_flows.is_empty() {
+                } else if !b.decaying_flows.is_empty() {
                     List::Decaying
                 } else {
                     debug_assert!(false, "packets queued but no queue scheduled");
                     return None;
                 };
                 first = false;
-                let q = *self.list(from).front().expect("non-empty list") as usize;
-                if self.t.flows[q].deficit <= 0 {
-                    let quantum = self.quantum(q, ctx);
-                    self.t.flows[q].deficit += quantum;
-                    self.move_head(from, List::Old);
-                    if self.t.flows[q].set == FlowSet::Sparse {
-                        if self.t.flows[q].queue.is_empty() {
-                            self.t.flows[q].set = FlowSet::SparseWait;
+                let q = *b.list(from).front().expect("non-empty list") as usize;
+                if b.t.flows[q].deficit <= 0 {
+                    let quantum = b.quantum(mode, q, ctx);
+                    b.t.flows[q].deficit += quantum;
+                    b.move_head(from, List::Old);
+                    if b.t.flows[q].set == FlowSet::Sparse {
+                        if b.t.flows[q].queue.is_empty() {
+                            b.t.flows[q].set = FlowSet::SparseWait;
                         } else {
-                            self.t.flows[q].set = FlowSet::Bulk;
-                            self.sparse_count -= 1;
-                            self.bulk_count += 1;
-                            self.t.bulk_inc(mode, q);
+                            b.t.flows[q].set = FlowSet::Bulk;
+                            b.sparse_count -= 1;
+                            b.bulk_count += 1;
+                            b.t.bulk_inc(mode, q);
                         }
                     }
                     continue 'retry;
                 }
                 loop {
-                    let Some(mut pkt) = self.t.flows[q].queue.pop_front() else {
-                        self.on_empty(q, from, now);
+                    let b = &mut self.tins[tin];
+                    let Some(mut pkt) = b.t.flows[q].queue.pop_front() else {
+                        b.on_empty(mode, q, from, now);
                         continue 'begin;
                     };
+                    b.bytes -= pkt.size as u64;
                     self.len -= 1;
                     self.bytes -= pkt.size as u64;
-                    let bulk = if self.params.ingress {
-                        self.bulk_count
-                    } else {
-                        0
-                    };
+                    let bulk = if self.params.ingress { b.bulk_count } else { 0 };
                     let draw = rand::RngCore::next_u32(ctx.rng);
                     let sojourn = now.saturating_since(pkt.enqueued_at).as_nanos();
-                    let flow = &mut self.t.flows[q];
+                    let flow = &mut b.t.flows[q];
                     let signal = flow.cobalt.should_drop(
-                        &self.cobalt,
+                        &b.cobalt,
                         now,
                         sojourn,
                         bulk,
@@ -649,20 +858,15 @@ impl Qdisc for Cake {
                         Signal::Drop => Some(DropReason::Sojourn),
                         Signal::Blue => Some(DropReason::Unresponsive),
                     };
+                    let len = self.framing.adjusted_len(pkt.size);
                     let Some(reason) = reason else {
-                        let len = self.framing.adjusted_len(pkt.size);
-                        if let Some(s) = &mut self.shaper {
-                            s.advance(len, false);
-                        }
-                        self.t.flows[q].deficit -= len as i32;
+                        self.charge(tin, len, false, now);
+                        self.tins[tin].t.flows[q].deficit -= len as i32;
                         return Some(pkt);
                     };
                     if self.params.ingress {
-                        let len = self.framing.adjusted_len(pkt.size);
-                        if let Some(s) = &mut self.shaper {
-                            s.advance(len, true);
-                        }
-                        self.t.flows[q].deficit -= len as i32;
+                        self.charge(tin, len, true, now);
+                        self.tins[tin].t.flows[q].deficit -= len as i32;
                         ctx.drop(pkt, reason);
                         continue 'retry;
                     }
@@ -687,17 +891,21 @@ impl Qdisc for Cake {
 }
 
 impl crate::table_bytes::TableBytes for CakeParams {
-    /// 1024 flow queues, their tags and 1024 host slots: fixed, as Linux's.
+    /// 1024 flow queues, their tags and 1024 host slots per tin: fixed, as
+    /// Linux's (which allocates all eight tins whatever the mode).
     fn table_bytes(&self, _: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
         use crate::table_bytes::vec_bytes;
         let n = QUEUES as u64;
+        let tins = self.diffserv.tins() as u64;
         Some(crate::table_bytes::KeyedTable {
             key: "kind",
-            value: "cake (1024 queues and host slots, fixed)".into(),
-            bytes: vec_bytes::<Flow>(n) + vec_bytes::<u32>(n) + vec_bytes::<Host>(n),
+            value: format!("cake ({tins} tins of 1024 queues and host slots, fixed)"),
+            bytes: tins * (vec_bytes::<Flow>(n) + vec_bytes::<u32>(n) + vec_bytes::<Host>(n)),
         })
     }
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tin_tests;

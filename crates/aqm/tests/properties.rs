@@ -23,6 +23,10 @@ fn flow_table() -> Vec<FlowClass> {
         .collect()
 }
 
+/// Each flow's DSCP, so CAKE's tins all see traffic: best effort, EF, CS1, LE,
+/// AF41, AF11, AF31, CS6. Qdiscs other than CAKE ignore it.
+const DSCPS: [u8; 8] = [0, 46, 8, 1, 34, 10, 26, 48];
+
 #[derive(Clone, Debug)]
 enum Op {
     Enqueue { flow: u32, size: u32, ect: bool },
@@ -85,6 +89,7 @@ fn run_built(
                 p.tag = i as u32;
                 p.aggregate = flow % 5;
                 p.ecn = if ect { capable } else { Ecn::NotEct };
+                p.dscp = DSCPS[flow as usize % DSCPS.len()];
                 offered += 1;
                 trace.verdicts.push(q.enqueue(p, now, &mut rng, &mut sink));
             }

@@ -71,20 +71,32 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// Empty until the tin's first packet: a tin no traffic reaches (most of
+    /// diffserv8's, say) costs no queues.
     pub fn new() -> Self {
         Tables {
-            flows: vec![Flow::default(); QUEUES],
-            tags: vec![0; QUEUES],
-            hosts: vec![Host::default(); QUEUES],
+            flows: Vec::new(),
+            tags: Vec::new(),
+            hosts: Vec::new(),
             way_hits: 0,
             way_misses: 0,
             way_collisions: 0,
         }
     }
 
+    #[cold]
+    fn allocate(&mut self) {
+        self.flows = vec![Flow::default(); QUEUES];
+        self.tags = vec![0; QUEUES];
+        self.hosts = vec![Host::default(); QUEUES];
+    }
+
     /// The queue for a packet of hashes `h`, its host slots set when the queue is
     /// (re)allocated, with the host bulk counts moved along if it is bulk.
     pub fn classify(&mut self, mode: Isolation, h: Hashes) -> usize {
+        if self.flows.is_empty() {
+            self.allocate();
+        }
         let reduced = (h.flow % QUEUES as u32) as usize;
         if self.tags[reduced] == h.flow && self.flows[reduced].set != FlowSet::None {
             return reduced;

@@ -1,8 +1,8 @@
 //! `tc qdisc add ... cake ...` (tc-cake(8), iproute2's `tc/q_cake.c`): the
 //! shaper, the RTT presets, the isolation keywords, the overhead keywords and
-//! their presets. What aqmlab's CAKE does not model is refused by name (the
-//! diffserv tin modes, autorate, the ACK filter, fwmark) or noted as having no
-//! effect (`nat`, `wash`, `split-gso`: no addresses, DSCP or GSO here).
+//! their presets, the tin modes and `wash`. What aqmlab's CAKE does not model
+//! is refused by name (autorate, the ACK filter, fwmark) or noted as having no
+//! effect (`nat`, `split-gso`: no addresses behind a NAT or GSO here).
 
 use super::*;
 
@@ -88,12 +88,8 @@ pub(super) fn cake(p: &mut Parser) -> Result<(), TcError> {
                 // tc: target = rtt / 20, at least 1 us.
                 p.set("target", dur(Dur::from_micros((us / 20).max(1))));
             }
-            "besteffort" => {}
-            "diffserv3" | "diffserv4" | "diffserv8" | "diffserv" | "precedence" => {
-                return Err(TcError::Unsupported {
-                    option: o.into(),
-                    why: "aqmlab's CAKE has one tin (besteffort): packets carry no DSCP".into(),
-                })
+            "besteffort" | "precedence" | "diffserv3" | "diffserv4" | "diffserv8" => {
+                p.set("diffserv", o)
             }
             "autorate-ingress" => {
                 return Err(TcError::Unsupported {
@@ -113,10 +109,11 @@ pub(super) fn cake(p: &mut Parser) -> Result<(), TcError> {
                     why: "packets carry no firewall mark".into(),
                 })
             }
-            "no-ack-filter" | "nonat" | "nowash" | "no-split-gso" | "via-ethernet" => {}
-            "nat" | "wash" | "split-gso" => p.note(format!(
-                "`{o}` has no effect: aqmlab's packets carry no addresses behind a NAT, \
-                 no DSCP and no GSO aggregates"
+            "wash" | "nowash" => p.set("wash", o == "wash"),
+            "no-ack-filter" | "nonat" | "no-split-gso" | "via-ethernet" => {}
+            "nat" | "split-gso" => p.note(format!(
+                "`{o}` has no effect: aqmlab's packets carry no addresses behind a NAT \
+                 and no GSO aggregates"
             )),
             "ingress" | "egress" => p.set("ingress", o == "ingress"),
             "atm" | "ptm" => p.set("framing", o),

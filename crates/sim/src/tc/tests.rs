@@ -513,7 +513,30 @@ fn cake_lines_read_as_tc_cake_reads_them() {
     let k = keys("tc qdisc add dev eth0 root cake bandwidth 10mbit unlimited");
     assert!(!k.contains_key("bandwidth"));
     let q = parse("tc qdisc add dev eth0 root cake nat wash").unwrap();
-    assert_eq!(q.notes.len(), 2, "{:?}", q.notes);
+    assert_eq!(q.notes.len(), 1, "{:?}", q.notes);
+    assert_eq!(
+        keys("tc qdisc add dev eth0 root cake wash")["wash"],
+        Value::Boolean(true)
+    );
+    // The tin modes, tc-cake(8)'s keywords, read into `diffserv`; the last wins.
+    for mode in [
+        "besteffort",
+        "precedence",
+        "diffserv3",
+        "diffserv4",
+        "diffserv8",
+    ] {
+        let k = keys(&format!(
+            "tc qdisc add dev eth0 root cake bandwidth 20mbit {mode}"
+        ));
+        assert_eq!(k["diffserv"], s(mode), "{mode}");
+        parse(&format!("tc qdisc add dev eth0 root cake {mode}"))
+            .unwrap()
+            .spec()
+            .unwrap();
+    }
+    let k = keys("tc qdisc add dev eth0 root cake diffserv8 diffserv4");
+    assert_eq!(k["diffserv"], s("diffserv4"));
 }
 
 #[test]
@@ -533,13 +556,11 @@ fn cake_refuses_what_tc_refuses_and_what_aqmlab_does_not_model_by_name() {
     assert!(e.contains("rtt"), "{e}");
     let e = err("tc qdisc add dev eth0 root cake bandwidth 20mbit turbo");
     assert_eq!(e, "tc line: cake has no option `turbo`");
-    for o in [
-        "diffserv4",
-        "diffserv3",
-        "autorate-ingress",
-        "ack-filter",
-        "fwmark 0xff",
-    ] {
+    assert_eq!(
+        err("tc qdisc add dev eth0 root cake diffserv5"),
+        "tc line: cake has no option `diffserv5`"
+    );
+    for o in ["autorate-ingress", "ack-filter", "fwmark 0xff"] {
         let e = err(&format!("tc qdisc add dev eth0 root cake {o}"));
         let word = o.split(' ').next().unwrap();
         assert!(e.contains(&format!("`{word}` is not modelled")), "{e}");
