@@ -191,7 +191,7 @@ fn lower_prio_gets_the_spare_bandwidth_first() {
     );
 }
 
-/// The leaf each of `pkts` was queued in: (classid's minor, packets).
+/// Packets in each leaf, in the order the classes are written.
 fn leaf_lens(h: &Harness<Htb>) -> Vec<usize> {
     h.q.qdisc().leaves.iter().map(|l| l.q.len()).collect()
 }
