@@ -381,7 +381,8 @@ impl QdiscParams for HtbParams {
 }
 
 /// Small trees that shape hard at the property tests' 10 Mbps: leaves of
-/// several kinds, a default, the direct queue, the tree's own limit.
+/// several kinds (a shaper among them), a default, the direct queue, the
+/// tree's own limit.
 fn property_configs() -> Vec<HtbParams> {
     let root = HtbClass::new("1:1", Rate::from_mbps(2));
     let leaf = |id: &str, rate: u64, ceil: u64, prio: u8, q: Option<QdiscSpec>| HtbClass {
@@ -440,6 +441,20 @@ fn property_configs() -> Vec<HtbParams> {
         HtbParams {
             direct_qlen: 5,
             class: vec![root.clone(), leaf("1:10", 500, 500, 0, None)],
+            ..Default::default()
+        },
+        // A shaper in the leaf (CAKE at 1 Mbit/s under a 5 Mbit/s class): the
+        // tree lets it send and its own wake-up says when.
+        HtbParams {
+            default: Some("1:2".into()),
+            class: vec![HtbClass {
+                qdisc: Some(Box::new(QdiscSpec::Cake(crate::cake::CakeParams {
+                    bandwidth: Some(Rate::from_mbps(1)),
+                    limit: 10,
+                    ..Default::default()
+                }))),
+                ..HtbClass::new("1:2", Rate::from_mbps(5))
+            }],
             ..Default::default()
         },
         // The tree's limit below its leaf's, a pfifo leaf under two levels.
