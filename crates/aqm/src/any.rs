@@ -234,17 +234,28 @@ registry! {
     /// Linux's fq (sch_fq): a queue per flow served by DRR with an initial
     /// quantum for new flows, per-flow limits and pacing at `maxrate`.
     Fq = "fq": Box<crate::linux_fq::Fq>, crate::linux_fq::FqParams;
+    /// Linux's HTB: a tree of classes with rate and ceil token buckets that
+    /// borrow from their ancestors, leaves of any kind.
+    Htb = "htb": Box<crate::htb::Htb>, crate::htb::HtbParams;
+    /// Linux's prio: strict-priority bands chosen by TOS or by filter, leaves
+    /// of any kind.
+    Prio = "prio": Box<crate::prio::Prio>, crate::prio::PrioParams;
 }
 
 impl QdiscSpec {
     /// Whether the qdisc reads the flows routed over its link
     /// ([`LinkInfo::flows`]): the engine builds that table only for those
-    /// (weights for fair queueing, hosts for CAKE).
+    /// (weights for fair queueing, hosts for CAKE, groups for a tree's
+    /// filters, and whatever a tree's leaves read).
     pub fn uses_flow_table(&self) -> bool {
-        matches!(
-            self,
-            QdiscSpec::Wfq(_) | QdiscSpec::Drr(_) | QdiscSpec::Cake(_)
-        )
+        match self {
+            QdiscSpec::Htb(p) => crate::htb::uses_flow_table(p),
+            QdiscSpec::Prio(p) => crate::prio::uses_flow_table(p),
+            _ => matches!(
+                self,
+                QdiscSpec::Wfq(_) | QdiscSpec::Drr(_) | QdiscSpec::Cake(_)
+            ),
+        }
     }
 }
 

@@ -60,3 +60,7 @@ unchecked!(
 // never binds, so no flow gets a strike), but refusing it would change which
 // scenarios run: a change of behaviour of its own, not part of this move.
 unchecked!(crate::fred::FredParams);
+
+// A tree drops only in its leaves (and its direct queue), each its own kind;
+// what they wait for is theirs, not checked through the tree.
+unchecked!(crate::htb::HtbParams, crate::prio::PrioParams);

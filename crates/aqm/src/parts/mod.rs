@@ -23,6 +23,8 @@
 //!   for unresponsive flows, in Linux's fixed point (CAKE).
 //! - [`queue_protection`]: RFC 9957's per-flow queuing scores that sanction
 //!   flows building a queue in a low-latency queue (DualPI2's `queue_protection`).
+//! - [`tree`]: what the class-based qdiscs (HTB, prio) share: `tc` class ids,
+//!   filters by flow group and DSCP, leaves of any kind, Linux's TOS priority.
 //! - [`codel`]: CoDel's control law (Linux's integer Newton step) and dequeue
 //!   state machine (CoDel, FQ-CoDel).
 
@@ -39,3 +41,4 @@ pub mod red;
 pub mod red_params;
 pub mod red_queue;
 pub mod token_bucket;
+pub mod tree;
