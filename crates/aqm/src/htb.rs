@@ -19,7 +19,7 @@
 
 use crate::any::QdiscSpec;
 use crate::drop_reason::DropReason;
-use crate::packet::Packet;
+use crate::packet::{Dscp, Packet};
 use crate::parts::fifo::PacketFifo;
 use crate::parts::params::qdisc_params;
 use crate::parts::tree::{
@@ -409,7 +409,7 @@ fn property_configs() -> Vec<HtbParams> {
     });
     let by_dscp0 = Filter {
         groups: vec![],
-        dscp: vec![0],
+        dscp: vec![Dscp(0)],
     };
     vec![
         // Everything to the default, an fq_codel borrowing up to the root.

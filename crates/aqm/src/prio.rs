@@ -7,7 +7,7 @@
 
 use crate::any::QdiscSpec;
 use crate::drop_reason::DropReason;
-use crate::packet::Packet;
+use crate::packet::{Dscp, Packet};
 use crate::parts::params::qdisc_params;
 use crate::parts::tree::{
     build_leaf, dscp_priority, leaf_link, leaf_spec, parse_class, parse_handle, validate_leaf,
@@ -200,7 +200,7 @@ impl QdiscParams for PrioParams {
                         qdisc: Some(Box::new(htb)),
                         filter: Some(Filter {
                             groups: vec![],
-                            dscp: vec![0],
+                            dscp: vec![Dscp(0)],
                         }),
                     },
                     PrioClass {

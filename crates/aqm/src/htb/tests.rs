@@ -14,7 +14,7 @@ fn class(id: &str, parent: Option<&str>, rate_kbit: u64, ceil_kbit: u64) -> HtbC
 fn by_dscp(mut c: HtbClass, dscp: u8) -> HtbClass {
     c.filter = Some(Filter {
         groups: vec![],
-        dscp: vec![dscp],
+        dscp: vec![Dscp(dscp)],
     });
     c
 }
@@ -468,7 +468,7 @@ fn bad_trees_are_errors_that_name_the_key_and_the_class() {
             &|p| {
                 p.class[1].filter = Some(Filter {
                     groups: vec![],
-                    dscp: vec![64],
+                    dscp: vec![Dscp(64)],
                 })
             },
             "dscp = 64 (class 1:10) must be a DSCP, 0..=63",

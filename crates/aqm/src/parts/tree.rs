@@ -4,7 +4,7 @@
 
 use crate::any::{AnyQdisc, QdiscSpec};
 use crate::droptail::DropTailParams;
-use crate::packet::Packet;
+use crate::packet::{Dscp, Packet};
 use crate::qdisc::{LinkInfo, ParamError};
 use crate::rng::mix64;
 use crate::units::Rate;
@@ -56,26 +56,27 @@ pub fn parse_class(text: &str, major: u32) -> Result<ClassId, ParamError> {
     }
 }
 
-/// Which packets a class takes: all the criteria given must hold; a filter that
-/// gives none takes every packet (as `u32 match u32 0 0`).
+/// Which packets a class takes: those of the flow groups it names and those
+/// whose DSCP it lists (either criterion, as two `tc filter` lines to one class
+/// are); a filter that gives neither takes every packet (as `u32 match u32 0 0`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Filter {
     /// The packet's flow is in one of these flow groups (the scenario's names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
-    /// The packet's DSCP is one of these (0..=63).
+    /// The packet's DSCP is one of these (numbers 0..=63 or names: "EF", "AF41").
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub dscp: Vec<u8>,
+    pub dscp: Vec<Dscp>,
 }
 
 impl Filter {
     /// Checks of the filter alone; `class` names the class in the error.
     pub fn validate(&self, class: &str) -> Result<(), ParamError> {
-        if let Some(d) = self.dscp.iter().find(|&&d| d > 63) {
+        if let Some(d) = self.dscp.iter().find(|d| d.0 > 63) {
             return Err(ParamError::new(
                 "dscp",
-                d,
+                d.0,
                 format!("(class {class}) must be a DSCP, 0..=63"),
             ));
         }
@@ -106,11 +107,7 @@ impl Filter {
                 }
             }
         }
-        let dscp = if self.dscp.is_empty() {
-            u64::MAX
-        } else {
-            self.dscp.iter().fold(0, |m, &d| m | 1 << d)
-        };
+        let dscp = self.dscp.iter().fold(0, |m, d| m | 1 << d.0);
         Ok(CompiledFilter {
             groups: indices,
             dscp,
@@ -118,7 +115,8 @@ impl Filter {
     }
 }
 
-/// A filter as a link runs it: group indices (empty: any) and a DSCP bit mask.
+/// A filter as a link runs it: group indices and a DSCP bit mask (both empty:
+/// any packet).
 #[derive(Clone, Debug)]
 pub struct CompiledFilter {
     groups: Vec<u32>,
@@ -129,8 +127,10 @@ impl CompiledFilter {
     /// Does a packet of a flow in `group` (`None`: not announced) match?
     #[inline]
     pub fn matches(&self, group: Option<u32>, dscp: u8) -> bool {
-        let by_group = self.groups.is_empty() || group.is_some_and(|g| self.groups.contains(&g));
-        by_group && self.dscp & (1u64 << (dscp & 63)) != 0
+        if self.groups.is_empty() && self.dscp == 0 {
+            return true;
+        }
+        group.is_some_and(|g| self.groups.contains(&g)) || self.dscp & (1u64 << (dscp & 63)) != 0
     }
 }
 
@@ -217,18 +217,20 @@ mod tests {
     }
 
     #[test]
-    fn a_filter_matches_when_every_criterion_given_holds() {
+    fn a_filter_takes_its_groups_packets_and_its_dscps() {
         let groups = ["bulk".to_string(), "voip".to_string()];
         let f = Filter {
             groups: vec!["voip".into()],
-            dscp: vec![46],
+            dscp: vec![Dscp(46)],
         }
         .compile("1:1", &groups)
         .unwrap();
         assert!(f.matches(Some(1), 46));
-        assert!(!f.matches(Some(0), 46));
-        assert!(!f.matches(Some(1), 0));
-        assert!(!f.matches(None, 46));
+        assert!(f.matches(Some(0), 46), "EF from another group");
+        assert!(f.matches(Some(1), 0), "the voip group at best effort");
+        assert!(f.matches(None, 46));
+        assert!(!f.matches(Some(0), 0));
+        assert!(!f.matches(None, 10));
         let any = Filter::default().compile("1:1", &groups).unwrap();
         assert!(any.matches(None, 7));
         let e = Filter {

@@ -98,7 +98,7 @@ fn filters_override_the_priomap() {
                 qdisc: None,
                 filter: Some(Filter {
                     groups: vec![],
-                    dscp: vec![32],
+                    dscp: vec![Dscp(32)],
                 }),
             },
             PrioClass {
@@ -159,7 +159,7 @@ fn bad_parameters_are_errors_that_name_the_key() {
         (PrioParams { class: vec![band("1:4")], ..Default::default() }, "classid = 1:4 must name a band, minor 1..=3"),
         (PrioParams { class: vec![band("2:1")], ..Default::default() }, "classid = 2:1 must be `1:N` with N a nonzero hex minor (the qdisc's handle is 1:)"),
         (PrioParams { class: vec![band("1:1"), band("1:1")], ..Default::default() }, "classid = 1:1 is given twice"),
-        (PrioParams { class: vec![PrioClass { filter: Some(Filter { groups: vec![], dscp: vec![64] }), ..band("1:1") }], ..Default::default() }, "dscp = 64 (class 1:1) must be a DSCP, 0..=63"),
+        (PrioParams { class: vec![PrioClass { filter: Some(Filter { groups: vec![], dscp: vec![Dscp(64)] }), ..band("1:1") }], ..Default::default() }, "dscp = 64 (class 1:1) must be a DSCP, 0..=63"),
         (PrioParams { class: vec![PrioClass { filter: Some(Filter { groups: vec!["x".into()], dscp: vec![] }), ..band("1:1") }], ..Default::default() }, "groups = x (class 1:1) names no flow group of the scenario"),
         (PrioParams { class: vec![PrioClass { qdisc: Some(Box::new(QdiscSpec::DropTail(crate::droptail::DropTailParams { limit: 0, ..Default::default() }))), ..band("1:2") }], ..Default::default() }, "qdisc = droptail (class 1:2): limit = 0 must be at least 1"),
         (PrioParams { limit: 0, ..Default::default() }, "limit = 0 must be at least 1"),

@@ -24,7 +24,7 @@ impl<'de> Deserialize<'de> for Table {
                         "tc must be a string: the tc command line",
                     ));
                 };
-                return tc::parse(line)
+                return tc::parse_any(line)
                     .and_then(|q| q.spec())
                     .map(Table)
                     .map_err(de::Error::custom);

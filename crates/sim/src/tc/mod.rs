@@ -24,6 +24,7 @@ mod dualpi2;
 mod fq;
 pub mod netem;
 mod qdiscs;
+mod tree;
 
 use aqm::{Dur, LinkInfo, QdiscSpec, Rate};
 use cake::cake;
@@ -65,6 +66,8 @@ pub enum TcError {
     Unsupported { option: String, why: String },
     /// The table the line maps to fails the qdisc's own checks.
     Spec(String),
+    /// A line of a tree script (numbered from 1) was refused.
+    InScript { line: usize, error: Box<TcError> },
 }
 
 impl fmt::Display for TcError {
@@ -74,7 +77,7 @@ impl fmt::Display for TcError {
             TcError::UnknownKind(k) => write!(
                 f,
                 "tc line: qdisc `{k}` is not one aqmlab reads (pfifo, bfifo, red, sfb, \
-                 choke, sfq, codel, fq_codel, pie, dualpi2, cake, fq)"
+                 choke, sfq, codel, fq_codel, pie, dualpi2, cake, fq; htb and prio as trees)"
             ),
             TcError::UnknownOption { kind, option } => {
                 write!(f, "tc line: {kind} has no option `{option}`")
@@ -94,6 +97,11 @@ impl fmt::Display for TcError {
                 write!(f, "tc line: option `{option}` is not modelled: {why}")
             }
             TcError::Spec(m) => write!(f, "tc line: {m}"),
+            TcError::InScript { line, error } => {
+                let e = error.to_string();
+                let e = e.strip_prefix("tc line: ").unwrap_or(&e);
+                write!(f, "tc script, line {line}: {e}")
+            }
         }
     }
 }
@@ -116,11 +124,22 @@ impl TcQdisc {
         QdiscSpec::deserialize(Value::Table(table)).map_err(|e| TcError::Spec(e.to_string()))
     }
 
-    /// The `[qdisc]` table as TOML, the line and the notes as comments above it.
+    /// The `[qdisc]` table as TOML, the line (a tree's lines) and the notes as
+    /// comments above it.
     pub fn to_toml(&self) -> String {
-        let mut out = format!("# {}\n", self.line);
+        let mut out = String::new();
+        for l in self.line.lines() {
+            out.push_str(&format!("# {l}\n"));
+        }
         for n in &self.notes {
             out.push_str(&format!("# note: {n}\n"));
+        }
+        if self.keys.iter().any(|(_, v)| v.is_table() || v.is_array()) {
+            // A tree: its classes as `[[qdisc.class]]` tables, leaves within.
+            let mut root = toml::Table::new();
+            root.insert("qdisc".into(), Value::Table(self.keys.iter().cloned().collect()));
+            out.push_str(&toml::to_string(&root).expect("a TOML table serializes"));
+            return out;
         }
         out.push_str("[qdisc]\n");
         for (k, v) in &self.keys {
@@ -183,13 +202,23 @@ pub fn parse(line: &str) -> Result<TcQdisc, TcError> {
     Ok(p.out)
 }
 
-/// What `aqmlab tc LINE` prints: a qdisc's `[qdisc]` table, or for a netem line
-/// the link keys it becomes.
+/// Parses one qdisc line, or a tree script (several lines: an htb or prio root,
+/// its classes, leaves and filters).
+pub fn parse_any(text: &str) -> Result<TcQdisc, TcError> {
+    if tree::is_script(text) {
+        tree::parse_script(text)
+    } else {
+        parse(text)
+    }
+}
+
+/// What `aqmlab tc LINE` prints: a qdisc's `[qdisc]` table (a tree script's
+/// nested one), or for a netem line the link keys it becomes.
 pub fn describe(line: &str) -> Result<String, TcError> {
-    if line.split_whitespace().any(|w| w == "netem") {
+    if !tree::is_script(line) && line.split_whitespace().any(|w| w == "netem") {
         return netem::parse(line).map(|n| n.to_toml());
     }
-    parse(line).map(|q| q.to_toml())
+    parse_any(line).map(|q| q.to_toml())
 }
 
 const KINDS: [&str; 12] = [
