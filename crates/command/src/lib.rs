@@ -119,10 +119,11 @@ pub enum Command {
     },
     /// Print the `[qdisc]` table a Linux `tc qdisc add ...` line configures.
     ///
-    /// Reads pfifo, bfifo, red, sfb, choke, sfq, codel, fq_codel and pie with tc's
-    /// options, units (kbit, mbit, kbps = kilobytes per second, ms, us) and
-    /// defaults. Comments above the table say where aqmlab's model of the qdisc
-    /// differs from Linux. Paste the table into a scenario, or write `[qdisc] tc =
+    /// Reads pfifo, bfifo, red, sfb, choke, sfq, codel, fq_codel, pie, dualpi2,
+    /// cake and fq with tc's options, units (kbit, mbit, kbps = kilobytes per
+    /// second, ms, us) and defaults; several lines (or lines joined by `;`) make a
+    /// tree: an htb or prio root, its classes, leaves and filters. Comments above
+    /// the table say where aqmlab's model of the qdisc differs from Linux. Paste the table into a scenario, or write `[qdisc] tc =
     /// "..."` there. A netem line prints the link keys it becomes (delay, jitter,
     /// loss, rate), for a link's table or its `netem = "..."` key.
     Tc {

@@ -226,3 +226,53 @@ fn dualpi2s_queue_protection_decides_as_in_simulation() {
         );
     }
 }
+
+/// A qdisc tree decides emulated as simulated: an HTB whose classes take a flow
+/// group (a filter by group) and EF packets (a filter by DSCP, read from the
+/// real packets' TOS byte), the rest by default, each class shaped below the
+/// link. The same packets are dropped in both, and each group gets its class's
+/// rate.
+#[test]
+fn an_htb_tree_classifies_by_group_and_dscp_as_in_simulation() {
+    require_emulation!();
+    let tree = "tc qdisc add dev eth0 root handle 1: htb default 30
+tc class add dev eth0 parent 1: classid 1:10 htb rate 1mbit ceil 1mbit
+tc class add dev eth0 parent 1: classid 1:20 htb rate 2mbit ceil 2mbit
+tc class add dev eth0 parent 1: classid 1:30 htb rate 4mbit ceil 4mbit
+tc qdisc add dev eth0 parent 1:10 pfifo limit 20
+tc qdisc add dev eth0 parent 1:20 pfifo limit 20
+tc qdisc add dev eth0 parent 1:30 fq_codel
+tc filter add dev eth0 parent 1: u32 match ip dsfield 0xb8 0xfc flowid 1:10
+tc filter add dev eth0 parent 1: group web flowid 1:20";
+    let s = dumbbell(
+        "tree-htb".into(),
+        "3s",
+        serde_json::json!({ "tc": tree }),
+        serde_json::json!([
+            { "name": "voice", "kind": "poisson", "rate": "2Mbps", "dscp": "EF",
+              "start_spread": "0s" },
+            { "name": "web", "kind": "poisson", "count": 2, "rate": "2Mbps",
+              "start_spread": "0s" },
+            { "name": "bulk", "kind": "poisson", "count": 2, "rate": "3Mbps",
+              "start_spread": "0s" },
+        ]),
+    );
+    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
+    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
+    let (a, b) = (&simulated.links[0], &emulated.links[0]);
+    assert_eq!(a.arrivals, b.arrivals, "arrivals");
+    assert_eq!(a.drops, b.drops, "drops by reason");
+    assert_eq!(a.tx_packets, b.tx_packets, "packets sent");
+    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
+        assert_eq!(f.drops, g.drops, "flow {} drops", f.id);
+    }
+    for r in [&simulated, &emulated] {
+        for (group, rate) in [("voice", 1e6), ("web", 2e6), ("bulk", 4e6)] {
+            let got = r.groups[group].goodput_bps;
+            assert!(
+                (got / rate - 1.0).abs() < 0.05,
+                "{group}: {got} against its class's {rate}"
+            );
+        }
+    }
+}

@@ -91,13 +91,16 @@ impl Filter {
     }
 
     /// The filter for a link whose scenario names `groups`: a group it names
-    /// that the scenario lacks is an error.
+    /// that the scenario lacks is an error. Built before the groups are
+    /// announced (the engine builds every qdisc, then rebuilds those that read
+    /// the flow table), it matches by DSCP only.
     pub fn compile(&self, class: &str, groups: &[String]) -> Result<CompiledFilter, ParamError> {
         self.validate(class)?;
         let mut indices = Vec::with_capacity(self.groups.len());
         for name in &self.groups {
             match groups.iter().position(|g| g == name) {
                 Some(i) => indices.push(i as u32),
+                None if groups.is_empty() => {}
                 None => {
                     return Err(ParamError::new(
                         "groups",
@@ -111,6 +114,7 @@ impl Filter {
         Ok(CompiledFilter {
             groups: indices,
             dscp,
+            any: self.groups.is_empty() && self.dscp.is_empty(),
         })
     }
 }
@@ -121,13 +125,15 @@ impl Filter {
 pub struct CompiledFilter {
     groups: Vec<u32>,
     dscp: u64,
+    /// The filter names neither: it takes every packet.
+    any: bool,
 }
 
 impl CompiledFilter {
     /// Does a packet of a flow in `group` (`None`: not announced) match?
     #[inline]
     pub fn matches(&self, group: Option<u32>, dscp: u8) -> bool {
-        if self.groups.is_empty() && self.dscp == 0 {
+        if self.any {
             return true;
         }
         group.is_some_and(|g| self.groups.contains(&g)) || self.dscp & (1u64 << (dscp & 63)) != 0

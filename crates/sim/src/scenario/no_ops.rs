@@ -223,6 +223,13 @@ impl Scenario {
                 );
             }
         }
+        // Linux accepts a tree whose children's rates exceed their parent's
+        // ceil, and cannot give them: said, and run.
+        if let QdiscSpec::Htb(p) = spec {
+            for w in p.warnings() {
+                say(Severity::Warning, "class", w);
+            }
+        }
         match spec {
             QdiscSpec::Sfb(p) if p.bin_size > p.limit => say(
                 Severity::Error,

@@ -35,8 +35,10 @@ impl Scenario {
     /// still checked, on the slowest link, since the user wrote it.
     fn validate_qdiscs(&self) -> Result<(), ScenarioError> {
         let f = &self.file;
+        // With the groups' names, which a qdisc tree's filters may name.
+        let groups: Vec<String> = f.flows.iter().map(|g| g.get_ref().name.clone()).collect();
         let check = |spec: &QdiscSpec, rate: Rate, path: &KeyPath| {
-            spec.validate(&LinkInfo::new(rate))
+            spec.validate(&LinkInfo::new(rate).with_groups(&groups))
                 .map_err(|e| self.qdisc_error(path, &e))
         };
         let top = KeyPath::top("qdisc");

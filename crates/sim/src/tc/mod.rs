@@ -137,7 +137,10 @@ impl TcQdisc {
         if self.keys.iter().any(|(_, v)| v.is_table() || v.is_array()) {
             // A tree: its classes as `[[qdisc.class]]` tables, leaves within.
             let mut root = toml::Table::new();
-            root.insert("qdisc".into(), Value::Table(self.keys.iter().cloned().collect()));
+            root.insert(
+                "qdisc".into(),
+                Value::Table(self.keys.iter().cloned().collect()),
+            );
             out.push_str(&toml::to_string(&root).expect("a TOML table serializes"));
             return out;
         }

@@ -12,7 +12,11 @@
 //! any of its filters matches; a packet that several classes' filters match goes
 //! to the first class written.
 
+#[cfg(test)]
+use super::parse_any;
 use super::{bad, int, parse, parse_rate, parse_size, parse_uint, TcError, TcQdisc, Value};
+#[cfg(test)]
+use serde::Deserialize;
 use toml::Table;
 
 /// A class or qdisc handle: `major:minor`, both hexadecimal as tc reads them
@@ -160,7 +164,7 @@ pub fn parse_script(text: &str) -> Result<TcQdisc, TcError> {
     let keys = tree.assemble()?;
     let notes = tree.qdiscs.iter().flat_map(|q| q.notes.clone()).collect();
     let out = TcQdisc {
-        line: echo.join("; "),
+        line: echo.join("\n"),
         keys: keys.into_iter().collect(),
         notes,
     };
@@ -231,7 +235,9 @@ fn qdisc_line(line: usize, text: &str, w: &[&str]) -> Result<QdiscLine, TcError>
         (true, None) => None,
         (false, Some(p)) => Some(Handle::parse("parent", p)?),
         (true, Some(_)) => {
-            return Err(TcError::Syntax("a qdisc is `root` or has a `parent`, not both".into()))
+            return Err(TcError::Syntax(
+                "a qdisc is `root` or has a `parent`, not both".into(),
+            ))
         }
         (false, None) => {
             return Err(TcError::Syntax(
@@ -243,7 +249,11 @@ fn qdisc_line(line: usize, text: &str, w: &[&str]) -> Result<QdiscLine, TcError>
         Some(s) => {
             let id = Handle::parse("handle", s)?;
             if id.minor != 0 || id.major == 0 {
-                return Err(bad("handle", s, "a qdisc's handle is MAJOR: with MAJOR above 0"));
+                return Err(bad(
+                    "handle",
+                    s,
+                    "a qdisc's handle is MAJOR: with MAJOR above 0",
+                ));
             }
             Some(id.major)
         }
@@ -280,9 +290,10 @@ fn htb_options(o: &[&str]) -> Result<Table, TcError> {
     t.insert("kind".into(), "htb".into());
     let mut i = 0;
     while let Some(&opt) = o.get(i) {
-        let v = o.get(i + 1).copied().ok_or_else(|| TcError::MissingValue {
-            option: opt.into(),
-        });
+        let v = o
+            .get(i + 1)
+            .copied()
+            .ok_or_else(|| TcError::MissingValue { option: opt.into() });
         match opt {
             "default" => {
                 let v = v?;
@@ -328,9 +339,10 @@ fn prio_options(o: &[&str]) -> Result<Table, TcError> {
     while let Some(&opt) = o.get(i) {
         match opt {
             "bands" => {
-                let v = o.get(i + 1).copied().ok_or_else(|| TcError::MissingValue {
-                    option: opt.into(),
-                })?;
+                let v = o
+                    .get(i + 1)
+                    .copied()
+                    .ok_or_else(|| TcError::MissingValue { option: opt.into() })?;
                 let n = parse_uint(v).ok_or_else(|| bad(opt, v, "must be a whole number"))?;
                 t.insert("bands".into(), int(n));
                 i += 2;
@@ -387,25 +399,39 @@ fn class_line(line: usize, w: &[&str]) -> Result<ClassLine, TcError> {
                 id.text()
             )))
         }
-        None => return Err(TcError::Syntax(format!("class {}: no class kind", id.text()))),
+        None => {
+            return Err(TcError::Syntax(format!(
+                "class {}: no class kind",
+                id.text()
+            )))
+        }
     }
     let mut keys = Table::new();
     let o = &h.rest[1..];
     let mut i = 0;
     while let Some(&opt) = o.get(i) {
-        let v = o.get(i + 1).copied().ok_or_else(|| TcError::MissingValue {
-            option: opt.into(),
-        })?;
+        let v = o
+            .get(i + 1)
+            .copied()
+            .ok_or_else(|| TcError::MissingValue { option: opt.into() })?;
         match opt {
             "rate" | "ceil" => {
                 let r = parse_rate(v).map_err(|e| {
-                    bad(opt, v, e.rule("must be a rate (bit/s, or with kbit, mbit, gbit, kbps, ...)"))
+                    bad(
+                        opt,
+                        v,
+                        e.rule("must be a rate (bit/s, or with kbit, mbit, gbit, kbps, ...)"),
+                    )
                 })?;
                 keys.insert(opt.into(), Value::String(r.to_string()));
             }
             "burst" | "buffer" | "maxburst" | "cburst" | "cbuffer" | "minburst" => {
                 let bytes = parse_size(v).ok_or_else(|| {
-                    bad(opt, v, "must be a size in bytes (suffixes k, kb, m, mb, kbit, mbit)")
+                    bad(
+                        opt,
+                        v,
+                        "must be a size in bytes (suffixes k, kb, m, mb, kbit, mbit)",
+                    )
                 })?;
                 let key = if matches!(opt, "cburst" | "cbuffer" | "minburst") {
                     "cburst"
@@ -453,8 +479,9 @@ fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
     let h = header(w, true)?;
     let parent = Handle::parse(
         "parent",
-        h.parent
-            .ok_or_else(|| TcError::Syntax("a filter needs `parent` (the qdisc it classifies for)".into()))?,
+        h.parent.ok_or_else(|| {
+            TcError::Syntax("a filter needs `parent` (the qdisc it classifies for)".into())
+        })?,
     )?;
     let o = h.rest;
     let mut dscp: Option<Vec<i64>> = None;
@@ -497,7 +524,11 @@ fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
                                 .into(),
                         })
                     }
-                    None => return Err(TcError::MissingValue { option: "match ip".into() }),
+                    None => {
+                        return Err(TcError::MissingValue {
+                            option: "match ip".into(),
+                        })
+                    }
                 }
                 let (Some(v), Some(m)) = (value, mask) else {
                     return Err(TcError::MissingValue {
@@ -530,7 +561,9 @@ fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
                 i += 5;
             }
             "flowid" | "classid" => {
-                let v = o.get(i + 1).ok_or_else(|| TcError::MissingValue { option: opt.into() })?;
+                let v = o
+                    .get(i + 1)
+                    .ok_or_else(|| TcError::MissingValue { option: opt.into() })?;
                 to = Some(Handle::parse(opt, v)?);
                 i += 2;
             }
@@ -638,7 +671,10 @@ impl Tree {
     /// Whether `id` is a class with no children: an HTB leaf or a prio band.
     fn is_leaf_class(&self, id: Handle) -> bool {
         let owner = self.qdiscs.iter().find(|q| q.major == Some(id.major));
-        match owner.and_then(|q| q.keys.get("kind")).and_then(Value::as_str) {
+        match owner
+            .and_then(|q| q.keys.get("kind"))
+            .and_then(Value::as_str)
+        {
             Some("htb") => {
                 self.classes.iter().any(|c| c.id == id)
                     && !self.classes.iter().any(|c| c.parent == id)
@@ -655,7 +691,12 @@ impl Tree {
     }
 
     /// The table of the htb or prio qdisc `q`, its classes' leaves within.
-    fn qdisc_table(&self, q: &QdiscLine, used: &mut [bool], depth: usize) -> Result<Table, TcError> {
+    fn qdisc_table(
+        &self,
+        q: &QdiscLine,
+        used: &mut [bool],
+        depth: usize,
+    ) -> Result<Table, TcError> {
         let me = self
             .qdiscs
             .iter()
@@ -663,16 +704,26 @@ impl Tree {
             .expect("a qdisc of the script");
         used[me] = true;
         let mut t = q.keys.clone();
-        let kind = t.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+        let kind = t
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let Some(major) = q.major.filter(|_| kind == "htb" || kind == "prio") else {
             return Ok(t);
         };
         if depth > 8 {
-            return Err(Self::at(q.line, TcError::Syntax("the tree nests deeper than 8".into())));
+            return Err(Self::at(
+                q.line,
+                TcError::Syntax("the tree nests deeper than 8".into()),
+            ));
         }
         t.insert("handle".into(), Value::String(format!("{major:x}:")));
         if let Some(Value::Integer(minor)) = t.get("default").cloned() {
-            t.insert("default".into(), Value::String(format!("{major:x}:{minor:x}")));
+            t.insert(
+                "default".into(),
+                Value::String(format!("{major:x}:{minor:x}")),
+            );
         }
         let mut classes = Vec::new();
         let ids: Vec<Handle> = if kind == "htb" {
@@ -708,8 +759,14 @@ impl Tree {
                 .map(|c| c.id)
                 .collect()
         } else {
-            let bands = t.get("bands").and_then(Value::as_integer).unwrap_or(3).clamp(0, 16);
-            (1..=bands as u32).map(|minor| Handle { major, minor }).collect()
+            let bands = t
+                .get("bands")
+                .and_then(Value::as_integer)
+                .unwrap_or(3)
+                .clamp(0, 16);
+            (1..=bands as u32)
+                .map(|minor| Handle { major, minor })
+                .collect()
         };
         for id in ids {
             let mut c = Table::new();
@@ -731,7 +788,10 @@ impl Tree {
                 dscp.sort_unstable();
                 dscp.dedup();
                 if !dscp.is_empty() {
-                    filter.insert("dscp".into(), Value::Array(dscp.into_iter().map(Value::Integer).collect()));
+                    filter.insert(
+                        "dscp".into(),
+                        Value::Array(dscp.into_iter().map(Value::Integer).collect()),
+                    );
                 }
                 let groups: Vec<Value> = caught
                     .iter()
@@ -754,3 +814,6 @@ impl Tree {
         Ok(t)
     }
 }
+
+#[cfg(test)]
+mod tests;
