@@ -240,7 +240,19 @@ fn no_qdisc_imports_another() {
             .filter(|o| *o != q)
             .map(String::as_str)
             .collect();
-        let dirs = [format!("{q}.rs"), q.clone()];
+        // A tree's example configurations (`htb/examples.rs`) name the kinds
+        // of its leaves; its own code reaches them only through the registry.
+        let mut dirs = vec![format!("{q}.rs")];
+        if aqm.join(q).join("examples.rs").exists() {
+            for e in std::fs::read_dir(aqm.join(q)).unwrap() {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                if name != "examples.rs" {
+                    dirs.push(format!("{q}/{name}"));
+                }
+            }
+        } else {
+            dirs.push(q.clone());
+        }
         let dirs: Vec<&str> = dirs
             .iter()
             .map(String::as_str)

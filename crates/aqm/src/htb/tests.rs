@@ -2,6 +2,7 @@ use super::*;
 use crate::packet::FlowId;
 use crate::qdisc::FlowClass;
 use crate::testing::{rejection, Harness};
+use crate::Dscp;
 
 fn class(id: &str, parent: Option<&str>, rate_kbit: u64, ceil_kbit: u64) -> HtbClass {
     HtbClass {
@@ -279,12 +280,8 @@ fn wake_at_is_when_the_next_packet_may_leave() {
 #[test]
 fn a_leafs_drops_reach_the_sink() {
     let leaf = HtbClass {
-        qdisc: Some(Box::new(QdiscSpec::DropTail(
-            crate::droptail::DropTailParams {
-                limit: 2,
-                ..Default::default()
-            },
-        ))),
+        // Linux's default leaf, a pfifo, of 2 packets.
+        qdisc: Some(Box::new(crate::parts::tree::leaf_spec(None, 2))),
         ..class("1:10", None, 1_000, 1_000)
     };
     let mut h = Harness::build(tree(Some("1:10"), vec![leaf]));
@@ -356,9 +353,10 @@ rate = "50Mbit"
     let groups = vec!["voip".to_string()];
     let link = LinkInfo::new(Rate::from_mbps(100)).with_groups(&groups);
     spec.build(&link).unwrap();
-    // The group must exist where it is built.
+    // The group must exist where the scenario's groups are known.
+    let others = vec!["web".to_string()];
     let e = spec
-        .validate(&LinkInfo::new(Rate::from_mbps(100)))
+        .validate(&LinkInfo::new(Rate::from_mbps(100)).with_groups(&others))
         .unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -483,14 +481,7 @@ fn bad_trees_are_errors_that_name_the_key_and_the_class() {
             "groups = \"\" (class 1:10) must name flow groups, not be empty",
         ),
         (
-            &|p| {
-                p.class[1].qdisc = Some(Box::new(QdiscSpec::DropTail(
-                    crate::droptail::DropTailParams {
-                        limit: 0,
-                        ..Default::default()
-                    },
-                )))
-            },
+            &|p| p.class[1].qdisc = Some(Box::new(crate::parts::tree::leaf_spec(None, 0))),
             "qdisc = droptail (class 1:10): limit = 0 must be at least 1",
         ),
         (&|p| p.limit = 0, "limit = 0 must be at least 1"),

@@ -239,6 +239,16 @@ mod tests {
         assert!(!f.matches(None, 10));
         let any = Filter::default().compile("1:1", &groups).unwrap();
         assert!(any.matches(None, 7));
+        // Built before the groups are announced, a filter by group takes
+        // nothing (the engine rebuilds it once they are).
+        let unannounced = Filter {
+            groups: vec!["voip".into()],
+            dscp: vec![],
+        }
+        .compile("1:1", &[])
+        .unwrap();
+        assert!(!unannounced.matches(Some(0), 0));
+        assert!(!unannounced.matches(None, 46));
         let e = Filter {
             groups: vec!["video".into()],
             dscp: vec![],

@@ -2,6 +2,7 @@ use super::*;
 use crate::packet::FlowId;
 use crate::parts::tree::IP_TOS2PRIO;
 use crate::testing::{rejection, Harness};
+use crate::Dscp;
 
 fn pkt(flow: u32, dscp: u8, tag: u32) -> Packet {
     let mut p = Packet::new(FlowId(flow), 1000);
@@ -126,12 +127,8 @@ fn a_bands_qdisc_drops_through_the_sink_and_follows_the_link_rate() {
     let params = PrioParams {
         class: vec![PrioClass {
             classid: "1:2".into(),
-            qdisc: Some(Box::new(QdiscSpec::DropTail(
-                crate::droptail::DropTailParams {
-                    limit: 1,
-                    ..Default::default()
-                },
-            ))),
+            // A pfifo of one packet, Linux's default leaf.
+            qdisc: Some(Box::new(crate::parts::tree::leaf_spec(None, 1))),
             filter: None,
         }],
         ..Default::default()
@@ -160,11 +157,27 @@ fn bad_parameters_are_errors_that_name_the_key() {
         (PrioParams { class: vec![band("2:1")], ..Default::default() }, "classid = 2:1 must be `1:N` with N a nonzero hex minor (the qdisc's handle is 1:)"),
         (PrioParams { class: vec![band("1:1"), band("1:1")], ..Default::default() }, "classid = 1:1 is given twice"),
         (PrioParams { class: vec![PrioClass { filter: Some(Filter { groups: vec![], dscp: vec![Dscp(64)] }), ..band("1:1") }], ..Default::default() }, "dscp = 64 (class 1:1) must be a DSCP, 0..=63"),
-        (PrioParams { class: vec![PrioClass { filter: Some(Filter { groups: vec!["x".into()], dscp: vec![] }), ..band("1:1") }], ..Default::default() }, "groups = x (class 1:1) names no flow group of the scenario"),
-        (PrioParams { class: vec![PrioClass { qdisc: Some(Box::new(QdiscSpec::DropTail(crate::droptail::DropTailParams { limit: 0, ..Default::default() }))), ..band("1:2") }], ..Default::default() }, "qdisc = droptail (class 1:2): limit = 0 must be at least 1"),
+        (PrioParams { class: vec![PrioClass { qdisc: Some(Box::new(crate::parts::tree::leaf_spec(None, 0))), ..band("1:2") }], ..Default::default() }, "qdisc = droptail (class 1:2): limit = 0 must be at least 1"),
         (PrioParams { limit: 0, ..Default::default() }, "limit = 0 must be at least 1"),
     ];
     for (params, message) in cases {
         assert_eq!(rejection(params), message);
     }
+    // A group the scenario lacks, where its groups are known.
+    let params = PrioParams {
+        class: vec![PrioClass {
+            filter: Some(Filter {
+                groups: vec!["x".into()],
+                dscp: vec![],
+            }),
+            ..band("1:1")
+        }],
+        ..Default::default()
+    };
+    let groups = ["web".to_string()];
+    let link = LinkInfo::new(Rate::from_mbps(10)).with_groups(&groups);
+    assert_eq!(
+        params.validate_on(&link).unwrap_err().to_string(),
+        "groups = x (class 1:1) names no flow group of the scenario"
+    );
 }
