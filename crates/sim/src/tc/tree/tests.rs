@@ -95,6 +95,10 @@ fn bad_trees_are_refused_naming_the_line_and_the_option() {
             "tc script, line 2: htb has no option `foo`",
         ),
         (
+            format!("{root}tc class add dev eth0 parent 1: classid 1:10 htb rate 1mbit bogus"),
+            "tc script, line 2: htb has no option `bogus`",
+        ),
+        (
             format!("{root}tc class add dev eth0 parent 1:5 classid 1:10 htb rate 1mbit"),
             "tc script, line 2: class 1:10: parent 1:5 does not exist",
         ),
