@@ -456,3 +456,28 @@ fn tc_prints_a_qdisc_table_a_scenario_runs_and_refuses_unknown_options() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("pie has no option `quick`"), "{err}");
 }
+
+#[test]
+fn tc_prints_a_trees_nested_table_and_refuses_a_bad_line_by_its_number() {
+    let script = "tc qdisc add dev eth0 root handle 1: htb default 20
+tc class add dev eth0 parent 1: classid 1:10 htb rate 2mbit
+tc class add dev eth0 parent 1: classid 1:20 htb rate 6mbit ceil 8mbit
+tc qdisc add dev eth0 parent 1:20 fq_codel";
+    let out = aqmlab(&["tc", script]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8(out.stdout).unwrap();
+    // Every line echoed as a comment, then the tree.
+    assert!(table.starts_with("# tc qdisc add dev eth0 root handle 1: htb default 20\n"));
+    assert_eq!(table.matches("[[qdisc.class]]").count(), 2, "{table}");
+    assert!(table.contains("[qdisc.class.qdisc]\n"), "{table}");
+    assert!(table.contains("[qdisc]\n"), "{table}");
+    assert!(table.contains("kind = \"htb\"\n") && table.contains("default = \"1:20\"\n"));
+    let bad = script.replace("parent 1: classid 1:20", "parent 1:5 classid 1:20");
+    let out = aqmlab(&["tc", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("tc script, line 3: class 1:20: parent 1:5 does not exist"),
+        "{err}"
+    );
+}

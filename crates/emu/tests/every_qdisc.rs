@@ -312,5 +312,10 @@ fn cakes_diffserv_tins_decide_as_in_simulation() {
             .fold((0, 0), |(d, s), f| (d + f.drops_total, s + f.sent));
         d as f64 / s.max(1) as f64
     };
-    assert!(loss("bulk") > loss("voice"), "bulk {} voice {}", loss("bulk"), loss("voice"));
+    assert!(
+        loss("bulk") > loss("voice"),
+        "bulk {} voice {}",
+        loss("bulk"),
+        loss("voice")
+    );
 }

@@ -410,8 +410,20 @@ fn class_line(line: usize, w: &[&str]) -> Result<ClassLine, TcError> {
     let o = &h.rest[1..];
     let mut i = 0;
     const OPTIONS: [&str; 14] = [
-        "rate", "ceil", "burst", "buffer", "maxburst", "cburst", "cbuffer", "minburst", "prio",
-        "quantum", "mtu", "mpu", "overhead", "linklayer",
+        "rate",
+        "ceil",
+        "burst",
+        "buffer",
+        "maxburst",
+        "cburst",
+        "cbuffer",
+        "minburst",
+        "prio",
+        "quantum",
+        "mtu",
+        "mpu",
+        "overhead",
+        "linklayer",
     ];
     while let Some(&opt) = o.get(i) {
         if !OPTIONS.contains(&opt) {
