@@ -35,7 +35,9 @@ type Conn = (u8, u16, u16);
 /// The data plane's map from the programs' connections to the group's flows.
 #[derive(Debug, Default)]
 pub struct ConnMap {
-    flows: HashMap<Conn, u32>,
+    /// Each connection's flow, and whether the receivers' side answered its
+    /// SYN (a TCP connection refused before that gives its flow back).
+    flows: HashMap<Conn, (u32, bool)>,
     /// The group's flows not yet taken, next first.
     free: std::collections::VecDeque<u32>,
     /// Connections that found no free flow (their packets are dropped).
@@ -52,10 +54,13 @@ impl ConnMap {
         }
     }
 
-    /// The flow of the connection of header `h`, read in direction `dir`
-    /// (forward: from the senders' side): the one it took, or the next free
-    /// one; `None` when every flow is taken.
-    pub fn flow(&mut self, h: &ipv4::Header, dir: usize) -> Option<u32> {
+    /// The flow of the connection of header `h` (with TCP flags `flags`, 0
+    /// for UDP), read in direction `dir` (forward: from the senders' side): the
+    /// one it took, or the next free one; `None` when every flow is taken. A
+    /// TCP connection reset before its SYN was answered (a port no one listens
+    /// on yet) gives its flow back, first in line, so a refused attempt does
+    /// not take one of the group's flows.
+    pub fn flow(&mut self, h: &ipv4::Header, dir: usize, flags: u8) -> Option<u32> {
         if h.proto == ipv4::PROTO_ICMP {
             return None;
         }
@@ -64,12 +69,20 @@ impl ConnMap {
         } else {
             (h.proto, h.dst_port, h.src_port)
         };
-        if let Some(&f) = self.flows.get(&conn) {
+        let tcp = h.proto == ipv4::PROTO_TCP;
+        let syn_ack = ipv4::TCP_SYN | ipv4::TCP_ACK;
+        if let Some(&mut (f, ref mut answered)) = self.flows.get_mut(&conn) {
+            if tcp && flags & syn_ack == syn_ack {
+                *answered = true;
+            } else if tcp && flags & ipv4::TCP_RST != 0 && !*answered {
+                self.flows.remove(&conn);
+                self.free.push_front(f);
+            }
             return Some(f);
         }
         match self.free.pop_front() {
             Some(f) => {
-                self.flows.insert(conn, f);
+                self.flows.insert(conn, (f, h.proto != ipv4::PROTO_TCP));
                 Some(f)
             }
             None => {
@@ -274,14 +287,41 @@ mod tests {
         let tcp = ipv4::PROTO_TCP;
         // A connection first seen going back (a server in the senders'
         // namespace answering first) and then forward is one connection.
-        assert_eq!(m.flow(&header(tcp, 5201, 40000), REV), Some(3));
-        assert_eq!(m.flow(&header(tcp, 40000, 5201), FWD), Some(3));
+        assert_eq!(m.flow(&header(tcp, 5201, 40000), REV, 0), Some(3));
+        assert_eq!(m.flow(&header(tcp, 40000, 5201), FWD, 0), Some(3));
         // Another port pair, or the same ports over UDP, is another.
-        assert_eq!(m.flow(&header(ipv4::PROTO_UDP, 40000, 5201), FWD), Some(4));
-        assert_eq!(m.flow(&header(tcp, 40001, 5201), FWD), None);
+        assert_eq!(
+            m.flow(&header(ipv4::PROTO_UDP, 40000, 5201), FWD, 0),
+            Some(4)
+        );
+        assert_eq!(m.flow(&header(tcp, 40001, 5201), FWD, 0), None);
         assert_eq!((m.taken(), m.refused), (2, 1));
-        assert_eq!(m.flow(&header(tcp, 5201, 40000), REV), Some(3));
-        assert_eq!(m.flow(&header(ipv4::PROTO_ICMP, 7, 7), FWD), None);
+        assert_eq!(m.flow(&header(tcp, 5201, 40000), REV, 0), Some(3));
+        assert_eq!(m.flow(&header(ipv4::PROTO_ICMP, 7, 7), FWD, 0), None);
+    }
+
+    #[test]
+    fn a_connection_refused_before_its_syn_is_answered_gives_its_flow_back() {
+        use ipv4::{TCP_ACK, TCP_RST, TCP_SYN};
+        let mut m = ConnMap::new(0, 2);
+        let tcp = ipv4::PROTO_TCP;
+        // A SYN to a port no one listens on yet, and the receivers' reset.
+        assert_eq!(m.flow(&header(tcp, 40000, 5201), FWD, TCP_SYN), Some(0));
+        assert_eq!(
+            m.flow(&header(tcp, 5201, 40000), REV, TCP_RST | TCP_ACK),
+            Some(0)
+        );
+        assert_eq!(m.taken(), 0);
+        // The retry, from another port, takes the group's first flow.
+        assert_eq!(m.flow(&header(tcp, 40001, 5201), FWD, TCP_SYN), Some(0));
+        assert_eq!(
+            m.flow(&header(tcp, 5201, 40001), REV, TCP_SYN | TCP_ACK),
+            Some(0)
+        );
+        // Once answered, a reset ends the connection but keeps its flow.
+        assert_eq!(m.flow(&header(tcp, 40001, 5201), FWD, TCP_RST), Some(0));
+        assert_eq!(m.taken(), 1);
+        assert_eq!(m.flow(&header(tcp, 40002, 5201), FWD, TCP_SYN), Some(1));
     }
 
     #[test]

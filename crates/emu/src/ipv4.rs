@@ -13,8 +13,9 @@ pub const PROTO_UDP: u8 = 17;
 const ICMP_ECHO_REPLY: u8 = 0;
 const ICMP_ECHO_REQUEST: u8 = 8;
 
-const TCP_SYN: u8 = 0x02;
-const TCP_ACK: u8 = 0x10;
+pub const TCP_SYN: u8 = 0x02;
+pub const TCP_RST: u8 = 0x04;
+pub const TCP_ACK: u8 = 0x10;
 const TCP_ECE: u8 = 0x40;
 const TCP_CWR: u8 = 0x80;
 
@@ -280,6 +281,16 @@ pub fn tcp_segment(buf: &[u8]) -> Option<(u32, u32)> {
         u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]),
         len as u32,
     ))
+}
+
+/// The flags of a TCP segment that [`parse`] accepted as TCP; 0 for anything
+/// else.
+pub fn tcp_flags(buf: &[u8]) -> u8 {
+    let ihl = (buf[0] & 0x0f) as usize * 4;
+    match parse(buf) {
+        Some(h) if h.proto == PROTO_TCP => buf.get(ihl + 13).copied().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// The sequence number of an ICMP echo request or reply that [`parse`] accepted.

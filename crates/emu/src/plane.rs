@@ -272,10 +272,12 @@ impl Plane {
             };
         let flow = match (own, self.apps.as_mut()) {
             (true, _) => flow,
-            (false, Some(apps)) => match apps.flow(&h, dir) {
-                Some(f) => f as usize,
-                None => return self.discard(tag),
-            },
+            (false, Some(apps)) => {
+                match apps.flow(&h, dir, ipv4::tcp_flags(&self.bufs[tag as usize])) {
+                    Some(f) => f as usize,
+                    None => return self.discard(tag),
+                }
+            }
             (false, None) => return self.discard(tag),
         };
         if dir == FWD && self.measuring && self.flows[flow].app.is_some() {
