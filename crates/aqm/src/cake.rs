@@ -348,6 +348,7 @@ impl Tin {
     }
 
     /// Queues with packets or credit to settle (decaying ones do not count).
+    #[inline]
     fn active(&self) -> bool {
         self.sparse_count + self.bulk_count > 0
     }
@@ -357,6 +358,17 @@ impl Tin {
         let load = self.t.host_load(mode, q);
         let dither = (rand::RngCore::next_u32(ctx.rng) >> 16) as u64;
         ((self.flow_quantum as u64 * quantum_div(load) as u64 + dither) >> 16) as i32
+    }
+
+    /// Charges `adjusted` bytes of the tin to the shapers (a send, or a drop
+    /// the upstream link carried) and to the tin's DRR deficit.
+    #[inline]
+    fn charge(&mut self, shaper: &mut Option<Shaper>, adjusted: u32, dropped: bool, now: Time) {
+        self.deficit -= adjusted as i32;
+        if let Some(s) = shaper {
+            self.advance(adjusted, now);
+            s.advance(adjusted, dropped);
+        }
     }
 
     /// The tin's share of `cake_advance_shaper`: its threshold schedule moves
@@ -432,8 +444,16 @@ pub struct Cake {
     /// As many as the mode has, in Linux's order (tin 0 is best effort, or in
     /// `precedence` and `diffserv8` the lowest class).
     tins: Vec<Tin>,
+    /// Each DSCP's tin under the mode (`Diffserv::tin`, tabulated).
+    tin_of: [u8; 64],
     /// The tin unshaped DRR is serving.
     cur_tin: usize,
+    /// Unshaped: every tin but `cur_tin` is idle with a positive DRR deficit.
+    /// Only a packet for another tin (which may make it active) or the DRR
+    /// loop (which moves `cur_tin` and tops deficits up) can make it false: a
+    /// tin's deficit is otherwise charged only when it is served, and its
+    /// sparse and bulk counts rise only on an arrival.
+    lone: bool,
     len: usize,
     bytes: u64,
     buffer_limit: u64,
@@ -480,7 +500,9 @@ impl Cake {
             // The global shaper runs at tin 0's rate, which is the full rate.
             shaper: bytes_per_sec.map(Shaper::new),
             tins,
+            tin_of: std::array::from_fn(|d| params.diffserv.tin(d as u8) as u8),
             cur_tin: 0,
+            lone: false,
             len: 0,
             bytes: 0,
             buffer_limit: derived.min(cap),
@@ -605,17 +627,6 @@ impl Cake {
         )
     }
 
-    /// Charges `adjusted` bytes of tin `tin` to the shapers (a send, or a drop
-    /// the upstream link carried) and to the tin's DRR deficit.
-    fn charge(&mut self, tin: usize, adjusted: u32, dropped: bool, now: Time) {
-        let b = &mut self.tins[tin];
-        b.deficit -= adjusted as i32;
-        if let Some(s) = &mut self.shaper {
-            b.advance(adjusted, now);
-            s.advance(adjusted, dropped);
-        }
-    }
-
     /// `cake_drop`: one packet from the head of the queue with the most bytes,
     /// in any tin. Returns whether it was the arrival (the last packet of queue
     /// `arrival` of tin `arrival_tin`).
@@ -627,12 +638,16 @@ impl Cake {
             if b.bytes <= most {
                 continue;
             }
+            // The tin's fattest queue (the first of equals), then across tins.
+            let (mut i_most, mut b_most) = (0, most);
             for (i, f) in b.t.flows.iter().enumerate() {
-                if f.queue.bytes() > most {
-                    most = f.queue.bytes();
-                    fattest = i;
-                    tin = t;
+                if f.queue.bytes() > b_most {
+                    b_most = f.queue.bytes();
+                    i_most = i;
                 }
+            }
+            if b_most > most {
+                (tin, fattest, most) = (t, i_most, b_most);
             }
         }
         let now = ctx.now;
@@ -668,12 +683,38 @@ impl Cake {
     fn choose_tin(&mut self, now: Time) -> Option<usize> {
         if self.shaper.is_none() {
             // Unshaped: DRR over the tins by their weights.
+            let cur = self.cur_tin;
+            let b = &self.tins[cur];
+            if b.active() {
+                if b.deficit >= 0 {
+                    return Some(cur);
+                }
+                // Fast path, exact: when every other tin is idle with a positive
+                // deficit (`lone`), the loop below changes none of them (it tops
+                // up only deficits <= 0 and serves only active tins) and comes
+                // back round to this tin, adding its quantum each time, until
+                // its deficit is >= 0 (the quantum is at least 1), leaving
+                // `cur_tin` where it is.
+                if self.lone {
+                    let b = &mut self.tins[cur];
+                    while b.deficit < 0 {
+                        b.deficit += b.quantum as i32;
+                    }
+                    return Some(cur);
+                }
+            }
             let n = self.tins.len();
             let (mut wrapped, mut empty) = (false, true);
             loop {
                 let b = &mut self.tins[self.cur_tin];
                 if b.deficit >= 0 && b.active() {
-                    return Some(self.cur_tin);
+                    let cur = self.cur_tin;
+                    self.lone = self
+                        .tins
+                        .iter()
+                        .enumerate()
+                        .all(|(t, o)| t == cur || (o.deficit > 0 && !o.active()));
+                    return Some(cur);
                 }
                 if b.deficit <= 0 {
                     b.deficit += b.quantum as i32;
@@ -685,6 +726,7 @@ impl Cake {
                 if self.cur_tin >= n {
                     self.cur_tin = 0;
                     if wrapped && empty {
+                        self.lone = false;
                         return None;
                     }
                     wrapped = true;
@@ -712,7 +754,7 @@ impl Cake {
 impl Qdisc for Cake {
     fn enqueue(&mut self, mut pkt: Packet, ctx: &mut Ctx<'_>) -> Verdict {
         let mode = self.params.isolation;
-        let tin = self.params.diffserv.tin(pkt.dscp);
+        let tin = self.tin_of[(pkt.dscp & 63) as usize] as usize;
         if self.params.wash {
             pkt.dscp = 0;
         }
@@ -723,10 +765,15 @@ impl Qdisc for Cake {
                 s.restart_if_stale(now);
             }
         }
+        if tin != self.cur_tin {
+            self.lone = false;
+        }
+        let shaped = self.shaper.is_some();
         let b = &mut self.tins[tin];
         let q = b.t.classify(mode, h);
-        // An idle tin's threshold schedule restarts from now.
-        if b.bytes == 0 && b.time_next < now {
+        // An idle tin's threshold schedule restarts from now (only a shaper
+        // reads it).
+        if shaped && b.bytes == 0 && b.time_next < now {
             b.time_next = now;
         }
         b.t.flows[q].queue.push_back(pkt);
@@ -824,19 +871,40 @@ impl Qdisc for Cake {
                     }
                     continue 'retry;
                 }
+                // One borrow of the tin and the fields the loop needs, so the
+                // per-packet path indexes the tin once.
+                let Cake {
+                    tins,
+                    len: held,
+                    bytes: held_bytes,
+                    shaper,
+                    framing,
+                    params,
+                    ..
+                } = self;
+                let b = &mut tins[tin];
                 loop {
-                    let b = &mut self.tins[tin];
-                    let Some(mut pkt) = b.t.flows[q].queue.pop_front() else {
+                    let flow = &mut b.t.flows[q];
+                    let Some(mut pkt) = flow.queue.pop_front() else {
                         b.on_empty(mode, q, from, now);
+                        // 'begin, exactly, without its set-up: nothing queued
+                        // returns none; unshaped, `choose_tin` returns this
+                        // tin, changing nothing, while it is active with a
+                        // deficit >= 0 (and `first` is already false).
+                        if *held == 0 {
+                            return None;
+                        }
+                        if shaper.is_none() && b.active() && b.deficit >= 0 {
+                            continue 'retry;
+                        }
                         continue 'begin;
                     };
                     b.bytes -= pkt.size as u64;
-                    self.len -= 1;
-                    self.bytes -= pkt.size as u64;
-                    let bulk = if self.params.ingress { b.bulk_count } else { 0 };
+                    *held -= 1;
+                    *held_bytes -= pkt.size as u64;
+                    let bulk = if params.ingress { b.bulk_count } else { 0 };
                     let draw = rand::RngCore::next_u32(ctx.rng);
                     let sojourn = now.saturating_since(pkt.enqueued_at).as_nanos();
-                    let flow = &mut b.t.flows[q];
                     let signal = flow.cobalt.should_drop(
                         &b.cobalt,
                         now,
@@ -858,15 +926,15 @@ impl Qdisc for Cake {
                         Signal::Drop => Some(DropReason::Sojourn),
                         Signal::Blue => Some(DropReason::Unresponsive),
                     };
-                    let len = self.framing.adjusted_len(pkt.size);
+                    let len = framing.adjusted_len(pkt.size);
                     let Some(reason) = reason else {
-                        self.charge(tin, len, false, now);
-                        self.tins[tin].t.flows[q].deficit -= len as i32;
+                        flow.deficit -= len as i32;
+                        b.charge(shaper, len, false, now);
                         return Some(pkt);
                     };
-                    if self.params.ingress {
-                        self.charge(tin, len, true, now);
-                        self.tins[tin].t.flows[q].deficit -= len as i32;
+                    if params.ingress {
+                        flow.deficit -= len as i32;
+                        b.charge(shaper, len, true, now);
                         ctx.drop(pkt, reason);
                         continue 'retry;
                     }
