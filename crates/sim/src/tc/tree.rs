@@ -406,8 +406,19 @@ fn class_line(line: usize, w: &[&str]) -> Result<ClassLine, TcError> {
             )))
         }
     }
+    let keys = htb_class_options(&h.rest[1..])?;
+    Ok(ClassLine {
+        line,
+        id,
+        parent,
+        keys,
+    })
+}
+
+/// An htb class's options: `rate R [ceil R] [burst B] [cburst B] [prio N]
+/// [quantum N]` (tc/q_htb.c), `rate` required.
+fn htb_class_options(o: &[&str]) -> Result<Table, TcError> {
     let mut keys = Table::new();
-    let o = &h.rest[1..];
     let mut i = 0;
     const OPTIONS: [&str; 14] = [
         "rate",
@@ -489,12 +500,7 @@ fn class_line(line: usize, w: &[&str]) -> Result<ClassLine, TcError> {
             option: "rate".into(),
         });
     }
-    Ok(ClassLine {
-        line,
-        id,
-        parent,
-        keys,
-    })
+    Ok(keys)
 }
 
 fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
@@ -529,52 +535,7 @@ fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
     while let Some(&opt) = o.get(i) {
         match opt {
             "match" if group.is_none() => {
-                let (value, mask) = (o.get(i + 3), o.get(i + 4));
-                if o.get(i + 1) != Some(&"ip") {
-                    return Err(TcError::Unsupported {
-                        option: format!("match {}", o.get(i + 1).unwrap_or(&"")),
-                        why: "only `match ip dsfield|tos` is read".into(),
-                    });
-                }
-                match o.get(i + 2) {
-                    Some(&("dsfield" | "tos")) => {}
-                    Some(f) => {
-                        return Err(TcError::Unsupported {
-                            option: format!("match ip {f}"),
-                            why: "aqmlab's flows have no addresses or ports to match: send a \
-                                  flow group to a class with `group NAME`"
-                                .into(),
-                        })
-                    }
-                    None => {
-                        return Err(TcError::MissingValue {
-                            option: "match ip".into(),
-                        })
-                    }
-                }
-                let (Some(v), Some(m)) = (value, mask) else {
-                    return Err(TcError::MissingValue {
-                        option: "match ip dsfield".into(),
-                    });
-                };
-                let byte = |s: &str| parse_uint(s).filter(|&n| n <= 0xff);
-                let (v, m) = (
-                    byte(v).ok_or_else(|| bad("dsfield", v, "must be a byte (0x00 to 0xff)"))?,
-                    byte(m).ok_or_else(|| bad("dsfield", m, "the mask must be a byte"))?,
-                );
-                if m & 0x03 != 0 {
-                    return Err(bad(
-                        "dsfield",
-                        &format!("{v:#x} {m:#x}"),
-                        "a mask over the ECN bits is not read (aqmlab's filters match the \
-                         DSCP): use 0xfc",
-                    ));
-                }
-                // Every DSCP whose TOS byte the match accepts.
-                let matched: Vec<i64> = (0..64u64)
-                    .filter(|d| (d << 2) & m == v & m)
-                    .map(|d| d as i64)
-                    .collect();
+                let matched = dsfield_match(&o[i + 1..])?;
                 dscp = Some(match dscp {
                     // Two matches on one filter: both must hold.
                     Some(prev) => prev.into_iter().filter(|d| matched.contains(d)).collect(),
@@ -608,6 +569,56 @@ fn filter_line(line: usize, w: &[&str]) -> Result<FilterLine, TcError> {
         dscp: dscp.unwrap_or_default(),
         group,
     })
+}
+
+/// `ip dsfield|tos VALUE MASK` (the words after `match`): every DSCP whose TOS
+/// byte the match accepts.
+fn dsfield_match(o: &[&str]) -> Result<Vec<i64>, TcError> {
+    let (value, mask) = (o.get(2), o.get(3));
+    if o.first() != Some(&"ip") {
+        return Err(TcError::Unsupported {
+            option: format!("match {}", o.first().unwrap_or(&"")),
+            why: "only `match ip dsfield|tos` is read".into(),
+        });
+    }
+    match o.get(1) {
+        Some(&("dsfield" | "tos")) => {}
+        Some(f) => {
+            return Err(TcError::Unsupported {
+                option: format!("match ip {f}"),
+                why: "aqmlab's flows have no addresses or ports to match: send a \
+                      flow group to a class with `group NAME`"
+                    .into(),
+            })
+        }
+        None => {
+            return Err(TcError::MissingValue {
+                option: "match ip".into(),
+            })
+        }
+    }
+    let (Some(v), Some(m)) = (value, mask) else {
+        return Err(TcError::MissingValue {
+            option: "match ip dsfield".into(),
+        });
+    };
+    let byte = |s: &str| parse_uint(s).filter(|&n| n <= 0xff);
+    let (v, m) = (
+        byte(v).ok_or_else(|| bad("dsfield", v, "must be a byte (0x00 to 0xff)"))?,
+        byte(m).ok_or_else(|| bad("dsfield", m, "the mask must be a byte"))?,
+    );
+    if m & 0x03 != 0 {
+        return Err(bad(
+            "dsfield",
+            &format!("{v:#x} {m:#x}"),
+            "a mask over the ECN bits is not read (aqmlab's filters match the \
+             DSCP): use 0xfc",
+        ));
+    }
+    Ok((0..64u64)
+        .filter(|d| (d << 2) & m == v & m)
+        .map(|d| d as i64)
+        .collect())
 }
 
 struct Tree {
@@ -749,32 +760,7 @@ impl Tree {
         }
         let mut classes = Vec::new();
         let ids: Vec<Handle> = if kind == "htb" {
-            for c in self.classes.iter().filter(|c| c.id.major == major) {
-                let parent_ok = c.parent.major == major
-                    && (c.parent.minor == 0 || self.classes.iter().any(|o| o.id == c.parent));
-                if !parent_ok {
-                    return Err(Self::at(
-                        c.line,
-                        TcError::Syntax(format!(
-                            "class {}: parent {} does not exist",
-                            c.id.text(),
-                            c.parent.text()
-                        )),
-                    ));
-                }
-                if let Some(leaf) = self.qdiscs.iter().find(|l| l.parent == Some(c.parent)) {
-                    return Err(Self::at(
-                        c.line,
-                        TcError::Syntax(format!(
-                            "class {}: its parent {} has a leaf qdisc (line {}); a class with \
-                             children takes no qdisc",
-                            c.id.text(),
-                            c.parent.text(),
-                            leaf.line
-                        )),
-                    ));
-                }
-            }
+            self.check_htb_classes(major)?;
             self.classes
                 .iter()
                 .filter(|c| c.id.major == major)
@@ -803,25 +789,7 @@ impl Tree {
                 let sub = self.qdisc_table(leaf, used, depth + 1)?;
                 c.insert("qdisc".into(), Value::Table(sub));
             }
-            let caught: Vec<&FilterLine> = self.filters.iter().filter(|f| f.to == id).collect();
-            if !caught.is_empty() {
-                let mut filter = Table::new();
-                let mut dscp: Vec<i64> = caught.iter().flat_map(|f| f.dscp.clone()).collect();
-                dscp.sort_unstable();
-                dscp.dedup();
-                if !dscp.is_empty() {
-                    filter.insert(
-                        "dscp".into(),
-                        Value::Array(dscp.into_iter().map(Value::Integer).collect()),
-                    );
-                }
-                let groups: Vec<Value> = caught
-                    .iter()
-                    .filter_map(|f| f.group.clone().map(Value::String))
-                    .collect();
-                if !groups.is_empty() {
-                    filter.insert("groups".into(), Value::Array(groups));
-                }
+            if let Some(filter) = self.filter_table(id) {
                 c.insert("filter".into(), Value::Table(filter));
             }
             // A prio band with nothing said of it keeps its default leaf.
@@ -834,6 +802,61 @@ impl Tree {
             t.insert("class".into(), Value::Array(classes));
         }
         Ok(t)
+    }
+    /// An HTB qdisc's classes: each parent exists, and has no leaf qdisc.
+    fn check_htb_classes(&self, major: u32) -> Result<(), TcError> {
+        for c in self.classes.iter().filter(|c| c.id.major == major) {
+            let parent_ok = c.parent.major == major
+                && (c.parent.minor == 0 || self.classes.iter().any(|o| o.id == c.parent));
+            if !parent_ok {
+                return Err(Self::at(
+                    c.line,
+                    TcError::Syntax(format!(
+                        "class {}: parent {} does not exist",
+                        c.id.text(),
+                        c.parent.text()
+                    )),
+                ));
+            }
+            if let Some(leaf) = self.qdiscs.iter().find(|l| l.parent == Some(c.parent)) {
+                return Err(Self::at(
+                    c.line,
+                    TcError::Syntax(format!(
+                        "class {}: its parent {} has a leaf qdisc (line {}); a class with \
+                         children takes no qdisc",
+                        c.id.text(),
+                        c.parent.text(),
+                        leaf.line
+                    )),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// What the filters to class `id` take, as its `filter` table (none when
+    /// no filter sends packets there): the union of their DSCPs and groups.
+    fn filter_table(&self, id: Handle) -> Option<Table> {
+        let caught: Vec<&FilterLine> = self.filters.iter().filter(|f| f.to == id).collect();
+        if caught.is_empty() {
+            return None;
+        }
+        let mut filter = Table::new();
+        let mut dscp: Vec<i64> = caught.iter().flat_map(|f| f.dscp.clone()).collect();
+        dscp.sort_unstable();
+        dscp.dedup();
+        if !dscp.is_empty() {
+            let dscp = dscp.into_iter().map(Value::Integer).collect();
+            filter.insert("dscp".into(), Value::Array(dscp));
+        }
+        let groups: Vec<Value> = caught
+            .iter()
+            .filter_map(|f| f.group.clone().map(Value::String))
+            .collect();
+        if !groups.is_empty() {
+            filter.insert("groups".into(), Value::Array(groups));
+        }
+        Some(filter)
     }
 }
 
