@@ -19,6 +19,7 @@
 //!   uneven steps, gives byte-identical JSON (the wall clock is passed as 0).
 
 use crate::gen::{self, Mode};
+use aqm::qdisc::check;
 use aqm::{Limit, LinkInfo, QdiscSpec, Rate, Time};
 use arbitrary::{Result, Unstructured};
 use sim::{RunResult, Scenario, Simulation};
@@ -318,10 +319,10 @@ fn flow(u: &mut Unstructured, g: u8, duration_ms: u64, nodes: &[String]) -> Resu
 fn qdisc(u: &mut Unstructured) -> Result<Value> {
     let kind = *u.choose(QdiscSpec::KINDS)?;
     let mut table = gen::qdisc_table(u, kind, Mode::Tame)?;
-    // Now and then a limit far above what the run can fill: it must cost
-    // nothing until packets arrive.
+    // Now and then the largest limit a scenario may give, far above what the
+    // run can fill: it must cost nothing until packets arrive.
     if u.ratio(1u8, 8)? && gen::takes_key(kind, "limit") {
-        table.insert("limit".into(), Value::Integer(i64::from(u32::MAX)));
+        table.insert("limit".into(), Value::Integer(i64::from(check::MAX_LIMIT)));
     }
     Ok(Value::Table(table))
 }
