@@ -21,7 +21,7 @@ bottleneck = { rate = "10Mbps", delay = "10ms" }
 #[test]
 fn four_reno_flows_fill_a_droptail_bottleneck() {
     require_emulation!();
-    let r = common::emulate(RENO_4);
+    let r = common::emulate_keeping_time(RENO_4);
     let e = r.emulation.as_ref().expect("an emulated run says so");
     eprintln!(
         "{}",

@@ -44,6 +44,22 @@ pub fn emulate_scenario(s: &Scenario) -> Result<RunResult, emu::EmuError> {
     emu::emulate(s, Arc::new(AtomicBool::new(false)))
 }
 
+/// [`emulate`], run again (up to three times in all) while the run says it
+/// did not keep time: the shared machine's load is not what a test of timing
+/// asks about, and a run that never keeps time still fails the caller's check.
+pub fn emulate_keeping_time(text: &str) -> RunResult {
+    let mut result = emulate(text);
+    for _ in 1..3 {
+        let late = result.emulation.as_ref().is_some_and(|e| !e.kept_time);
+        if !late {
+            break;
+        }
+        eprintln!("the run did not keep time (a loaded machine?): running it again");
+        result = emulate(text);
+    }
+    result
+}
+
 pub fn simulate(text: &str) -> RunResult {
     sim::run_scenario(&scenario(text), &mut |_| {}).unwrap()
 }
