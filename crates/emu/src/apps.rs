@@ -276,8 +276,7 @@ mod tests {
             proto,
             src_port: src,
             dst_port: dst,
-            ecn: 0,
-            dscp: 0,
+            tos: ipv4::Tos::default(),
         }
     }
 

@@ -28,14 +28,12 @@ pub struct Header {
     /// The ports; an ICMP echo's identifier in both.
     pub src_port: u16,
     pub dst_port: u16,
-    /// The two ECN bits.
-    pub ecn: u8,
-    /// The six DiffServ bits above them.
-    pub dscp: u8,
+    /// The TOS byte: DiffServ and ECN codepoints.
+    pub tos: Tos,
 }
 
-/// The IP header's TOS byte as the data plane writes it: a DiffServ codepoint
-/// (0 to 63) above an ECN codepoint.
+/// The IP header's TOS byte, as the data plane reads and writes it: a DiffServ
+/// codepoint (0 to 63) above an ECN codepoint.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tos {
     pub dscp: u8,
@@ -45,6 +43,13 @@ pub struct Tos {
 impl Tos {
     pub const fn byte(self) -> u8 {
         (self.dscp << 2) | self.ecn.bits()
+    }
+
+    pub const fn from_byte(byte: u8) -> Tos {
+        Tos {
+            dscp: byte >> 2,
+            ecn: Ecn::from_bits(byte),
+        }
     }
 }
 
@@ -73,8 +78,7 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
             proto,
             src_port: id,
             dst_port: id,
-            ecn: buf[1] & 0b11,
-            dscp: buf[1] >> 2,
+            tos: Tos::from_byte(buf[1]),
         });
     }
     if proto != PROTO_TCP && proto != PROTO_UDP {
@@ -85,8 +89,7 @@ pub fn parse(buf: &[u8]) -> Option<Header> {
         proto,
         src_port: u16::from_be_bytes([buf[ihl], buf[ihl + 1]]),
         dst_port: u16::from_be_bytes([buf[ihl + 2], buf[ihl + 3]]),
-        ecn: buf[1] & 0b11,
-        dscp: buf[1] >> 2,
+        tos: Tos::from_byte(buf[1]),
     })
 }
 
@@ -365,8 +368,10 @@ mod tests {
                 proto: PROTO_UDP,
                 src_port: 10_000,
                 dst_port: 5002,
-                ecn: 0b10,
-                dscp: 0,
+                tos: Tos {
+                    dscp: 0,
+                    ecn: Ecn::Ect
+                },
             }
         );
         assert!(header_checksum_ok(&b));
@@ -380,12 +385,12 @@ mod tests {
         });
         assert_eq!(b[1], 0xb9, "EF (46) << 2 | ECT(1)");
         let h = parse(&b).unwrap();
-        assert_eq!((h.dscp, h.ecn), (46, 0b01));
+        assert_eq!((h.tos.dscp, h.tos.ecn), (46, Ecn::Ect1));
         assert!(header_checksum_ok(&b));
         // A CE mark rewrites the ECN bits only.
         let mut m = b.clone();
         mark_ce(&mut m);
-        assert_eq!(parse(&m).unwrap().dscp, 46);
+        assert_eq!(parse(&m).unwrap().tos.dscp, 46);
         assert!(header_checksum_ok(&m));
     }
 
@@ -532,7 +537,7 @@ mod tests {
         );
         b.truncate(n);
         let h = parse(&b).unwrap();
-        assert_eq!((h.len, h.proto, h.ecn), (64, PROTO_ICMP, 0b10));
+        assert_eq!((h.len, h.proto, h.tos.ecn), (64, PROTO_ICMP, Ecn::Ect));
         assert_eq!((h.src_port, h.dst_port), (10_003, 10_003));
         assert_eq!(echo_seq(&b), 0xbeef);
         assert!(!is_echo_reply(&b));

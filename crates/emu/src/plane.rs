@@ -23,7 +23,7 @@
 
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness};
-use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
+use aqm::{DropReason, FlowId, Packet, Rng, Time, VecSink};
 use sim::runner::{LinkCounters, LinkStats, ProbeEnd, QueuePool};
 use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
@@ -341,8 +341,8 @@ impl Plane {
         let flow = self.slot_flow[tag as usize];
         let mut p = Packet::new(FlowId(flow), u32::from(h.len));
         p.aggregate = self.flows[flow as usize].aggregate;
-        p.ecn = Ecn::from_bits(h.ecn);
-        p.dscp = h.dscp;
+        p.ecn = h.tos.ecn;
+        p.dscp = h.tos.dscp;
         p.tag = tag;
         p
     }

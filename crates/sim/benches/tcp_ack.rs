@@ -3,7 +3,7 @@
 //! the work done for nearly every packet a bulk TCP flow delivers (DCTCP and
 //! Prague count the packets for alpha on every ACK as well).
 
-use aqm::{Dur, Time};
+use aqm::{Dur, Ecn, Time};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use sim::tcp::{Actions, TcpConfig, TcpSender, Variant};
 
@@ -20,8 +20,11 @@ fn bench_on_ack(c: &mut Criterion) {
             initial_window: 100,
             initial_ssthresh: 50.0,
             max_window: 100,
-            ecn: variant.is_scalable(),
-            ect1: variant == Variant::Prague,
+            ecn: match variant {
+                Variant::Prague => Ecn::Ect1,
+                v if v.is_scalable() => Ecn::Ect,
+                _ => Ecn::NotEct,
+            },
             ..TcpConfig::default()
         };
         let mut s = TcpSender::new(&cfg);

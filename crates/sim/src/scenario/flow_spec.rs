@@ -287,8 +287,7 @@ macro_rules! tcp_keys {
                     limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
                     newreno_timer: self.newreno_timer.unwrap_or(d.newreno_timer),
                     reno_bugfix: self.reno_bugfix.unwrap_or(d.reno_bugfix),
-                    ecn: ecn.is_ect(),
-                    ect1: ecn == Ecn::Ect1,
+                    ecn,
                     pacing: self
                         .pacing
                         .unwrap_or(self.variant == Variant::Prague || self.variant.is_bbr()),
@@ -419,8 +418,8 @@ impl FlowSpec {
         }
     }
 
-    /// The TCP sender's configuration (a UDP group's packet size and ECN live
-    /// there too: the defaults otherwise).
+    /// The TCP sender's configuration (for a UDP group, the defaults with the
+    /// group's packet size; its codepoint is [`FlowSpec::codepoint`]).
     pub fn tcp_config(&self) -> TcpConfig {
         match &self.traffic {
             Traffic::Tcp(k) => k.tcp_config(self.packet_size(), self.ecn),
@@ -429,15 +428,10 @@ impl FlowSpec {
                 think: k.think,
                 ..k.tcp_config(self.packet_size(), self.ecn)
             },
-            _ => {
-                let ecn = self.ecn.unwrap_or(EcnSetting::Off).codepoint(None);
-                TcpConfig {
-                    packet_size: self.packet_size(),
-                    ecn: ecn.is_ect(),
-                    ect1: ecn == Ecn::Ect1,
-                    ..TcpConfig::default()
-                }
-            }
+            _ => TcpConfig {
+                packet_size: self.packet_size(),
+                ..TcpConfig::default()
+            },
         }
     }
 

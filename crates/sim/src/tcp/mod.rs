@@ -204,10 +204,10 @@ pub struct TcpConfig {
     pub delack_timeout: Dur,
     /// RFC 3042: the first two duplicate ACKs each release one new packet.
     pub limited_transmit: bool,
-    /// ECN-capable: data packets carry ECT and the sender responds to echoes.
-    pub ecn: bool,
-    /// The ECT codepoint: ECT(1) (L4S, RFC 9331) when true, ECT(0) otherwise.
-    pub ect1: bool,
+    /// The codepoint of the data packets: ECT(0), or ECT(1) for L4S (RFC
+    /// 9331), makes the sender ECN-capable (it responds to echoes); `NotEct`
+    /// leaves congestion to drops.
+    pub ecn: Ecn,
     /// Pace new data at a multiple of cwnd / srtt (the sender's pacing); off by
     /// default but for Prague.
     pub pacing: bool,
@@ -249,8 +249,7 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_timeout: Dur::from_millis(100),
             limited_transmit: false,
-            ecn: false,
-            ect1: false,
+            ecn: Ecn::NotEct,
             pacing: false,
             counting: Counting::Packet,
             hystart: false,
@@ -290,13 +289,10 @@ impl TcpConfig {
         self.profile == Profile::Linux
     }
 
-    /// The codepoint of the data packets.
-    pub fn codepoint(&self) -> Ecn {
-        match (self.ecn, self.ect1) {
-            (false, _) => Ecn::NotEct,
-            (true, false) => Ecn::Ect,
-            (true, true) => Ecn::Ect1,
-        }
+    /// Whether the sender is ECN-capable: it sends ECT and answers echoes.
+    #[inline]
+    pub fn ecn_capable(&self) -> bool {
+        self.ecn.is_ect()
     }
 }
 

@@ -422,7 +422,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_dup_ack(now, ack, samples, cfg, act);
         }
-        if cfg.ecn && ece {
+        if cfg.ecn_capable() && ece {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
         if linux && self.in_recovery && recovery == Recovery::Sack {
@@ -438,7 +438,7 @@ impl TcpSender {
                 now,
                 ack,
                 blocks,
-                ece && cfg.ecn,
+                ece && cfg.ecn_capable(),
                 (before.cwnd, before.pipe),
                 cfg,
             );
@@ -504,7 +504,7 @@ impl TcpSender {
         // partial ACKs after the first do not (RFC 6582, step 5).
         let (grow, restart) = self.recovery_on_new_ack(now, ack, newly, cfg, act);
         let scalable = cfg.variant.is_scalable();
-        if grow && cfg.ecn && ece && !scalable {
+        if grow && cfg.ecn_capable() && ece && !scalable {
             // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
             self.dupacks = 0;
         } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
@@ -523,7 +523,7 @@ impl TcpSender {
                 snd_max: self.snd_max,
                 srtt: self.srtt,
                 rtt,
-                ece: ece && cfg.ecn,
+                ece: ece && cfg.ecn_capable(),
             };
             self.cc
                 .on_ack(&mut self.cwnd, &mut self.ssthresh, &info, cfg);

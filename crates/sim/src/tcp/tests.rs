@@ -92,7 +92,7 @@ fn delayed_ack_acks_every_second_packet_or_on_timeout() {
 #[test]
 fn ecn_echo_halves_once_per_window_and_sets_cwr() {
     let cfg = TcpConfig {
-        ecn: true,
+        ecn: Ecn::Ect,
         initial_window: 20,
         initial_ssthresh: 20.0,
         ..Default::default()
@@ -146,7 +146,7 @@ fn ack_round(
 
 fn ecn_cfg(window: u32) -> TcpConfig {
     TcpConfig {
-        ecn: true,
+        ecn: Ecn::Ect,
         initial_window: window,
         initial_ssthresh: window as f64,
         ..Default::default()

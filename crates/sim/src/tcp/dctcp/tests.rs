@@ -2,12 +2,16 @@
 
 use super::super::{Actions, ReductionCause, Seg, TcpConfig, TcpReceiver, TcpSender, Variant};
 use super::*;
+use aqm::Ecn;
 
 fn cfg(variant: Variant) -> TcpConfig {
     TcpConfig {
         variant,
-        ecn: true,
-        ect1: variant == Variant::Prague,
+        ecn: if variant == Variant::Prague {
+            Ecn::Ect1
+        } else {
+            Ecn::Ect
+        },
         max_window: 10_000,
         initial_window: 10,
         ..Default::default()
