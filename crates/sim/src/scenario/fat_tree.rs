@@ -81,15 +81,10 @@ impl FatTree {
             to,
             rate: Some(RateKey::Constant(rate)),
             delay: Some(DelayKey::Fixed(self.delay)),
-            loss: None,
-            netem: None,
-            reverse_rate: None,
-            reverse_delay: None,
-            reverse_loss: None,
-            reverse_netem: None,
             qdisc: port.cloned(),
             reverse_qdisc: port.cloned(),
             monitor: self.monitor,
+            ..GraphLink::default()
         };
         let mut out = Vec::with_capacity(links as usize);
         let host_rate = self.host_rate.unwrap_or(self.rate);

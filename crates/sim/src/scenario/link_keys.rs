@@ -218,27 +218,68 @@ pub struct LinkKeys<'a> {
     pub reverse_netem: &'a Option<String>,
 }
 
-/// A link's rate and one-way propagation delay, and what else its directions do
-/// (`link_keys.rs`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<RateKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<DelayKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<LossKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub netem: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_rate: Option<RateKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_delay: Option<DelayKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_loss: Option<LossKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_netem: Option<String>,
+/// Declares a scenario struct holding the eight keys of [`LinkKeys`] between
+/// its own fields, with `keys()` to borrow them: the one list a dumbbell's links
+/// and a graph's share. (serde's `flatten` would do it without a macro, but it
+/// cannot deny unknown keys, and it loses the line a bad key is on.)
+macro_rules! with_link_keys {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $($(#[$a:meta])* pub $before:ident: $before_ty:ty,)*
+            ..link_keys,
+            $($(#[$b:meta])* pub $after:ident: $after_ty:ty,)*
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($(#[$a])* pub $before: $before_ty,)*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rate: Option<RateKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub delay: Option<DelayKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub loss: Option<LossKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub netem: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reverse_rate: Option<RateKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reverse_delay: Option<DelayKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reverse_loss: Option<LossKey>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reverse_netem: Option<String>,
+            $($(#[$b])* pub $after: $after_ty,)*
+        }
+
+        impl $name {
+            /// The keys that describe the link's two directions.
+            pub fn keys(&self) -> LinkKeys<'_> {
+                LinkKeys {
+                    rate: &self.rate,
+                    delay: &self.delay,
+                    loss: &self.loss,
+                    netem: &self.netem,
+                    reverse_rate: &self.reverse_rate,
+                    reverse_delay: &self.reverse_delay,
+                    reverse_loss: &self.reverse_loss,
+                    reverse_netem: &self.reverse_netem,
+                }
+            }
+        }
+    };
+}
+pub(super) use with_link_keys;
+
+with_link_keys! {
+    /// A link's rate and one-way propagation delay, and what else its directions
+    /// do (`link_keys.rs`).
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LinkSpec {
+        ..link_keys,
+    }
 }
 
 impl LinkSpec {
@@ -247,40 +288,7 @@ impl LinkSpec {
         LinkSpec {
             rate: Some(RateKey::Constant(rate)),
             delay: Some(DelayKey::Fixed(delay)),
-            loss: None,
-            netem: None,
-            reverse_rate: None,
-            reverse_delay: None,
-            reverse_loss: None,
-            reverse_netem: None,
-        }
-    }
-
-    pub fn keys(&self) -> LinkKeys<'_> {
-        LinkKeys {
-            rate: &self.rate,
-            delay: &self.delay,
-            loss: &self.loss,
-            netem: &self.netem,
-            reverse_rate: &self.reverse_rate,
-            reverse_delay: &self.reverse_delay,
-            reverse_loss: &self.reverse_loss,
-            reverse_netem: &self.reverse_netem,
-        }
-    }
-}
-
-impl super::GraphLink {
-    pub fn keys(&self) -> LinkKeys<'_> {
-        LinkKeys {
-            rate: &self.rate,
-            delay: &self.delay,
-            loss: &self.loss,
-            netem: &self.netem,
-            reverse_rate: &self.reverse_rate,
-            reverse_delay: &self.reverse_delay,
-            reverse_loss: &self.reverse_loss,
-            reverse_netem: &self.reverse_netem,
+            ..LinkSpec::default()
         }
     }
 }

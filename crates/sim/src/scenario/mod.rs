@@ -280,36 +280,25 @@ impl TryFrom<RawTopology> for Topology {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GraphLink {
-    pub from: String,
-    pub to: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<RateKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<DelayKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<LossKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub netem: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_rate: Option<RateKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_delay: Option<DelayKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_loss: Option<LossKey>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_netem: Option<String>,
-    /// Direction from -> to; defaults to the scenario's `[qdisc]`, else DropTail.
-    #[serde(default, deserialize_with = "qdisc_table::plain")]
-    pub qdisc: Option<QdiscSpec>,
-    /// Direction to -> from; DropTail by default.
-    #[serde(default, deserialize_with = "qdisc_table::plain")]
-    pub reverse_qdisc: Option<QdiscSpec>,
-    /// Report this link's queues and per-flow throughput.
-    #[serde(default = "yes")]
-    pub monitor: bool,
+link_keys::with_link_keys! {
+    /// A graph's link: its two nodes, the keys of its two directions, and each
+    /// direction's qdisc.
+    #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct GraphLink {
+        pub from: String,
+        pub to: String,
+        ..link_keys,
+        /// Direction from -> to; defaults to the scenario's `[qdisc]`, else DropTail.
+        #[serde(default, deserialize_with = "qdisc_table::plain")]
+        pub qdisc: Option<QdiscSpec>,
+        /// Direction to -> from; DropTail by default.
+        #[serde(default, deserialize_with = "qdisc_table::plain")]
+        pub reverse_qdisc: Option<QdiscSpec>,
+        /// Report this link's queues and per-flow throughput.
+        #[serde(default = "yes")]
+        pub monitor: bool,
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -386,27 +375,39 @@ impl Scenario {
         Self::parse(text, origin, true, dir_of(origin))
     }
 
-    /// [`Scenario::from_json`] of a scenario that came from the file `file`
-    /// (changed by `--set`): its relative paths are read beside that file.
-    pub fn from_json_beside(json: &str, file: &str) -> Result<Scenario, ScenarioError> {
-        Self::json(json, dir_of(file))
+    /// A scenario as a table of JSON values (`assign::Table`) that came from the
+    /// file `file` (changed by `--set`): its relative paths are read beside that
+    /// file.
+    pub fn from_table_beside(
+        table: serde_json::Map<String, serde_json::Value>,
+        file: &str,
+    ) -> Result<Scenario, ScenarioError> {
+        Self::json(serde_json::Value::Object(table), dir_of(file))
     }
 
     /// Parses a scenario given as a JSON object (what the Python bindings pass for a
     /// dict): the same keys and checks as TOML, errors without line numbers.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
+        let json = serde_json::from_str(json).map_err(|e| ScenarioError {
+            origin: "<dict>".into(),
+            line: None,
+            message: e.to_string(),
+        })?;
         Self::json(json, None)
     }
 
-    fn json(json: &str, dir: Option<std::path::PathBuf>) -> Result<Scenario, ScenarioError> {
+    /// Parses a JSON value through the TOML reader, so that both hold the same
+    /// keys to the same checks.
+    fn json(
+        json: serde_json::Value,
+        dir: Option<std::path::PathBuf>,
+    ) -> Result<Scenario, ScenarioError> {
         let origin = "<dict>";
         let error = |message: String| ScenarioError {
             origin: origin.into(),
             line: None,
             message,
         };
-        let json: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| error(e.to_string()))?;
         if let Some(message) = shape::json_integer_too_large(&json, KeyPath::default()) {
             return Err(error(message));
         }
