@@ -9,8 +9,8 @@ use sim::Overrides;
 pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
     // The scenario as `run` reads it, `--set` included, so one command line
     // emulates what it simulates.
-    let labels = sim::assign::parse_all(&a.sets).map_err(usage)?;
-    let s = sim::assign::load(
+    let labels = sim::front::assign::parse_all(&a.sets).map_err(usage)?;
+    let s = sim::front::assign::load(
         a.scenario.as_deref(),
         &labels,
         &Overrides {

@@ -75,8 +75,8 @@ fn python_only(name: &str) -> anyhow::Result<()> {
 }
 
 fn run(a: RunArgs) -> anyhow::Result<()> {
-    let labels = sim::assign::parse_all(&a.sets).map_err(usage)?;
-    let s = sim::assign::load(
+    let labels = sim::front::assign::parse_all(&a.sets).map_err(usage)?;
+    let s = sim::front::assign::load(
         a.scenario.as_deref(),
         &labels,
         &sim::Overrides {
@@ -99,7 +99,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     if let Some(link) = &a.pcap {
         let dir = a.output.out.clone().unwrap_or_else(|| PathBuf::from("."));
-        sim::overrides::capture(&mut simulation, link, &dir)
+        sim::front::overrides::capture(&mut simulation, link, &dir)
             .map_err(usage)?
             .with_context(|| format!("creating a pcap file in {}", dir.display()))?;
     }

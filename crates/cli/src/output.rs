@@ -459,12 +459,12 @@ impl Record {
 }
 
 /// Writes every table of [`sim::tables`], labelled with the scenario, the keys of
-/// `sets` and the seed ([`sim::labels`]), and `summary.json` (the `--json`
+/// `sets` and the seed ([`sim::front::labels`]), and `summary.json` (the `--json`
 /// object) into `dir`, by the steps of the module header. Returns the files written.
 pub fn write_run(
     dir: &Path,
     r: &RunResult,
-    sets: &[sim::assign::Assignment],
+    sets: &[sim::front::assign::Assignment],
     format: Format,
 ) -> anyhow::Result<Vec<PathBuf>> {
     check_owner(dir).map_err(anyhow::Error::msg)?;
@@ -487,7 +487,7 @@ pub fn write_run(
     }
     let mut written = Vec::new();
     let result = (|| -> anyhow::Result<()> {
-        for (name, batch) in sim::labels::labelled(r, sets) {
+        for (name, batch) in sim::front::labels::labelled(r, sets) {
             let path = dir.join(format!("{name}.{}", format.ext()));
             write_atomic(&path, |f| write_table(f, &batch, format))
                 .with_context(|| format!("{name}.{}", format.ext()))?;

@@ -313,9 +313,9 @@ impl Command {
     pub fn printed(&self) -> Option<Result<String, Failure>> {
         let usage = |e: String| Failure::Usage(e);
         Some(match self {
-            Command::Scenarios => Ok(sim::builtin::listing()),
+            Command::Scenarios => Ok(sim::front::builtin::listing()),
             Command::Qdiscs { kind: None } => Ok(face::qdiscs()),
-            Command::Qdiscs { kind: Some(k) } => sim::qdisc_help::describe(k)
+            Command::Qdiscs { kind: Some(k) } => sim::front::qdisc_help::describe(k)
                 .ok_or_else(|| Failure::Usage(format!("no qdisc kind \"{k}\""))),
             Command::Tc { line } => sim::tc::describe(line).map_err(|e| usage(e.to_string())),
             Command::Model { model } => model::text(model),

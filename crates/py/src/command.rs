@@ -55,7 +55,7 @@ pub fn command_line(py: Python<'_>, argv: Vec<OsArg>) -> PyResult<Outcome> {
 /// list of [key, value].
 #[pyfunction]
 pub fn parse_sets(texts: Vec<String>) -> PyResult<String> {
-    let sets = sim::assign::parse_all(&texts).map_err(Error::Usage)?;
+    let sets = sim::front::assign::parse_all(&texts).map_err(Error::Usage)?;
     let pairs: Vec<(&str, &toml::Value)> =
         sets.iter().map(|a| (a.key.as_str(), &a.value)).collect();
     Ok(serde_json::to_string(&pairs).map_err(|e| Error::Internal(e.to_string()))?)
@@ -76,16 +76,16 @@ fn beyond_toml(v: &serde_json::Value) -> bool {
 /// point.
 #[pyfunction]
 pub fn assign(table: &str, sets: &str) -> PyResult<String> {
-    let mut table: sim::assign::Table = serde_json::from_str(table)
+    let mut table: sim::front::assign::Table = serde_json::from_str(table)
         .map_err(|e| Error::Usage(format!("the scenario as a table: {e}")))?;
     let sets = assignments(sets)?;
-    sim::assign::apply_all(&mut table, &sets).map_err(Error::Usage)?;
+    sim::front::assign::apply_all(&mut table, &sets).map_err(Error::Usage)?;
     Ok(serde_json::to_string(&table).map_err(|e| Error::Internal(e.to_string()))?)
 }
 
 /// A JSON list of [key, value] (what [`parse_sets`] returns, or `aqmlab.run`'s
 /// `set=`) as assignments.
-pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
+pub fn assignments(json: &str) -> Result<Vec<sim::front::assign::Assignment>, Error> {
     let pairs: Vec<(String, serde_json::Value)> =
         serde_json::from_str(json).map_err(|e| Error::Usage(format!("set: {e}")))?;
     // Each value becomes TOML on its own, so that one TOML cannot hold (an
@@ -101,7 +101,7 @@ pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
                 )));
             }
             serde_json::from_value::<toml::Value>(value)
-                .map(|value| sim::assign::Assignment {
+                .map(|value| sim::front::assign::Assignment {
                     key: key.clone(),
                     value,
                 })
@@ -109,8 +109,8 @@ pub fn assignments(json: &str) -> Result<Vec<sim::assign::Assignment>, Error> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     for a in &sets {
-        sim::assign::check_key(&a.key).map_err(Error::Usage)?;
+        sim::front::assign::check_key(&a.key).map_err(Error::Usage)?;
     }
-    sim::assign::check_unique(&sets).map_err(Error::Usage)?;
+    sim::front::assign::check_unique(&sets).map_err(Error::Usage)?;
     Ok(sets)
 }

@@ -26,8 +26,9 @@ use error::Error;
 use os_arg::OsArg;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use sim::assign::Assignment;
-use sim::{builtin, Overrides, RunResult, Scenario, Simulation};
+use sim::front::assign::Assignment;
+use sim::front::builtin;
+use sim::{Overrides, RunResult, Scenario, Simulation};
 
 /// A finished run, kept in Rust until Python asks for it in a form, with the
 /// scenario's warnings (`warning: ...` lines) and, for a run whose tables are
@@ -38,11 +39,11 @@ struct Finished(RunResult, String, Option<Vec<Assignment>>);
 #[pymethods]
 impl Finished {
     /// Every table of the run as (name, Arrow IPC stream bytes), in `sim::tables`
-    /// order; labelled (`sim::labels`) when the run was.
+    /// order; labelled (`sim::front::labels`) when the run was.
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Vec<(&'static str, Bound<'py, PyBytes>)>> {
         let encoded = py.detach(|| -> Result<Vec<(&'static str, Vec<u8>)>, Error> {
             match &self.2 {
-                Some(sets) => sim::labels::labelled(&self.0, sets),
+                Some(sets) => sim::front::labels::labelled(&self.0, sets),
                 None => sim::tables::tables(&self.0),
             }
             .into_iter()
@@ -127,7 +128,7 @@ fn simulate(
         .collect();
     let mut simulation = py.detach(|| Simulation::new(&s)).map_err(Error::from)?;
     if let Some((link, dir)) = pcap {
-        sim::overrides::capture(&mut simulation, link, dir)
+        sim::front::overrides::capture(&mut simulation, link, dir)
             .map_err(Error::Usage)?
             .map_err(|e| {
                 Error::Internal(format!("creating a pcap file in {}: {e}", dir.display()))
@@ -164,7 +165,7 @@ fn simulate(
 fn emulate_scenario(
     py: Python<'_>,
     s: Scenario,
-    labels: Option<Vec<sim::assign::Assignment>>,
+    labels: Option<Vec<sim::front::assign::Assignment>>,
     apps: AppArgs,
 ) -> PyResult<Finished> {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -205,7 +206,7 @@ fn emulate_scenario(
 fn emulate_scenario(
     _: Python<'_>,
     _: Scenario,
-    _: Option<Vec<sim::assign::Assignment>>,
+    _: Option<Vec<sim::front::assign::Assignment>>,
     _: AppArgs,
 ) -> PyResult<Finished> {
     Err(
@@ -307,7 +308,7 @@ fn emulate_builtin_or_path(
         warmup,
     };
     let arg = arg.as_ref().map(|a| a.0.as_os_str());
-    let s = sim::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
+    let s = sim::front::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
     let apps = AppArgs {
         group: app,
         sender: command,
@@ -368,9 +369,9 @@ fn run_json(
     let labels = sets.map(command::assignments).transpose()?;
     let s = match labels.as_deref() {
         Some(sets) if !sets.is_empty() => {
-            let mut table: sim::assign::Table =
+            let table: sim::front::assign::Table =
                 serde_json::from_str(json).map_err(|e| Error::Usage(format!("<dict>: {e}")))?;
-            sim::assign::with(&mut table, sets, "<dict>").map_err(Error::Usage)?
+            sim::front::assign::with(table, sets, "<dict>").map_err(Error::Usage)?
         }
         _ => Scenario::from_json(json).map_err(Error::from)?,
     };
@@ -456,7 +457,7 @@ fn run_builtin_or_path(
         warmup,
     };
     let arg = arg.as_ref().map(|a| a.0.as_os_str());
-    let s = sim::assign::load(arg, labels.as_deref().unwrap_or(&[]), &overrides)
+    let s = sim::front::assign::load(arg, labels.as_deref().unwrap_or(&[]), &overrides)
         .map_err(Error::Usage)?;
     let pcap = pcap
         .as_ref()
@@ -638,7 +639,7 @@ fn progress_text(now_s: f64, end_s: f64) -> String {
 /// What `aqmlab qdiscs KIND` prints: the kind's keys, defaults and their sources.
 #[pyfunction]
 fn qdisc_help(kind: &str) -> PyResult<String> {
-    sim::qdisc_help::describe(kind)
+    sim::front::qdisc_help::describe(kind)
         .ok_or_else(|| Error::Usage(format!("no qdisc kind \"{kind}\"")).into())
 }
 

@@ -26,12 +26,9 @@
 //! - [`scenario`]: scenario files, validated, errors by key and line; [`tc`]:
 //!   Linux `tc` lines as qdisc tables.
 //!
-//! What the command line resolves:
-//! - [`source`] and [`builtin`]: what `aqmlab run ARG` names, a file or a
-//!   built-in scenario.
-//! - [`assign`]: `--set`'s dotted keys; [`overrides`]: `--seed`, `--duration`,
-//!   `--warmup` and the pcap capture.
-//! - [`qdisc_help`]: `aqmlab qdiscs KIND`, each key with its default and source.
+//! What the command line resolves, in [`front`]: what `aqmlab run ARG` names
+//! (a file or a built-in scenario), `--set`'s dotted keys, `--seed` and the
+//! like, `aqmlab qdiscs KIND`, and a run's tables labelled with its keys.
 //!
 //! For a runner of its own (the emulator): [`runner`], the one module it names
 //! for setting up, counting and reporting as the engine does.
@@ -39,8 +36,7 @@
 //! Results:
 //! - [`results`]: [`RunResult`]; [`report`]: counters to results;
 //!   [`fair_share`]: max-min fair shares over the routes.
-//! - [`tables`]: the one schema of every output table (Arrow); [`labels`]: a
-//!   run's tables labelled with scenario, `--set` keys and seed.
+//! - [`tables`]: the one schema of every output table (Arrow).
 //! - [`text`]: the summary `aqmlab run` prints.
 //!
 //! ## Tutorial: a dumbbell with RED on the bottleneck, run, its results read
@@ -65,28 +61,23 @@
 //! assert_eq!(result.groups["bulk"].count, 4);
 //! ```
 
-pub mod assign;
-pub mod builtin;
 pub(crate) mod delta;
 pub(crate) mod engine;
 pub mod event;
 pub mod fair_share;
 pub mod flow;
+pub mod front;
 pub(crate) mod header;
-pub mod labels;
 pub mod link;
 pub mod link_model;
 pub mod net;
-pub mod observe;
-pub mod overrides;
+pub(crate) mod observe;
 pub mod probe;
-pub mod qdisc_help;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod scenario;
 pub mod setup;
-pub(crate) mod source;
 pub mod tables;
 pub mod tc;
 pub mod tcp;
@@ -95,10 +86,10 @@ pub mod udp;
 pub(crate) mod wire;
 
 pub use engine::Simulation;
-pub use overrides::{OverrideError, Overrides};
+pub use front::overrides::{OverrideError, Overrides};
 pub use results::RunResult;
 pub use scenario::{Scenario, ScenarioError};
-pub use source::{load, resolve, Source, SourceError};
+pub use front::source::{load, resolve, Source, SourceError};
 
 /// Builds and runs a scenario to its end; `progress` is called with the simulated
 /// time now and then (for progress bars).

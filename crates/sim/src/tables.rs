@@ -415,7 +415,7 @@ mod tests {
     use arrow_array::Array;
 
     fn result() -> RunResult {
-        let mut s = crate::source::load(Some("choke-fig3")).unwrap();
+        let mut s = crate::front::source::load(Some("choke-fig3")).unwrap();
         crate::Overrides {
             duration: Some("3s"),
             warmup: Some("1s"),
@@ -496,13 +496,13 @@ mod tests {
 
     #[test]
     fn delay_quantiles_and_group_rtts_are_those_of_the_recorded_delays() {
-        let sets = crate::assign::parse_all(&["monitor.delays=true".to_string()]).unwrap();
+        let sets = crate::front::assign::parse_all(&["monitor.delays=true".to_string()]).unwrap();
         let o = crate::Overrides {
             duration: Some("3s"),
             warmup: Some("1s"),
             ..Default::default()
         };
-        let s = crate::assign::load(Some("choke-fig3"), &sets, &o).unwrap();
+        let s = crate::front::assign::load(Some("choke-fig3"), &sets, &o).unwrap();
         let r = crate::run_scenario(&s, &mut |_| {}).unwrap();
         let t: std::collections::BTreeMap<_, _> = tables(&r).into_iter().collect();
         let (d, h) = (&t["delays"], &t["delay_histogram"]);

@@ -163,7 +163,7 @@ fn the_network_imports_none_of_the_parts_above_it() {
         &sim_src(),
         &["net", "link.rs", "wire.rs", "flow.rs", "header.rs", "event"],
         "crate::",
-        &["setup", "build", "engine", "observe", "report", "source"],
+        &["setup", "build", "engine", "observe", "report", "front"],
     );
     assert!(
         v.is_empty(),
@@ -178,7 +178,7 @@ fn transports_and_scenarios_import_no_part_that_uses_them() {
         &sim_src(),
         &["tcp", "udp.rs", "probe.rs", "scenario"],
         "crate::",
-        &["setup", "build", "engine", "observe", "report", "source"],
+        &["setup", "build", "engine", "observe", "report", "front"],
     );
     assert!(v.is_empty(), "imports upward:\n{}", v.join("\n"));
 }

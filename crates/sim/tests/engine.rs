@@ -72,7 +72,7 @@ fn one_flow_fills_the_pipe_with_one_bdp_of_buffer_and_halves_on_each_loss() {
 
 #[test]
 fn equal_rtt_flows_share_fairly_under_red() {
-    let text = sim::builtin::builtin("dumbbell-red")
+    let text = sim::front::builtin::builtin("dumbbell-red")
         .unwrap()
         .replace("duration = \"60s\"", "duration = \"100s\"");
     let r = run(&text);

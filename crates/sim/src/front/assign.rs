@@ -14,9 +14,9 @@
 //! The scenario is first parsed as written, so its own errors name its file and
 //! line; an error after the assignments names them.
 
-use crate::overrides::Overrides;
+use crate::front::overrides::Overrides;
 use crate::scenario::Scenario;
-use crate::source;
+use crate::front::source;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -24,15 +24,6 @@ use std::fmt::Write;
 /// both become (JSON holds every integer a scenario may, TOML not those above
 /// 2^63).
 pub type Table = serde_json::Map<String, Value>;
-
-/// `table`, a parsed TOML file, as a [`Table`].
-pub fn from_toml(table: toml::Table) -> Result<Table, String> {
-    match serde_json::to_value(table) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => unreachable!("a TOML table is an object"),
-        Err(e) => Err(e.to_string()),
-    }
-}
 
 /// One `KEY=VALUE`, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -238,8 +229,8 @@ pub fn load<A: AsRef<std::ffi::OsStr> + ?Sized>(
     let src = source::resolve(arg).map_err(|e| e.to_string())?;
     let mut s = Scenario::from_toml(&src.text, &src.origin).map_err(|e| e.to_string())?;
     if !sets.is_empty() {
-        let table: toml::Table = toml::from_str(&src.text).map_err(|e| e.to_string())?;
-        s = with(&mut from_toml(table)?, sets, &src.origin)?;
+        let table: Table = toml::from_str(&src.text).map_err(|e| e.to_string())?;
+        s = with(table, sets, &src.origin)?;
     }
     o.apply(&mut s).map_err(|e| e.to_string())?;
     Ok(s)
@@ -265,11 +256,11 @@ pub fn apply_all(table: &mut Table, assignments: &[Assignment]) -> Result<(), St
 
 /// The scenario `table` (from `origin`) with `assignments` applied.
 pub fn with(
-    table: &mut Table,
+    mut table: Table,
     assignments: &[Assignment],
     origin: &str,
 ) -> Result<Scenario, String> {
-    apply_all(table, assignments)?;
+    apply_all(&mut table, assignments)?;
     // Each assignment as given, a long value by its start and length (the error
     // quotes it once, where it failed, if at all).
     let shown: Vec<String> = assignments
@@ -285,8 +276,7 @@ pub fn with(
             }
         })
         .collect();
-    let json = serde_json::to_string(table).map_err(|e| e.to_string())?;
-    let mut s = Scenario::from_json_beside(&json, origin).map_err(|mut e| {
+    let mut s = Scenario::from_table_beside(table, origin).map_err(|mut e| {
         e.origin = format!("{origin} with --set {}", shown.join(" --set "));
         e.to_string()
     })?;

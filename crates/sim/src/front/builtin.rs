@@ -3,70 +3,70 @@
 
 /// (name, TOML text), one per file under `scenarios/`.
 pub const BUILTINS: &[(&str, &str)] = &[
-    ("choke", include_str!("../../../scenarios/choke.toml")),
+    ("choke", include_str!("../../../../scenarios/choke.toml")),
     (
         "choke-fig3",
-        include_str!("../../../scenarios/choke-fig3.toml"),
+        include_str!("../../../../scenarios/choke-fig3.toml"),
     ),
     (
         "choke-fig5",
-        include_str!("../../../scenarios/choke-fig5.toml"),
+        include_str!("../../../../scenarios/choke-fig5.toml"),
     ),
     (
         "choke-fig9",
-        include_str!("../../../scenarios/choke-fig9.toml"),
+        include_str!("../../../../scenarios/choke-fig9.toml"),
     ),
     (
         "choke-table1",
-        include_str!("../../../scenarios/choke-table1.toml"),
+        include_str!("../../../../scenarios/choke-table1.toml"),
     ),
     (
         "sfb-fig2b",
-        include_str!("../../../scenarios/sfb-fig2b.toml"),
+        include_str!("../../../../scenarios/sfb-fig2b.toml"),
     ),
-    ("sfb-fig4", include_str!("../../../scenarios/sfb-fig4.toml")),
-    ("sfb-fig8", include_str!("../../../scenarios/sfb-fig8.toml")),
+    ("sfb-fig4", include_str!("../../../../scenarios/sfb-fig4.toml")),
+    ("sfb-fig8", include_str!("../../../../scenarios/sfb-fig8.toml")),
     (
         "aggfq-fig3",
-        include_str!("../../../scenarios/aggfq-fig3.toml"),
+        include_str!("../../../../scenarios/aggfq-fig3.toml"),
     ),
     (
         "breathe-fig2",
-        include_str!("../../../scenarios/breathe-fig2.toml"),
+        include_str!("../../../../scenarios/breathe-fig2.toml"),
     ),
     (
         "sfred-nlred-fig1",
-        include_str!("../../../scenarios/sfred-nlred-fig1.toml"),
+        include_str!("../../../../scenarios/sfred-nlred-fig1.toml"),
     ),
     (
         "sfred-nlred-fig12",
-        include_str!("../../../scenarios/sfred-nlred-fig12.toml"),
+        include_str!("../../../../scenarios/sfred-nlred-fig12.toml"),
     ),
     (
         "dumbbell-red",
-        include_str!("../../../scenarios/dumbbell-red.toml"),
+        include_str!("../../../../scenarios/dumbbell-red.toml"),
     ),
     (
         "rate-step",
-        include_str!("../../../scenarios/rate-step.toml"),
+        include_str!("../../../../scenarios/rate-step.toml"),
     ),
     (
         "l4s-dualpi2",
-        include_str!("../../../scenarios/l4s-dualpi2.toml"),
+        include_str!("../../../../scenarios/l4s-dualpi2.toml"),
     ),
-    ("l4s-pie", include_str!("../../../scenarios/l4s-pie.toml")),
-    ("l4s-red", include_str!("../../../scenarios/l4s-red.toml")),
+    ("l4s-pie", include_str!("../../../../scenarios/l4s-pie.toml")),
+    ("l4s-red", include_str!("../../../../scenarios/l4s-red.toml")),
     (
         "bbr-vs-cubic",
-        include_str!("../../../scenarios/bbr-vs-cubic.toml"),
+        include_str!("../../../../scenarios/bbr-vs-cubic.toml"),
     ),
     (
         "rrul-like",
-        include_str!("../../../scenarios/rrul-like.toml"),
+        include_str!("../../../../scenarios/rrul-like.toml"),
     ),
     (
         "cake-hosts",
-        include_str!("../../../scenarios/cake-hosts.toml"),
+        include_str!("../../../../scenarios/cake-hosts.toml"),
     ),
 ];
 

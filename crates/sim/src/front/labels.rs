@@ -5,7 +5,7 @@
 //! A key's column is named as a sweep names it: the key itself (`qdisc.kind`),
 //! or `set.<key>` when a table of the run has a column of that name.
 
-use crate::assign::Assignment;
+use crate::front::assign::Assignment;
 use crate::results::RunResult;
 use arrow_array::UInt64Array;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};

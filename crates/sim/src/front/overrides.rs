@@ -118,7 +118,7 @@ mod tests {
 
     fn scenario() -> Scenario {
         // choke-fig3: 100 s with a 20 s warm-up.
-        crate::source::load(Some("choke-fig3")).unwrap()
+        crate::front::source::load(Some("choke-fig3")).unwrap()
     }
 
     fn refused(o: Overrides<'_>) -> String {

@@ -10,7 +10,7 @@
 use aqm::QdiscSpec;
 use std::fmt::Write as _;
 
-const DOC: &str = include_str!("../../../docs/qdiscs.md");
+const DOC: &str = include_str!("../../../../docs/qdiscs.md");
 
 /// One parameter row of the docs: key, the remark after the default (a unit),
 /// the source.

@@ -8,7 +8,7 @@
 //! scenario; `None` is [`builtin::DEFAULT`]. A path is any the system allows
 //! (`OsStr`); errors write it lossily.
 
-use crate::builtin;
+use crate::front::builtin;
 use crate::scenario::{read_file, Scenario, ScenarioError};
 use std::ffi::OsStr;
 use std::fmt;

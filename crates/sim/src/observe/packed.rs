@@ -44,10 +44,6 @@ impl<T: DeserializeOwned> Packed<T> {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         let mut rest = &self.bytes[..];
         (0..self.len).map(move |_| {

@@ -1,7 +1,7 @@
 use super::*;
 
 fn table(text: &str) -> Table {
-    from_toml(toml::from_str(text).unwrap()).unwrap()
+    toml::from_str(text).unwrap()
 }
 
 fn set(t: &mut Table, text: &str) -> Result<(), String> {
@@ -96,14 +96,14 @@ fn set_reaches_the_link_keys() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/dumbbell-red.toml"
     );
-    let mut t = table(&std::fs::read_to_string(path).unwrap());
+    let t = table(&std::fs::read_to_string(path).unwrap());
     let sets = parse_all(&[
         "topology.bottleneck.loss={ gemodel = [0.01, 0.3] }".into(),
         "topology.bottleneck.rate={ trace = \"lte-driving\" }".into(),
         "topology.access.delay={ mean = \"5ms\", jitter = \"1ms\" }".into(),
     ])
     .unwrap();
-    let s = with(&mut t, &sets, path).unwrap();
+    let s = with(t.clone(), &sets, path).unwrap();
     let links = s.links().unwrap();
     let (_, bottleneck, _) = &links[0];
     assert!(bottleneck.loss.is_some());
@@ -113,7 +113,7 @@ fn set_reaches_the_link_keys() {
     ));
     assert!(links[1].1.jitter.is_some());
     let bad = parse_all(&["topology.bottleneck.loss=2".into()]).unwrap();
-    let e = with(&mut t, &bad, path).unwrap_err();
+    let e = with(t, &bad, path).unwrap_err();
     assert!(e.contains("topology.bottleneck.loss"), "{e}");
 }
 
@@ -133,11 +133,11 @@ fn a_huge_value_is_shown_by_its_start_and_length() {
         format!("description=\"{}\"", "a ".repeat(50_000)),
         format!("qdisc.limit={}", "9".repeat(5_000)),
     ] {
-        let mut t = table(&text);
+        let t = table(&text);
         let Ok(sets) = parse_all(std::slice::from_ref(&set_text)) else {
             continue;
         };
-        let e = match with(&mut t, &sets, path) {
+        let e = match with(t, &sets, path) {
             Ok(_) => continue,
             Err(e) => e,
         };
