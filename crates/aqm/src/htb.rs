@@ -23,8 +23,8 @@ use crate::packet::Packet;
 use crate::parts::fifo::PacketFifo;
 use crate::parts::params::qdisc_params;
 use crate::parts::tree::{
-    build_leaf, leaf_link, leaf_spec, parse_class, parse_classid, parse_handle, validate_leaf,
-    ClassId, CompiledFilter, Filter, FlowGroups,
+    self, build_leaf, leaf_link, leaf_spec, parse_class, parse_classid, parse_handle,
+    validate_leaf, ClassId, CompiledFilter, Filter, FlowGroups,
 };
 use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::{Dur, Time};
@@ -679,27 +679,18 @@ impl Qdisc for Htb {
 impl crate::table_bytes::TableBytes for HtbParams {
     /// The leaves' keyed tables, added up.
     fn table_bytes(&self, link: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
-        let bytes: u64 = self
-            .class
-            .iter()
-            .filter_map(|c| c.qdisc.as_ref().map(|q| (q, c.ceil())))
-            .filter_map(|(q, rate)| q.table_bytes(&LinkInfo { rate, ..*link }))
-            .map(|t| t.bytes)
-            .sum();
-        (bytes > 0).then(|| crate::table_bytes::KeyedTable {
-            key: "class",
-            value: "the leaves' qdiscs".into(),
-            bytes,
-        })
+        let leaves = (self.class.iter()).filter_map(|c| Some((c.qdisc.as_deref()?, c.ceil())));
+        tree::leaves_table_bytes(leaves, link, "the leaves' qdiscs")
     }
 }
 
 /// Whether a tree reads the flow table: a filter by group, or a leaf that does.
 pub(crate) fn uses_flow_table(p: &HtbParams) -> bool {
-    p.class.iter().any(|c| {
-        c.filter.as_ref().is_some_and(|f| !f.groups.is_empty())
-            || c.qdisc.as_ref().is_some_and(|q| q.uses_flow_table())
-    })
+    tree::reads_flow_table(
+        p.class
+            .iter()
+            .map(|c| (c.filter.as_ref(), c.qdisc.as_deref())),
+    )
 }
 
 mod examples;

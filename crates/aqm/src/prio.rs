@@ -10,8 +10,8 @@ use crate::drop_reason::DropReason;
 use crate::packet::Packet;
 use crate::parts::params::qdisc_params;
 use crate::parts::tree::{
-    build_leaf, dscp_priority, leaf_link, leaf_spec, parse_class, parse_handle, validate_leaf,
-    CompiledFilter, Filter, FlowGroups,
+    self, build_leaf, dscp_priority, leaf_link, leaf_spec, parse_class, parse_handle,
+    validate_leaf, CompiledFilter, Filter, FlowGroups,
 };
 use crate::qdisc::{check, Ctx, Limit, LinkInfo, ParamError, Qdisc, QdiscParams, Verdict};
 use crate::time::Time;
@@ -270,26 +270,18 @@ impl Qdisc for Prio {
 impl crate::table_bytes::TableBytes for PrioParams {
     /// The bands' keyed tables, added up.
     fn table_bytes(&self, link: &LinkInfo) -> Option<crate::table_bytes::KeyedTable> {
-        let bytes: u64 = self
-            .class
-            .iter()
-            .filter_map(|c| c.qdisc.as_ref()?.table_bytes(link))
-            .map(|t| t.bytes)
-            .sum();
-        (bytes > 0).then(|| crate::table_bytes::KeyedTable {
-            key: "class",
-            value: "the bands' qdiscs".into(),
-            bytes,
-        })
+        let bands = (self.class.iter()).filter_map(|c| Some((c.qdisc.as_deref()?, link.rate)));
+        tree::leaves_table_bytes(bands, link, "the bands' qdiscs")
     }
 }
 
 /// Whether the qdisc reads the flow table: a filter by group, or a band that does.
 pub(crate) fn uses_flow_table(p: &PrioParams) -> bool {
-    p.class.iter().any(|c| {
-        c.filter.as_ref().is_some_and(|f| !f.groups.is_empty())
-            || c.qdisc.as_ref().is_some_and(|q| q.uses_flow_table())
-    })
+    tree::reads_flow_table(
+        p.class
+            .iter()
+            .map(|c| (c.filter.as_ref(), c.qdisc.as_deref())),
+    )
 }
 
 mod examples;

@@ -7,6 +7,7 @@ use crate::droptail::DropTailParams;
 use crate::packet::{Dscp, Packet};
 use crate::qdisc::{LinkInfo, ParamError};
 use crate::rng::mix64;
+use crate::table_bytes::KeyedTable;
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -190,6 +191,34 @@ pub fn validate_leaf(spec: &QdiscSpec, rate: Rate, class: &str) -> Result<(), Pa
 
 fn leaf_error(spec: &QdiscSpec, class: &str, e: ParamError) -> ParamError {
     ParamError::new("qdisc", spec.kind(), format!("(class {class}): {e}"))
+}
+
+/// A tree's keyed tables: its leaves' (each qdisc with the rate its class
+/// gives it), added up; `what` names them in the report ("the bands' qdiscs").
+pub fn leaves_table_bytes<'a>(
+    leaves: impl Iterator<Item = (&'a QdiscSpec, Rate)>,
+    link: &LinkInfo,
+    what: &str,
+) -> Option<KeyedTable> {
+    let bytes: u64 = leaves
+        .filter_map(|(q, rate)| q.table_bytes(&LinkInfo { rate, ..*link }))
+        .map(|t| t.bytes)
+        .sum();
+    (bytes > 0).then(|| KeyedTable {
+        key: "class",
+        value: what.into(),
+        bytes,
+    })
+}
+
+/// Whether a tree reads the flow table: a class's filter by group, or a leaf
+/// that reads it.
+pub fn reads_flow_table<'a>(
+    classes: impl IntoIterator<Item = (Option<&'a Filter>, Option<&'a QdiscSpec>)>,
+) -> bool {
+    classes.into_iter().any(|(filter, qdisc)| {
+        filter.is_some_and(|f| !f.groups.is_empty()) || qdisc.is_some_and(|q| q.uses_flow_table())
+    })
 }
 
 /// Linux's `ip_tos2prio` (include/net/route.h, net/ipv4/route.c): the priority
