@@ -25,6 +25,33 @@ fn dumbbell(
     sim::Scenario::from_json(&json.to_string()).unwrap()
 }
 
+/// Runs `s` simulated and emulated and checks that the bottleneck decided the
+/// same on the same arrivals: drops and marks by reason, packets sent, and
+/// each flow's drops. Returns (simulated, emulated).
+fn decides_as_simulated(s: &sim::Scenario) -> (sim::RunResult, sim::RunResult) {
+    let what = &s.file.name;
+    let simulated = sim::run_scenario(s, &mut |_| {}).unwrap();
+    let emulated = common::emulate_scenario(s).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (a, b) = (&simulated.links[0], &emulated.links[0]);
+    eprintln!(
+        "{what:>16}: arrivals {} / {}, drops {} / {}, marks {} / {}",
+        a.arrivals, b.arrivals, a.drops_total, b.drops_total, a.marks_total, b.marks_total
+    );
+    assert_eq!(a.arrivals, b.arrivals, "{what}: arrivals");
+    assert_eq!(a.drops, b.drops, "{what}: drops by reason");
+    assert_eq!(a.marks, b.marks, "{what}: marks by reason");
+    assert_eq!(a.tx_packets, b.tx_packets, "{what}: packets sent");
+    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
+        assert_eq!(
+            (f.drops, f.marks),
+            (g.drops, g.marks),
+            "{what}: flow {} drops and marks",
+            f.id
+        );
+    }
+    (simulated, emulated)
+}
+
 #[test]
 fn every_qdisc_kind_forwards_real_tcp() {
     require_emulation!();
@@ -89,19 +116,9 @@ fn every_qdisc_kind_decides_as_in_simulation_on_the_same_arrivals() {
                   "packet_size": 500, "ecn": true },
             ]),
         );
-        let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-        let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let (simulated, emulated) = decides_as_simulated(&s);
         let (a, b) = (&simulated.links[0], &emulated.links[0]);
-        eprintln!(
-            "{kind:>10}: arrivals {} / {}, drops {} / {}, marks {} / {}",
-            a.arrivals, b.arrivals, a.drops_total, b.drops_total, a.marks_total, b.marks_total
-        );
-        assert_eq!(a.arrivals, b.arrivals, "{kind}: arrivals");
-        assert_eq!(a.drops, b.drops, "{kind}: drops by reason");
-        assert_eq!(a.marks, b.marks, "{kind}: marks by reason");
-        assert_eq!(a.tx_packets, b.tx_packets, "{kind}: packets sent");
         for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
-            assert_eq!(f.drops, g.drops, "{kind}: flow {} drops", f.id);
             // Delivered is what the receiving socket read by the end: a packet
             // written in the last instant may be read after it.
             assert!(
@@ -170,11 +187,7 @@ fn cakes_host_isolation_decides_as_in_simulation() {
             { "name": "one", "host": "b", "kind": "poisson", "rate": "8Mbps" },
         ]),
     );
-    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
-    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
-        assert_eq!(f.drops, g.drops, "flow {} drops", f.id);
-    }
+    let (simulated, emulated) = decides_as_simulated(&s);
     for r in [&simulated, &emulated] {
         let rows: Vec<(&str, &str, u32)> = r
             .hosts
@@ -210,21 +223,9 @@ fn dualpi2s_queue_protection_decides_as_in_simulation() {
               "packet_size": 300 },
         ]),
     );
-    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
-    let (a, b) = (&simulated.links[0], &emulated.links[0]);
-    assert_eq!(a.arrivals, b.arrivals, "arrivals");
-    assert_eq!(a.drops, b.drops, "drops by reason");
-    assert_eq!(a.marks, b.marks, "marks by reason");
+    let (simulated, _) = decides_as_simulated(&s);
+    let a = &simulated.links[0];
     assert!(a.drops_total > 0 && a.marks_total > 0, "{a:?}");
-    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
-        assert_eq!(
-            (f.drops_total, f.marks),
-            (g.drops_total, g.marks),
-            "flow {}",
-            f.id
-        );
-    }
 }
 
 /// A qdisc tree decides emulated as simulated: an HTB whose classes take a flow
@@ -257,15 +258,7 @@ tc filter add dev eth0 parent 1: group web flowid 1:20";
               "start_spread": "0s" },
         ]),
     );
-    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
-    let (a, b) = (&simulated.links[0], &emulated.links[0]);
-    assert_eq!(a.arrivals, b.arrivals, "arrivals");
-    assert_eq!(a.drops, b.drops, "drops by reason");
-    assert_eq!(a.tx_packets, b.tx_packets, "packets sent");
-    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
-        assert_eq!(f.drops, g.drops, "flow {} drops", f.id);
-    }
+    let (simulated, emulated) = decides_as_simulated(&s);
     for r in [&simulated, &emulated] {
         for (group, rate) in [("voice", 1e6), ("web", 2e6), ("bulk", 4e6)] {
             let got = r.groups[group].goodput_bps;
@@ -293,15 +286,7 @@ fn cakes_diffserv_tins_decide_as_in_simulation() {
             { "name": "web", "kind": "poisson", "count": 2, "rate": "2Mbps" },
         ]),
     );
-    let simulated = sim::run_scenario(&s, &mut |_| {}).unwrap();
-    let emulated = common::emulate_scenario(&s).unwrap_or_else(|e| panic!("{e}"));
-    let (a, b) = (&simulated.links[0], &emulated.links[0]);
-    assert_eq!(a.arrivals, b.arrivals, "arrivals");
-    assert_eq!(a.drops, b.drops, "drops by reason");
-    assert_eq!(a.tx_packets, b.tx_packets, "packets sent");
-    for (f, g) in simulated.flows.iter().zip(&emulated.flows) {
-        assert_eq!(f.drops, g.drops, "flow {} drops", f.id);
-    }
+    let (_, emulated) = decides_as_simulated(&s);
     // The tins differ: bulk (CS1) is held to its threshold share while best
     // effort is backlogged, so it loses more of what it offers than voice.
     let loss = |g: &str| {
