@@ -261,6 +261,39 @@ pub struct Flow {
     dst: u16,
 }
 
+impl Flow {
+    /// COBALT's verdict on `pkt`, just taken from this queue: `None` sends it
+    /// (CE-marked if COBALT marks it), or the reason it is dropped. The last
+    /// packet of a queue is never dropped.
+    #[inline]
+    fn cobalt_verdict(
+        &mut self,
+        cobalt: &CobaltParams,
+        pkt: &mut Packet,
+        bulk_flows: u32,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<DropReason> {
+        let now = ctx.now;
+        let draw = rand::RngCore::next_u32(ctx.rng);
+        let sojourn = now.saturating_since(pkt.enqueued_at).as_nanos();
+        let ect = pkt.ecn.is_ect();
+        match self
+            .cobalt
+            .should_drop(cobalt, now, sojourn, bulk_flows, ect, draw)
+        {
+            Signal::Pass => None,
+            Signal::Mark => {
+                pkt.ecn = Ecn::Ce;
+                ctx.sink.mark(pkt, DropReason::Sojourn);
+                None
+            }
+            _ if self.queue.is_empty() => None,
+            Signal::Drop => Some(DropReason::Sojourn),
+            Signal::Blue => Some(DropReason::Unresponsive),
+        }
+    }
+}
+
 /// One host slot: its tags and bulk flows as a source and as a destination.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Host {
@@ -354,6 +387,50 @@ impl Tin {
     }
 
     /// `cake_get_flow_quantum`: the flow quantum over its host load, dithered.
+    /// The queue to serve next and the list it heads (`cake_dequeue`'s
+    /// `retry`): the decaying list first once per dequeue (`first`), then new,
+    /// old and decaying; a head short of deficit gets a quantum and goes to the
+    /// back of the old list, a sparse one becoming bulk if it still holds
+    /// packets. `None` when no queue is scheduled.
+    fn next_queue(
+        &mut self,
+        mode: Isolation,
+        first: &mut bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(List, usize)> {
+        loop {
+            let from = if *first && !self.decaying_flows.is_empty() {
+                List::Decaying
+            } else if !self.new_flows.is_empty() {
+                List::New
+            } else if !self.old_flows.is_empty() {
+                List::Old
+            } else if !self.decaying_flows.is_empty() {
+                List::Decaying
+            } else {
+                return None;
+            };
+            *first = false;
+            let q = *self.list(from).front().expect("non-empty list") as usize;
+            if self.t.flows[q].deficit > 0 {
+                return Some((from, q));
+            }
+            let quantum = self.quantum(mode, q, ctx);
+            self.t.flows[q].deficit += quantum;
+            self.move_head(from, List::Old);
+            if self.t.flows[q].set == FlowSet::Sparse {
+                if self.t.flows[q].queue.is_empty() {
+                    self.t.flows[q].set = FlowSet::SparseWait;
+                } else {
+                    self.t.flows[q].set = FlowSet::Bulk;
+                    self.sparse_count -= 1;
+                    self.bulk_count += 1;
+                    self.t.bulk_inc(mode, q);
+                }
+            }
+        }
+    }
+
     fn quantum(&self, mode: Isolation, q: usize, ctx: &mut Ctx<'_>) -> i32 {
         let load = self.t.host_load(mode, q);
         let dither = (rand::RngCore::next_u32(ctx.rng) >> 16) as u64;
@@ -840,37 +917,10 @@ impl Qdisc for Cake {
                 return None;
             };
             'retry: loop {
-                let b = &mut self.tins[tin];
-                let from = if first && !b.decaying_flows.is_empty() {
-                    List::Decaying
-                } else if !b.new_flows.is_empty() {
-                    List::New
-                } else if !b.old_flows.is_empty() {
-                    List::Old
-                } else if !b.decaying_flows.is_empty() {
-                    List::Decaying
-                } else {
+                let Some((from, q)) = self.tins[tin].next_queue(mode, &mut first, ctx) else {
                     debug_assert!(false, "packets queued but no queue scheduled");
                     return None;
                 };
-                first = false;
-                let q = *b.list(from).front().expect("non-empty list") as usize;
-                if b.t.flows[q].deficit <= 0 {
-                    let quantum = b.quantum(mode, q, ctx);
-                    b.t.flows[q].deficit += quantum;
-                    b.move_head(from, List::Old);
-                    if b.t.flows[q].set == FlowSet::Sparse {
-                        if b.t.flows[q].queue.is_empty() {
-                            b.t.flows[q].set = FlowSet::SparseWait;
-                        } else {
-                            b.t.flows[q].set = FlowSet::Bulk;
-                            b.sparse_count -= 1;
-                            b.bulk_count += 1;
-                            b.t.bulk_inc(mode, q);
-                        }
-                    }
-                    continue 'retry;
-                }
                 // One borrow of the tin and the fields the loop needs, so the
                 // per-packet path indexes the tin once.
                 let Cake {
@@ -903,29 +953,7 @@ impl Qdisc for Cake {
                     *held -= 1;
                     *held_bytes -= pkt.size as u64;
                     let bulk = if params.ingress { b.bulk_count } else { 0 };
-                    let draw = rand::RngCore::next_u32(ctx.rng);
-                    let sojourn = now.saturating_since(pkt.enqueued_at).as_nanos();
-                    let signal = flow.cobalt.should_drop(
-                        &b.cobalt,
-                        now,
-                        sojourn,
-                        bulk,
-                        pkt.ecn.is_ect(),
-                        draw,
-                    );
-                    let last = flow.queue.is_empty();
-                    let reason = match signal {
-                        Signal::Pass => None,
-                        Signal::Mark => {
-                            pkt.ecn = Ecn::Ce;
-                            ctx.sink.mark(&pkt, DropReason::Sojourn);
-                            None
-                        }
-                        // The last packet of a queue is never dropped.
-                        _ if last => None,
-                        Signal::Drop => Some(DropReason::Sojourn),
-                        Signal::Blue => Some(DropReason::Unresponsive),
-                    };
+                    let reason = flow.cobalt_verdict(&b.cobalt, &mut pkt, bulk, ctx);
                     let len = framing.adjusted_len(pkt.size);
                     let Some(reason) = reason else {
                         flow.deficit -= len as i32;
