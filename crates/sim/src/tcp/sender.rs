@@ -422,7 +422,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_dup_ack(now, ack, samples, cfg, act);
         }
-        if cfg.ecn_capable() && ece {
+        if ece && cfg.ecn_capable() {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
         if linux && self.in_recovery && recovery == Recovery::Sack {
@@ -504,7 +504,7 @@ impl TcpSender {
         // partial ACKs after the first do not (RFC 6582, step 5).
         let (grow, restart) = self.recovery_on_new_ack(now, ack, newly, cfg, act);
         let scalable = cfg.variant.is_scalable();
-        if grow && cfg.ecn_capable() && ece && !scalable {
+        if grow && ece && cfg.ecn_capable() && !scalable {
             // RFC 3168 (6.1.2): no growth on an ACK that carries ECN-Echo.
             self.dupacks = 0;
         } else if grow && cfg.variant == Variant::Dctcp && ack < self.ecn_recover {
