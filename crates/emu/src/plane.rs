@@ -15,6 +15,11 @@
 //! the thread got to it, so lateness delays the packets but not the decisions.
 //! Only the final write can be late; its lateness is recorded.
 //!
+//! The senders' device hands over what their TCP sent as it sent it, a TSO
+//! super-packet per read, cut here into MTU packets before anything sees them
+//! (`plane::io`, [`crate::gso`]): one read per up to 44 packets instead of one
+//! each. The receivers' device and every write go a packet at a time.
+//!
 //! The thread sleeps in `ppoll` on both devices with a nanosecond timeout and a
 //! timer slack of 1 ns, and reads a device only when `ppoll` says it is
 //! readable: an idle device costs no `read`. Within [`SPIN_NS`] of the next event
@@ -29,12 +34,12 @@ use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 mod event_loop;
+mod io;
 mod links;
 pub use event_loop::run;
 pub use links::{Access, Bottleneck, Pipe, ACCESS_LIMIT};
@@ -145,7 +150,8 @@ impl FlowPath {
 pub struct Config {
     pub flows: Vec<FlowPath>,
     pub links: [Bottleneck; 2],
-    /// The senders' and the receivers' devices.
+    /// The senders' device (opened with offloads: a `virtio_net_hdr` before
+    /// each packet) and the receivers'.
     pub tun: [File; 2],
     pub epoch: Instant,
     pub warmup_ns: u64,
@@ -233,6 +239,8 @@ struct Plane {
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
     apps: Option<crate::apps::ConnMap>,
+    /// The senders' device's read buffer (a whole super-packet).
+    scratch: Vec<u8>,
 }
 
 impl Plane {
@@ -468,7 +476,7 @@ impl Plane {
         if self.marked.len() < self.capture_marked && buf[1] & 0b11 == 0b11 {
             self.marked.push(buf.clone());
         }
-        if tun[out].write(&self.bufs[tag as usize]).is_err() {
+        if io::write(tun, out, &self.bufs[tag as usize]).is_err() {
             self.write_errors += 1;
         }
         let now = epoch.elapsed().as_nanos() as u64;

@@ -2,15 +2,14 @@
 //! handles every event whose logical time has come, and sleeps (or, close to
 //! the next event, spins) until the next.
 
-use super::{spin_ns, Config, Ev, Outcome, Plane, FWD, READ_BATCH, REV};
+use super::io::wait;
+use super::{spin_ns, Config, Ev, Outcome, Plane};
 use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
 use sim::runner::QueuePool;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -121,6 +120,7 @@ impl Plane {
             capture_marked,
             marked: Vec::new(),
             apps: None,
+            scratch: vec![0; super::io::SCRATCH],
         };
         for _ in 0..1024 {
             let t = p.alloc();
@@ -147,29 +147,6 @@ impl Plane {
             }
             if let Some(s) = probe {
                 self.push(s, Ev::Probe(i as u32));
-            }
-        }
-    }
-
-    /// Reads up to [`READ_BATCH`] packets from each device the last poll found
-    /// readable, each entering its direction at `now`.
-    fn read_devices(&mut self, tun: &mut [File; 2], readable: [bool; 2], now: u64) {
-        for (dir, dev) in [(FWD, 0), (REV, 1)] {
-            if !readable[dev] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                let tag = self.alloc();
-                match tun[dev].read(&mut self.bufs[tag as usize]) {
-                    Ok(len) => self.admit(dir, tag, len, now),
-                    Err(e) => {
-                        self.free.push(tag);
-                        if e.kind() != ErrorKind::WouldBlock {
-                            self.read_errors += 1;
-                        }
-                        break;
-                    }
-                }
             }
         }
     }
@@ -240,32 +217,4 @@ fn realtime() {
     let p = libc::sched_param { sched_priority: 10 };
     // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
-}
-
-/// Sleeps until either device is readable or `ns` have passed (0: does not
-/// sleep); returns which are readable.
-fn wait(tun: &[File; 2], ns: u64) -> [bool; 2] {
-    let mut fds = [
-        libc::pollfd {
-            fd: tun[0].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: tun[1].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: two valid pollfds and a timespec on the stack.
-    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-    if n < 0 {
-        // Interrupted: look at both.
-        return [true, true];
-    }
-    fds.map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0)
 }
