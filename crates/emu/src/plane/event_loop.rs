@@ -41,6 +41,7 @@ pub fn run(cfg: Config) -> Outcome {
     p.first_events(queue_interval_ns);
     let mut interrupted = false;
     let spin = spin_ns();
+    let mut budget = Budget::new(epoch.elapsed().as_nanos() as u64);
     // Which devices the last poll found readable.
     let mut readable = [true, true];
     loop {
@@ -66,13 +67,15 @@ pub fn run(cfg: Config) -> Outcome {
         let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
         let now = epoch.elapsed().as_nanos() as u64;
         // Sleep until a device is readable or the next event is near; within
-        // the spin margin, only ask.
-        let sleep = if next > now + spin {
-            next - now - spin / 2
+        // the spin margin, only ask, while the budget lasts.
+        let margin = if budget.awake(now) { spin } else { 0 };
+        let sleep = if next > now + margin {
+            next - now - margin / 2
         } else {
             0
         };
         readable = wait(&tun, sleep);
+        budget.slept(epoch.elapsed().as_nanos() as u64, sleep > 0);
     }
     let unhandled = if interrupted {
         0
@@ -208,6 +211,57 @@ impl Plane {
     }
 }
 
+/// The share of the time the data plane may be on a CPU, working or spinning,
+/// before it stops spinning: below the kernel's limit for real-time threads
+/// (`sched_rt_runtime_us`, 95% by default), past which the thread would be
+/// stopped for the rest of the second (tens of milliseconds of lateness), and
+/// leaving the kernel's TCP on the other threads some of the machine.
+const BUSY_SHARE: f64 = 0.8;
+/// The most a quiet spell saves up for spinning, ns.
+const BUDGET_CAP_NS: f64 = 2_000_000.0;
+
+/// How much the thread may still spin: credit earns [`BUSY_SHARE`] of every
+/// nanosecond and pays for each one the thread is awake (not asleep in
+/// `ppoll`), so over any long stretch it is on a CPU at most that share of the
+/// time when it spins, however long its work takes.
+struct Budget {
+    credit: f64,
+    /// When it was last charged, and whether the thread slept since.
+    at: u64,
+    asleep: bool,
+}
+
+impl Budget {
+    fn new(now: u64) -> Self {
+        Budget {
+            credit: 0.0,
+            at: now,
+            asleep: false,
+        }
+    }
+
+    fn charge(&mut self, now: u64) {
+        let dt = now.saturating_sub(self.at) as f64;
+        let cost = if self.asleep { 0.0 } else { dt };
+        self.credit = (self.credit + BUSY_SHARE * dt - cost).min(BUDGET_CAP_NS);
+        self.at = now;
+    }
+
+    /// The thread has been awake since its last wait; may it spin now?
+    fn awake(&mut self, now: u64) -> bool {
+        self.charge(now);
+        self.asleep = false;
+        self.credit > 0.0
+    }
+
+    /// A wait ended at `now`: asleep all along, or a mere look (`slept` false).
+    fn slept(&mut self, now: u64, slept: bool) {
+        self.asleep = slept;
+        self.charge(now);
+        self.asleep = false;
+    }
+}
+
 /// Runs the calling thread under SCHED_FIFO at a low real-time priority, so that
 /// a busy machine (compilers, other runs) delays the data plane as little as it
 /// can. Best effort: without the right it stays a normal thread. The thread
@@ -217,4 +271,44 @@ fn realtime() {
     let p = libc::sched_param { sched_priority: 10 };
     // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Budget, BUSY_SHARE};
+
+    /// A thread always awake (spinning) runs out of credit and stays within its
+    /// share; one asleep most of the time may always spin.
+    #[test]
+    fn spinning_stops_at_the_busy_share() {
+        let mut b = Budget::new(0);
+        let (mut t, mut spun) = (0u64, 0u64);
+        // Each round: 10 us of work, then a look (spin) if allowed, else a
+        // sleep of 10 us.
+        for _ in 0..100_000 {
+            t += 10_000;
+            if b.awake(t) {
+                t += 1_000;
+                spun += 1_000;
+                b.slept(t, false);
+            } else {
+                t += 10_000;
+                b.slept(t, true);
+            }
+        }
+        let awake = 100_000 * 10_000 + spun;
+        let share = awake as f64 / t as f64;
+        assert!(
+            (share - BUSY_SHARE).abs() < 0.01,
+            "awake {share:.3} of the time"
+        );
+        let mut quiet = Budget::new(0);
+        let mut t = 0;
+        for _ in 0..1000 {
+            t += 9_000;
+            quiet.slept(t, true);
+            t += 1_000;
+            assert!(quiet.awake(t), "a thread asleep 90% of the time spins");
+        }
+    }
 }
