@@ -30,20 +30,21 @@
 
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness};
-use aqm::{DropReason, Ecn, FlowId, Packet, Rng, Time, VecSink};
+use aqm::{DropReason, Ecn, FlowId, Packet, Time, VecSink};
 use sim::runner::{LinkCounters, LinkStats, ProbeEnd, QueuePool};
-use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 mod event_loop;
+mod flows;
 mod io;
 mod links;
 pub use event_loop::run;
+pub use flows::{FlowPath, ProbeFlow, UdpFlow};
 pub use links::{Access, Bottleneck, Pipe, ACCESS_LIMIT};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
@@ -68,85 +69,6 @@ const BUF: usize = 2048;
 /// Forward (senders to receivers) and reverse.
 pub const FWD: usize = 0;
 pub const REV: usize = 1;
-
-/// A UDP source the data plane runs: packets made here, on the scenario's
-/// schedule, enter the forward path as if read from the senders' device.
-pub struct UdpFlow {
-    pub cfg: UdpConfig,
-    pub source: UdpSource,
-    pub rng: Rng,
-    pub start_ns: u64,
-    pub stop_ns: Option<u64>,
-    /// The TOS byte its packets carry.
-    pub tos: ipv4::Tos,
-}
-
-/// A probe flow the data plane runs: an ICMP echo request made here every
-/// `interval_ns` enters the forward path as if read from the senders' device;
-/// the receivers' kernel echoes it, and its reply, read back from their device,
-/// ends at the senders' end of the reverse path, where its RTT is taken.
-pub struct ProbeFlow {
-    pub interval_ns: u64,
-    pub start_ns: u64,
-    pub stop_ns: Option<u64>,
-    /// Bytes on the wire, headers included.
-    pub size: u32,
-    /// The TOS byte its probes carry.
-    pub tos: ipv4::Tos,
-    /// The counts and RTTs, as the simulator keeps them.
-    pub end: ProbeEnd,
-    /// The send time of each probe not yet echoed or lost, by its echo's
-    /// sequence number (the probe's number modulo 2^16).
-    pub outstanding: HashMap<u16, u64>,
-}
-
-impl ProbeFlow {
-    pub fn new(
-        interval_ns: u64,
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        size: u32,
-        tos: ipv4::Tos,
-    ) -> Self {
-        ProbeFlow {
-            interval_ns,
-            start_ns,
-            stop_ns,
-            size,
-            tos,
-            end: ProbeEnd::default(),
-            outstanding: HashMap::new(),
-        }
-    }
-}
-
-/// One flow's path: its access links, each direction apart, and its aggregate.
-pub struct FlowPath {
-    pub access: Access,
-    pub aggregate: u32,
-    pub tcp: bool,
-    /// What to strip from the flow's SYN (a TCP flow whose SACK or ECN
-    /// setting differs from the namespaces').
-    pub syn_strip: ipv4::SynStrip,
-    pub udp: Option<UdpFlow>,
-    pub probe: Option<ProbeFlow>,
-    /// A flow a user's program drives (`--app`): taken by one of its
-    /// connections, with what it delivered so far.
-    pub app: Option<crate::apps::Delivered>,
-}
-
-impl FlowPath {
-    /// The IP protocol of the flow's packets.
-    fn proto(&self) -> u8 {
-        if self.tcp {
-            ipv4::PROTO_TCP
-        } else if self.probe.is_some() {
-            ipv4::PROTO_ICMP
-        } else {
-            ipv4::PROTO_UDP
-        }
-    }
-}
 
 /// Everything the data plane needs.
 pub struct Config {
