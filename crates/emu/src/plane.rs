@@ -25,7 +25,7 @@
 //! readable: an idle device costs no `read`. Within [`SPIN_NS`] of the next event
 //! it polls without sleeping (`AQMLAB_EMULATE_SPIN_US` overrides it, for
 //! BENCHMARKS.md, which measures what spinning costs and buys), but only while
-//! its budget lasts: working and spinning, it stays on a CPU at most 80% of the
+//! its budget lasts: working and spinning, it stays on a CPU at most 60% of the
 //! time (`event_loop::Budget`), under the kernel's limit for real-time threads.
 
 use crate::ipv4;
