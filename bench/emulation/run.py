@@ -3,7 +3,7 @@
     sudo python3 bench/emulation/run.py rate --bin target/release/aqmlab
     sudo python3 bench/emulation/run.py validate --bin target/release/aqmlab
 
-``rate``: 4 CUBIC flows through a DropTail bottleneck at rising rates: utilization,
+``rate``: 4 CUBIC flows through a DropTail (or ``--qdisc fq_codel``) bottleneck at rising rates: utilization,
 lateness p50/p99/max against one packet time, TUN drops, and the data plane's CPU
 time per packet (the process's CPU time, from ``/usr/bin/time``-like rusage, over
 the packets the bottleneck carried in both directions).
@@ -27,7 +27,7 @@ RATE = """
 name = "rate-{mbps}"
 duration = "{duration}"
 warmup = "{warmup}"
-qdisc = {{ kind = "droptail", limit = {limit} }}
+qdisc = {qdisc}
 [topology]
 kind = "dumbbell"
 access = {{ rate = "10Gbps", delay = "0ms" }}
@@ -115,7 +115,8 @@ def rate(a: argparse.Namespace) -> None:
     for mbps in a.rates:
         # A buffer of about one bandwidth-delay product (10 ms round trip).
         limit = max(50, int(mbps * 1e6 * 0.010 / 8 / 1500))
-        text = RATE.format(mbps=mbps, duration=a.duration, warmup=a.warmup, limit=limit)
+        qdisc = {"droptail": f'{{ kind = "droptail", limit = {limit} }}', "fq_codel": '{ kind = "fq_codel" }'}
+        text = RATE.format(mbps=mbps, duration=a.duration, warmup=a.warmup, qdisc=qdisc[a.qdisc])
         r, cpu = emulate(a.bin, text, False)
         e = r["emulation"]
         packets = sum(link["tx_packets"] for link in r["links"])
@@ -170,6 +171,7 @@ def main() -> None:
     sub = p.add_subparsers(dest="what", required=True)
     r = sub.add_parser("rate")
     r.add_argument("--rates", type=int, nargs="+", default=[10, 50, 100, 200, 300, 500, 800, 1000])
+    r.add_argument("--qdisc", choices=["droptail", "fq_codel"], default="droptail")
     v = sub.add_parser("validate")
     for q in (r, v):
         q.add_argument("--bin", default="target/release/aqmlab")

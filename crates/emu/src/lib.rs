@@ -16,6 +16,8 @@
 //!   CMD`).
 //! - [`check`]: what can be emulated, decided before anything starts.
 //! - [`compare`]: a simulated and an emulated run side by side (`--compare`).
+//! - [`gso`]: the senders' TSO super-packets cut into MTU packets, checksums
+//!   completed.
 //! - [`netns`]: the namespaces (alive only while this process holds them), the
 //!   TUN devices, sysctls, privileges.
 //! - [`plane`]: the data plane thread: links on a logical clock, the qdiscs,
@@ -29,6 +31,7 @@
 pub mod apps;
 pub mod check;
 pub mod compare;
+pub mod gso;
 pub mod ipv4;
 pub mod netns;
 pub mod plane;
@@ -245,7 +248,8 @@ impl Devices {
             let name = names[i].clone();
             tun[i] = Some(ns.run(move || {
                 sysctls(sack, ecn)?;
-                netns::tun(&name, here, peer)
+                // The senders' device (only) hands over TSO super-packets.
+                netns::tun(&name, here, peer, i == 0)
             })?);
         }
         Ok(Devices {

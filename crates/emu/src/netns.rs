@@ -13,7 +13,11 @@
 //! Devices are configured with the classic ioctls (address, point-to-point peer,
 //! netmask, MTU, queue length, up), so no `ip` or netlink is needed. A TUN device
 //! gets no offloads unless asked (`TUNSETOFFLOAD`), so the kernel segments before
-//! handing packets over: every packet read is at most the MTU.
+//! handing packets over: every packet read is at most the MTU. The senders'
+//! device is asked ([`tun`]'s `offload`): it takes TCP segmentation and checksums
+//! (`TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN`) and puts a `virtio_net_hdr`
+//! before every packet either way (`IFF_VNET_HDR`), so one read brings a whole
+//! TSO super-packet, which [`crate::gso`] cuts.
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -137,9 +141,12 @@ fn ioctl(sock: RawFd, req: libc::Ioctl, r: &mut libc::ifreq, what: &str) -> io::
 /// Opens a TUN device `name` (`IFF_TUN | IFF_NO_PI`) in the calling thread's
 /// namespace, gives it `addr` with the point-to-point peer `peer` (which makes
 /// the route to the peer), sets its MTU and queue, and brings it and `lo` up.
-/// IPv6 is switched off in the namespace first, so that nothing but the
-/// scenario's traffic crosses the device. Returns the non-blocking descriptor.
-pub fn tun(name: &str, addr: Ipv4Addr, peer: Ipv4Addr) -> io::Result<File> {
+/// With `offload` the device takes IPv4 TCP segmentation and checksums, and
+/// every packet read or written starts with a `virtio_net_hdr`
+/// ([`crate::gso::VNET_HDR_LEN`] bytes). IPv6 is switched off in the namespace
+/// first, so that nothing but the scenario's traffic crosses the device.
+/// Returns the non-blocking descriptor.
+pub fn tun(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, offload: bool) -> io::Result<File> {
     if std::path::Path::new("/proc/sys/net/ipv6").exists() {
         for scope in ["all", "default"] {
             sysctl(&format!("net/ipv6/conf/{scope}/disable_ipv6"), "1")?;
@@ -159,8 +166,16 @@ pub fn tun(name: &str, addr: Ipv4Addr, peer: Ipv4Addr) -> io::Result<File> {
     // SAFETY: fd was just opened and is owned here.
     let file = unsafe { File::from_raw_fd(fd) };
     let mut r = ifreq(name);
-    r.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    let vnet = if offload { libc::IFF_VNET_HDR } else { 0 };
+    r.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | vnet) as libc::c_short;
     ioctl(fd, libc::TUNSETIFF, &mut r, "TUNSETIFF")?;
+    if offload {
+        let features = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO_ECN;
+        // SAFETY: TUNSETOFFLOAD takes the feature bits as its integer argument.
+        if unsafe { libc::ioctl(fd, libc::TUNSETOFFLOAD, libc::c_ulong::from(features)) } != 0 {
+            return Err(os_err("TUNSETOFFLOAD"));
+        }
+    }
 
     // SAFETY: a plain datagram socket for the interface ioctls.
     let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };

@@ -15,28 +15,36 @@
 //! the thread got to it, so lateness delays the packets but not the decisions.
 //! Only the final write can be late; its lateness is recorded.
 //!
+//! The senders' device hands over what their TCP sent as it sent it, a TSO
+//! super-packet per read, cut here into MTU packets before anything sees them
+//! (`plane::io`, [`crate::gso`]): one read per up to 44 packets instead of one
+//! each. The receivers' device and every write go a packet at a time.
+//!
 //! The thread sleeps in `ppoll` on both devices with a nanosecond timeout and a
 //! timer slack of 1 ns, and reads a device only when `ppoll` says it is
 //! readable: an idle device costs no `read`. Within [`SPIN_NS`] of the next event
 //! it polls without sleeping (`AQMLAB_EMULATE_SPIN_US` overrides it, for
-//! BENCHMARKS.md, which measures what spinning costs and buys).
+//! BENCHMARKS.md, which measures what spinning costs and buys), but only while
+//! its budget lasts: working and spinning, it stays on a CPU at most 60% of the
+//! time (`event_loop::Budget`), under the kernel's limit for real-time threads.
 
 use crate::ipv4;
 use crate::stats::{FlowCounters, Lateness};
-use aqm::{DropReason, FlowId, Packet, Rng, Time, VecSink};
+use aqm::{DropReason, FlowId, Packet, Time, VecSink};
 use sim::runner::{LinkCounters, LinkStats, ProbeEnd, QueuePool};
-use sim::udp::{UdpConfig, UdpSource};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 mod event_loop;
+mod flows;
+mod io;
 mod links;
 pub use event_loop::run;
+pub use flows::{FlowPath, ProbeFlow, UdpFlow};
 pub use links::{Access, Bottleneck, Pipe, ACCESS_LIMIT};
 
 /// Below this distance to the next event the thread spins rather than sleeps.
@@ -62,90 +70,12 @@ const BUF: usize = 2048;
 pub const FWD: usize = 0;
 pub const REV: usize = 1;
 
-/// A UDP source the data plane runs: packets made here, on the scenario's
-/// schedule, enter the forward path as if read from the senders' device.
-pub struct UdpFlow {
-    pub cfg: UdpConfig,
-    pub source: UdpSource,
-    pub rng: Rng,
-    pub start_ns: u64,
-    pub stop_ns: Option<u64>,
-    /// The TOS byte its packets carry.
-    pub tos: ipv4::Tos,
-}
-
-/// A probe flow the data plane runs: an ICMP echo request made here every
-/// `interval_ns` enters the forward path as if read from the senders' device;
-/// the receivers' kernel echoes it, and its reply, read back from their device,
-/// ends at the senders' end of the reverse path, where its RTT is taken.
-pub struct ProbeFlow {
-    pub interval_ns: u64,
-    pub start_ns: u64,
-    pub stop_ns: Option<u64>,
-    /// Bytes on the wire, headers included.
-    pub size: u32,
-    /// The TOS byte its probes carry.
-    pub tos: ipv4::Tos,
-    /// The counts and RTTs, as the simulator keeps them.
-    pub end: ProbeEnd,
-    /// The send time of each probe not yet echoed or lost, by its echo's
-    /// sequence number (the probe's number modulo 2^16).
-    pub outstanding: HashMap<u16, u64>,
-}
-
-impl ProbeFlow {
-    pub fn new(
-        interval_ns: u64,
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        size: u32,
-        tos: ipv4::Tos,
-    ) -> Self {
-        ProbeFlow {
-            interval_ns,
-            start_ns,
-            stop_ns,
-            size,
-            tos,
-            end: ProbeEnd::default(),
-            outstanding: HashMap::new(),
-        }
-    }
-}
-
-/// One flow's path: its access links, each direction apart, and its aggregate.
-pub struct FlowPath {
-    pub access: Access,
-    pub aggregate: u32,
-    pub tcp: bool,
-    /// What to strip from the flow's SYN (a TCP flow whose SACK or ECN
-    /// setting differs from the namespaces').
-    pub syn_strip: ipv4::SynStrip,
-    pub udp: Option<UdpFlow>,
-    pub probe: Option<ProbeFlow>,
-    /// A flow a user's program drives (`--app`): taken by one of its
-    /// connections, with what it delivered so far.
-    pub app: Option<crate::apps::Delivered>,
-}
-
-impl FlowPath {
-    /// The IP protocol of the flow's packets.
-    fn proto(&self) -> u8 {
-        if self.tcp {
-            ipv4::PROTO_TCP
-        } else if self.probe.is_some() {
-            ipv4::PROTO_ICMP
-        } else {
-            ipv4::PROTO_UDP
-        }
-    }
-}
-
 /// Everything the data plane needs.
 pub struct Config {
     pub flows: Vec<FlowPath>,
     pub links: [Bottleneck; 2],
-    /// The senders' and the receivers' devices.
+    /// The senders' device (opened with offloads: a `virtio_net_hdr` before
+    /// each packet) and the receivers'.
     pub tun: [File; 2],
     pub epoch: Instant,
     pub warmup_ns: u64,
@@ -233,6 +163,8 @@ struct Plane {
     capture_marked: usize,
     marked: Vec<Vec<u8>>,
     apps: Option<crate::apps::ConnMap>,
+    /// The senders' device's read buffer (a whole super-packet).
+    scratch: Vec<u8>,
 }
 
 impl Plane {
@@ -468,7 +400,7 @@ impl Plane {
         if self.marked.len() < self.capture_marked && buf[1] & 0b11 == 0b11 {
             self.marked.push(buf.clone());
         }
-        if tun[out].write(&self.bufs[tag as usize]).is_err() {
+        if io::write(tun, out, &self.bufs[tag as usize]).is_err() {
             self.write_errors += 1;
         }
         let now = epoch.elapsed().as_nanos() as u64;

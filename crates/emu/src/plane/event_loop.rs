@@ -2,15 +2,14 @@
 //! handles every event whose logical time has come, and sleeps (or, close to
 //! the next event, spins) until the next.
 
-use super::{spin_ns, Config, Ev, Outcome, Plane, FWD, READ_BATCH, REV};
+use super::io::wait;
+use super::{spin_ns, Config, Ev, Outcome, Plane};
 use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
 use sim::runner::QueuePool;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -42,6 +41,7 @@ pub fn run(cfg: Config) -> Outcome {
     p.first_events(queue_interval_ns);
     let mut interrupted = false;
     let spin = spin_ns();
+    let mut budget = Budget::new(epoch.elapsed().as_nanos() as u64);
     // Which devices the last poll found readable.
     let mut readable = [true, true];
     loop {
@@ -67,13 +67,15 @@ pub fn run(cfg: Config) -> Outcome {
         let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
         let now = epoch.elapsed().as_nanos() as u64;
         // Sleep until a device is readable or the next event is near; within
-        // the spin margin, only ask.
-        let sleep = if next > now + spin {
-            next - now - spin / 2
+        // the spin margin, only ask, while the budget lasts.
+        let margin = if budget.awake(now) { spin } else { 0 };
+        let sleep = if next > now + margin {
+            next - now - margin / 2
         } else {
             0
         };
         readable = wait(&tun, sleep);
+        budget.slept(epoch.elapsed().as_nanos() as u64, sleep > 0);
     }
     let unhandled = if interrupted {
         0
@@ -121,6 +123,7 @@ impl Plane {
             capture_marked,
             marked: Vec::new(),
             apps: None,
+            scratch: vec![0; super::io::SCRATCH],
         };
         for _ in 0..1024 {
             let t = p.alloc();
@@ -147,29 +150,6 @@ impl Plane {
             }
             if let Some(s) = probe {
                 self.push(s, Ev::Probe(i as u32));
-            }
-        }
-    }
-
-    /// Reads up to [`READ_BATCH`] packets from each device the last poll found
-    /// readable, each entering its direction at `now`.
-    fn read_devices(&mut self, tun: &mut [File; 2], readable: [bool; 2], now: u64) {
-        for (dir, dev) in [(FWD, 0), (REV, 1)] {
-            if !readable[dev] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                let tag = self.alloc();
-                match tun[dev].read(&mut self.bufs[tag as usize]) {
-                    Ok(len) => self.admit(dir, tag, len, now),
-                    Err(e) => {
-                        self.free.push(tag);
-                        if e.kind() != ErrorKind::WouldBlock {
-                            self.read_errors += 1;
-                        }
-                        break;
-                    }
-                }
             }
         }
     }
@@ -231,6 +211,59 @@ impl Plane {
     }
 }
 
+/// The share of the time the data plane may be on a CPU, working or spinning,
+/// before it stops spinning: well below the kernel's limit for real-time
+/// threads (`sched_rt_runtime_us`, 95% by default), past which the thread is
+/// stopped for the rest of the second (tens of milliseconds of lateness), and
+/// leaving the kernel's TCP on the other threads some of the machine. Measured
+/// (BENCHMARKS.md): at 80% the 50 ms stalls still came at 300 Mbit/s; at 60%
+/// they were rare; at 40% p99 lateness grew.
+const BUSY_SHARE: f64 = 0.6;
+/// The most a quiet spell saves up for spinning, ns.
+const BUDGET_CAP_NS: f64 = 2_000_000.0;
+
+/// How much the thread may still spin: credit earns [`BUSY_SHARE`] of every
+/// nanosecond and pays for each one the thread is awake (not asleep in
+/// `ppoll`), so over any long stretch it is on a CPU at most that share of the
+/// time when it spins, however long its work takes.
+struct Budget {
+    credit: f64,
+    /// When it was last charged, and whether the thread slept since.
+    at: u64,
+    asleep: bool,
+}
+
+impl Budget {
+    fn new(now: u64) -> Self {
+        Budget {
+            credit: 0.0,
+            at: now,
+            asleep: false,
+        }
+    }
+
+    fn charge(&mut self, now: u64) {
+        let dt = now.saturating_sub(self.at) as f64;
+        let cost = if self.asleep { 0.0 } else { dt };
+        self.credit = (self.credit + BUSY_SHARE * dt - cost).min(BUDGET_CAP_NS);
+        self.at = now;
+    }
+
+    /// The thread has been awake since its last wait; may it spin now?
+    fn awake(&mut self, now: u64) -> bool {
+        self.charge(now);
+        self.asleep = false;
+        self.credit > 0.0
+    }
+
+    /// A wait ended at `now`: asleep all along, or a mere look (`slept` false).
+    fn slept(&mut self, now: u64, slept: bool) {
+        self.asleep = slept;
+        self.charge(now);
+        self.asleep = false;
+    }
+}
+
 /// Runs the calling thread under SCHED_FIFO at a low real-time priority, so that
 /// a busy machine (compilers, other runs) delays the data plane as little as it
 /// can. Best effort: without the right it stays a normal thread. The thread
@@ -242,30 +275,42 @@ fn realtime() {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
 }
 
-/// Sleeps until either device is readable or `ns` have passed (0: does not
-/// sleep); returns which are readable.
-fn wait(tun: &[File; 2], ns: u64) -> [bool; 2] {
-    let mut fds = [
-        libc::pollfd {
-            fd: tun[0].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: tun[1].as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: two valid pollfds and a timespec on the stack.
-    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-    if n < 0 {
-        // Interrupted: look at both.
-        return [true, true];
+#[cfg(test)]
+mod tests {
+    use super::{Budget, BUSY_SHARE};
+
+    /// A thread always awake (spinning) runs out of credit and stays within its
+    /// share; one asleep most of the time may always spin.
+    #[test]
+    fn spinning_stops_at_the_busy_share() {
+        let mut b = Budget::new(0);
+        let (mut t, mut spun) = (0u64, 0u64);
+        // Each round: 10 us of work, then a look (spin) if allowed, else a
+        // sleep of 10 us.
+        for _ in 0..100_000 {
+            t += 10_000;
+            if b.awake(t) {
+                t += 1_000;
+                spun += 1_000;
+                b.slept(t, false);
+            } else {
+                t += 10_000;
+                b.slept(t, true);
+            }
+        }
+        let awake = 100_000 * 10_000 + spun;
+        let share = awake as f64 / t as f64;
+        assert!(
+            (share - BUSY_SHARE).abs() < 0.01,
+            "awake {share:.3} of the time"
+        );
+        let mut quiet = Budget::new(0);
+        let mut t = 0;
+        for _ in 0..1000 {
+            t += 9_000;
+            quiet.slept(t, true);
+            t += 1_000;
+            assert!(quiet.awake(t), "a thread asleep 90% of the time spins");
+        }
     }
-    fds.map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0)
 }
