@@ -27,7 +27,12 @@ impl Offering<OsString> {
     /// For a SCENARIO: the built-in scenarios (or any path).
     pub fn scenarios() -> Self {
         Offering {
-            names: || sim::front::builtin::BUILTINS.iter().map(|(n, _)| *n).collect(),
+            names: || {
+                sim::front::builtin::BUILTINS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect()
+            },
             of: PhantomData,
         }
     }
