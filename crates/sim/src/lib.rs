@@ -87,9 +87,9 @@ pub(crate) mod wire;
 
 pub use engine::Simulation;
 pub use front::overrides::{OverrideError, Overrides};
+pub use front::source::{load, resolve, Source, SourceError};
 pub use results::RunResult;
 pub use scenario::{Scenario, ScenarioError};
-pub use front::source::{load, resolve, Source, SourceError};
 
 /// Builds and runs a scenario to its end; `progress` is called with the simulated
 /// time now and then (for progress bars).

@@ -15,8 +15,8 @@
 //! line; an error after the assignments names them.
 
 use crate::front::overrides::Overrides;
-use crate::scenario::Scenario;
 use crate::front::source;
+use crate::scenario::Scenario;
 use serde_json::Value;
 use std::fmt::Write;
 

@@ -24,8 +24,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "sfb-fig2b",
         include_str!("../../../../scenarios/sfb-fig2b.toml"),
     ),
-    ("sfb-fig4", include_str!("../../../../scenarios/sfb-fig4.toml")),
-    ("sfb-fig8", include_str!("../../../../scenarios/sfb-fig8.toml")),
+    (
+        "sfb-fig4",
+        include_str!("../../../../scenarios/sfb-fig4.toml"),
+    ),
+    (
+        "sfb-fig8",
+        include_str!("../../../../scenarios/sfb-fig8.toml"),
+    ),
     (
         "aggfq-fig3",
         include_str!("../../../../scenarios/aggfq-fig3.toml"),
@@ -54,8 +60,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "l4s-dualpi2",
         include_str!("../../../../scenarios/l4s-dualpi2.toml"),
     ),
-    ("l4s-pie", include_str!("../../../../scenarios/l4s-pie.toml")),
-    ("l4s-red", include_str!("../../../../scenarios/l4s-red.toml")),
+    (
+        "l4s-pie",
+        include_str!("../../../../scenarios/l4s-pie.toml"),
+    ),
+    (
+        "l4s-red",
+        include_str!("../../../../scenarios/l4s-red.toml"),
+    ),
     (
         "bbr-vs-cubic",
         include_str!("../../../../scenarios/bbr-vs-cubic.toml"),
