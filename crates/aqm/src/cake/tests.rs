@@ -4,6 +4,7 @@
 //! BLUE, and the parameters are checked by name.
 
 use super::*;
+use crate::packet::Ecn;
 use crate::qdisc::FlowClass;
 use crate::testing::{rejection, Harness};
 

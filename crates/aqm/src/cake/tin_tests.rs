@@ -3,7 +3,9 @@
 //! threshold falls back to its share yet may use an idle link, and at DSCP 0
 //! `diffserv3` is `besteffort` packet for packet.
 
+use super::shaper::ByteTime;
 use super::*;
+use crate::packet::Ecn;
 use crate::testing::Harness;
 
 const EF: u8 = 46;
