@@ -8,6 +8,7 @@
 
 use crate::ipv4;
 use crate::netns::Netns;
+use sim::runner::Group;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
@@ -200,7 +201,7 @@ pub fn finish(programs: [Option<Running>; 2]) -> Vec<String> {
 
 /// What the run says when some of the programs' connections found every flow
 /// of `group` taken.
-pub fn refused_warning(group: &sim::runner::Group, taken: usize, refused: u64) -> Option<String> {
+pub fn refused_warning(group: &Group, taken: usize, refused: u64) -> Option<String> {
     (refused > 0).then(|| {
         format!(
             "{refused} of the programs' connections found no free flow of group \"{}\" \

@@ -4,6 +4,7 @@
 
 use crate::ipv4::SynStrip;
 use crate::plane::PORT_BASE;
+use sim::runner::LinkRate;
 use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::tcp::{TcpConfig, Variant};
 use sim::{Scenario, ScenarioError};
@@ -182,9 +183,9 @@ fn check_links(s: &Scenario) -> Result<(), ScenarioError> {
         let peak = dir.peak_rate();
         if peak.bps() > MAX_RATE_BPS {
             let how = match dir.rate {
-                sim::runner::LinkRate::Constant(_) => "",
-                sim::runner::LinkRate::Schedule(_) => " at its highest step",
-                sim::runner::LinkRate::Trace(_) => " in its busiest 100 ms",
+                LinkRate::Constant(_) => "",
+                LinkRate::Schedule(_) => " at its highest step",
+                LinkRate::Trace(_) => " in its busiest 100 ms",
             };
             return Err(s.error_at(
                 &KeyPath::top("topology").key("bottleneck").key(key),

@@ -1,6 +1,7 @@
 //! `aqmlab emulate --compare`: a simulated and an emulated run of one scenario,
 //! side by side.
 
+use sim::text::seconds;
 use sim::RunResult;
 use std::fmt::Write as _;
 
@@ -42,8 +43,8 @@ pub fn table(simulated: &RunResult, emulated: &RunResult) -> String {
         "{} (seed {}): simulated beside emulated, measured from {} s to {} s\n",
         simulated.scenario,
         simulated.seed,
-        sim::text::seconds(simulated.warmup_s),
-        sim::text::seconds(simulated.duration_s)
+        seconds(simulated.warmup_s),
+        seconds(simulated.duration_s)
     );
     // A run that lost time is marked where its numbers are read.
     let late = emulated.emulation.as_ref().is_some_and(|e| !e.kept_time);

@@ -41,7 +41,7 @@ pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};
 use plane::{Access, Bottleneck, FlowPath, Pipe, ProbeFlow, UdpFlow};
-use sim::runner::{Built, Delays, Endpoints, Flow, FlowSlots, Group, LinkStats, Network};
+use sim::runner::{build, Built, Delays, Endpoints, Flow, FlowSlots, Group, LinkStats, Network};
 use sim::{RunResult, Scenario, ScenarioError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,7 +143,7 @@ pub fn emulate_with(
         groups,
         flows,
         ..
-    } = sim::runner::build(s)?;
+    } = build(s)?;
     let mut devices = Devices::new(&plan)?;
     let (tcp_plans, windows, paths) = flow_plans(&net, &groups, &flows, &plan, app_group);
     let maxseg = tcp_plans.iter().map(|p| p.maxseg).max().unwrap_or(1460);

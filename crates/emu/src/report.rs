@@ -12,6 +12,7 @@ use sim::runner::{
     delay_rows, fair_shares, fairness_summary, group_results, host_results, link_flow_rows,
     link_result, probe_stats, Flow, Group, MeasuredLink, Network,
 };
+use sim::text::rate;
 use sim::Scenario;
 use std::collections::BTreeMap;
 
@@ -261,8 +262,8 @@ fn timekeeping(
             "the flows' goodput ({}) is above what the bottleneck carried in the \
              measured interval ({}): data that crossed it before the warm-up ended was \
              read after; a longer measured interval makes this share small",
-            sim::text::rate(read),
-            sim::text::rate(carried)
+            rate(read),
+            rate(carried)
         ));
     }
     if outcome.access_drops > 0 {

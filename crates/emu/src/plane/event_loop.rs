@@ -6,7 +6,7 @@ use super::io::wait;
 use super::{spin_ns, Config, Ev, Outcome, Plane};
 use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
-use sim::runner::QueuePool;
+use sim::runner::{LinkStats, QueuePool};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -94,7 +94,7 @@ impl Plane {
     fn new(
         flows: Vec<super::FlowPath>,
         links: [super::Bottleneck; 2],
-        stats: [sim::runner::LinkStats; 2],
+        stats: [LinkStats; 2],
         warmup_ns: u64,
         capture_marked: usize,
     ) -> Plane {

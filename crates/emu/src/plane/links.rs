@@ -108,6 +108,7 @@ impl Bottleneck {
 #[cfg(test)]
 mod tests {
     use super::Bottleneck;
+    use sim::runner::build;
     use sim::Scenario;
 
     /// The bottleneck of a dumbbell whose delay jitters (20 ms, 5 ms, normal), as
@@ -127,7 +128,7 @@ delay = {{ mean = "20ms", jitter = "5ms", distribution = "normal", reorder = {re
 "#
         );
         let s = Scenario::from_toml(&text, "jitter.toml").unwrap();
-        let mut built = sim::runner::build(&s).unwrap();
+        let mut built = build(&s).unwrap();
         let bottleneck = built.net.monitored[0] as usize;
         Bottleneck::new(built.net.take_runtime(bottleneck))
     }
