@@ -7,22 +7,22 @@
 //! ## Map
 //! Three parts over one network, with arrows one way (`tests/arrows.rs` holds
 //! them; `docs/architecture.md` draws them):
-//! - [`setup`]: fills the [`net`]work from a scenario ([`setup::build`], what
+//! - [`setup`]: fills the network (`net`) from a scenario ([`setup::build`], what
 //!   both runners start from) and makes a [`Simulation`].
-//! - [`engine`]: runs it: the loop, forwarding, the speed shortcuts, endpoints.
-//! - [`observe`]: watches it from outside the forwarding path: a monitored link's
+//! - `engine`: runs it: the loop, forwarding, the speed shortcuts, endpoints.
+//! - `observe`: watches it from outside the forwarding path: a monitored link's
 //!   counters, series, sojourn times, TCP traces, the event log, pcap.
 //!
 //! Below the three, naming none of them:
-//! - [`net`]: the network: nodes, link directions with their qdiscs, flow groups,
+//! - `net`: the network: nodes, link directions with their qdiscs, flow groups,
 //!   routes.
-//! - [`event`], [`link`], [`link_model`], [`wire`], [`flow`], [`header`]: the
+//! - [`event`], `link`, [`link_model`], `wire`, `flow`, `header`: the
 //!   engine's data: the event queue, a link direction and its queue, rate
 //!   schedules, traces, loss and jitter, packets in flight, a flow and its
 //!   endpoints, packet headers.
-//! - [`delta`]: counters that only grow and what happened since a reading of
+//! - `delta`: counters that only grow and what happened since a reading of
 //!   them (the warm-up's subtraction), declared with `delta::counters!`.
-//! - [`tcp`], [`udp`], [`probe`]: the transports, I/O-free state machines.
+//! - [`tcp`], [`udp`], `probe`: the transports, I/O-free state machines.
 //! - [`scenario`]: scenario files, validated, errors by key and line; [`tc`]:
 //!   Linux `tc` lines as qdisc tables.
 //!
@@ -34,8 +34,8 @@
 //! for setting up, counting and reporting as the engine does.
 //!
 //! Results:
-//! - [`results`]: [`RunResult`]; [`report`]: counters to results;
-//!   [`fair_share`]: max-min fair shares over the routes.
+//! - [`results`]: [`RunResult`]; `report`: counters to results;
+//!   `fair_share`: max-min fair shares over the routes.
 //! - [`tables`]: the one schema of every output table (Arrow).
 //! - [`text`]: the summary `aqmlab run` prints.
 //!
@@ -64,16 +64,16 @@
 pub(crate) mod delta;
 pub(crate) mod engine;
 pub mod event;
-pub mod fair_share;
-pub mod flow;
+pub(crate) mod fair_share;
+pub(crate) mod flow;
 pub mod front;
 pub(crate) mod header;
-pub mod link;
+pub(crate) mod link;
 pub mod link_model;
-pub mod net;
+pub(crate) mod net;
 pub(crate) mod observe;
-pub mod probe;
-pub mod report;
+pub(crate) mod probe;
+pub(crate) mod report;
 pub mod results;
 pub mod runner;
 pub mod scenario;

@@ -254,7 +254,7 @@ pub struct TcpTraceResult {
 /// The queueing delay at a monitored queue over the measured interval, for every
 /// packet it sent (`group` = None: the whole link, `scope` "link" in the tables) or
 /// for one flow group's (`[monitor] delays`). Quantiles are read from the
-/// histogram ([`crate::observe::delays::Histogram::quantile_ns`]).
+/// histogram (`observe::delays::Histogram::quantile_ns`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DelayResult {
     pub link: String,

@@ -1,5 +1,5 @@
 //! What the command line and the Python front end resolve before a run:
-//! - [`source`] and [`builtin`]: what `aqmlab run ARG` names, a file or a
+//! - `source` and [`builtin`]: what `aqmlab run ARG` names, a file or a
 //!   built-in scenario.
 //! - [`assign`]: `--set`'s dotted keys; [`overrides`]: `--seed`, `--duration`,
 //!   `--warmup` and the pcap capture.

@@ -78,7 +78,7 @@ pub struct Group {
     /// Scheduling weight of each flow (fair queueing).
     pub weight: f64,
     /// The host the flows send from and the one they send to, if the group
-    /// names them ([`hosts`]).
+    /// names them (`hosts`).
     pub host: Option<String>,
     pub receiver_host: Option<String>,
     /// The DiffServ codepoint of its data packets.

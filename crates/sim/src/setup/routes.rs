@@ -1,6 +1,6 @@
 //! Finding routes: static, fewest hops, ties to the lower link index, computed
 //! once per flow group as the list of link directions its data and its ACKs cross
-//! (stored in [`crate::net::routes::Routes`]). ECMP's per-flow routes over the
+//! (stored in `net::routes::Routes`). ECMP's per-flow routes over the
 //! same graph are `ecmp.rs`'s.
 
 use std::collections::{HashMap, VecDeque};

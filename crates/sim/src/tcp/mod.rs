@@ -25,9 +25,9 @@
 //!   packet (RFC 8257 section 3.2: with delayed ACKs, an ACK at once when the state
 //!   changes), the sender keeps alpha, the fraction of packets marked (g = 1/16,
 //!   once per window of data), and cuts cwnd by alpha / 2 at most once per window.
-//! - BBR ([`bbr`]): a delivery-rate sampler (`sender/rate.rs`) feeds a model of
+//! - BBR (`bbr`): a delivery-rate sampler (`sender/rate.rs`) feeds a model of
 //!   the path that sets cwnd and the pacing rate on every ACK, as Linux's
-//!   `tcp_bbr.c`; BBRv3 ([`bbr3`]) adds bounds from loss to the same model, after
+//!   `tcp_bbr.c`; BBRv3 (`bbr3`) adds bounds from loss to the same model, after
 //!   draft-ietf-ccwg-bbr.
 //! - Optional pacing: the next new packet leaves `srtt / (factor x cwnd)` after the
 //!   last, as Linux's internal pacing does (factor 2 in slow start, 1.2 after; 1
@@ -73,10 +73,10 @@ pub enum Variant {
     Sack,
     /// CUBIC congestion control (RFC 9438) with SACK recovery, as Linux runs it.
     Cubic,
-    /// BBR v1 as Linux's `tcp_bbr.c` ([`bbr`]), with SACK recovery, always paced;
+    /// BBR v1 as Linux's `tcp_bbr.c` (`bbr`), with SACK recovery, always paced;
     /// `aqmlab emulate` runs the kernel's.
     Bbr,
-    /// BBRv3 after draft-ietf-ccwg-bbr ([`bbr3`]): BBR's model with loss and
+    /// BBRv3 after draft-ietf-ccwg-bbr (`bbr3`): BBR's model with loss and
     /// in-flight bounds; simulated only (the kernel has no module for it).
     Bbr3,
     /// DCTCP (RFC 8257): the window falls by alpha / 2 per window of marked data,
