@@ -2,6 +2,7 @@
 
     sudo python3 bench/emulation/kernel_tcp.py --bin target/release/aqmlab > grid.md
     sudo python3 bench/emulation/kernel_tcp.py --variants cubic --flows 8 --cbr yes
+    python3 bench/emulation/kernel_tcp.py --against bench/results/kernel-tcp-*.md
 
 Each cell is one scenario run twice by ``aqmlab emulate --compare --json``: the
 kernel's TCP through aqmlab's qdisc (emulated) and aqmlab's TCP with
@@ -20,6 +21,11 @@ kernel's own ``multipath_eval`` compares shares, or 0.03 absolute, whichever is
 larger; utilization within 2 points; Jain's index among TCP flows within 0.03;
 drop rate and mean queue within 15% relative (or 0.002 and one packet absolute,
 for rates and queues near zero).
+
+``--against FILE...`` takes the kernel's column from tables this script printed
+before and runs only the simulated side (no root, no emulation): the kernel's
+TCP does not change when the simulator does, so a change to the simulator's
+TCP is held against the same real runs, row for row.
 """
 
 from __future__ import annotations
@@ -131,6 +137,64 @@ def within(key: str, sim: float, emu: float) -> bool:
     return diff <= max(rel * abs(emu), floor)
 
 
+def simulate(binary: str, text: str, seed: int) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(text)
+    try:
+        out = subprocess.run(
+            [binary, "run", f.name, "--json", "--seed", str(seed)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        os.unlink(f.name)
+    return metrics(json.loads(out.stdout))
+
+
+def recorded_rows(paths: list[str]) -> tuple[str, list[tuple[tuple[str, str, int, str], dict]]]:
+    """The kernel's side of earlier tables: (variant, qdisc, flows, cbr) and the
+    emulated value of each metric, with the header line naming the kernel."""
+    header, rows = "", []
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("Kernel "):
+                    header = header or line.strip()
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if len(cells) != 6 or cells[0] in ("TCP", "---") or cells[1] not in QDISCS:
+                    continue
+                emu = {}
+                for cell in cells[4].split(";"):
+                    words = cell.split()
+                    if len(words) == 4 and words[0] in TOLERANCE and words[2] == "/":
+                        emu[words[0]] = float(words[3])
+                rows.append(((cells[0], cells[1], int(cells[2]), cells[3]), emu))
+    return header, rows
+
+
+def against(a: argparse.Namespace) -> None:
+    header, rows = recorded_rows(a.against)
+    print(f"{header} The kernel's column as recorded; simulated again with seeds 1-{a.seeds}.\n")
+    print("| TCP | qdisc | flows | CBR | metric (sim / emu) | verdict |")
+    print("|---|---|---|---|---|---|")
+    passed = 0
+    rows = [r for r in rows if r[0][0] in a.variants and r[0][1] in a.qdiscs]
+    for (variant, qdisc, flows, cbr), emu in rows:
+        text = scenario(qdisc, variant, flows, cbr == "yes", a.duration, a.warmup)
+        sim = mean([simulate(a.bin, text, seed) for seed in range(1, a.seeds + 1)])
+        cells, misses = [], []
+        for k in TOLERANCE:
+            if k in sim and k in emu:
+                cells.append(f"{k} {sim[k]:.3f} / {emu[k]:.3f}")
+                if not within(k, sim[k], emu[k]):
+                    misses.append(k)
+        passed += not misses
+        verdict = "PASS" if not misses else "MISS: " + ", ".join(misses)
+        print(f"| {variant} | {qdisc} | {flows} | {cbr} | {'; '.join(cells)} | {verdict} |", flush=True)
+    print(f"\n{passed} of {len(rows)} rows within every tolerance.")
+
+
 def run(binary: str, text: str, seed: int) -> tuple[dict, dict, dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
@@ -162,7 +226,11 @@ def main() -> None:
     p.add_argument("--qdiscs", nargs="+", default=list(QDISCS), choices=list(QDISCS))
     p.add_argument("--flows", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--cbr", nargs="+", default=["no", "yes"], choices=["no", "yes"])
+    p.add_argument("--against", nargs="+", metavar="FILE", help="re-simulate the rows of earlier tables")
     a = p.parse_args()
+    if a.against:
+        against(a)
+        return
     if os.geteuid() != 0:
         sys.exit("needs root (aqmlab emulate makes network namespaces)")
     print(f"Kernel {platform.release()}; {a.duration} with {a.warmup} warm-up; seeds 1-{a.seeds}.\n")
@@ -174,7 +242,10 @@ def main() -> None:
         try:
             pairs = [run(a.bin, text, seed) for seed in range(1, a.seeds + 1)]
         except subprocess.CalledProcessError as e:
-            print(f"| {variant} | {qdisc} | {flows} | {cbr} | error: {e.stderr.strip()[:80]} | ERROR |", flush=True)
+            print(
+                f"| {variant} | {qdisc} | {flows} | {cbr} | error: {e.stderr.strip()[:80]} | ERROR |",
+                flush=True,
+            )
             continue
         sim, emu = mean([s for s, _, _ in pairs]), mean([e for _, e, _ in pairs])
         # A run that did not keep time is not a measurement: said in its row,

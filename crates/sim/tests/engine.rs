@@ -633,9 +633,10 @@ fn bbr_against_cubic(variant: &str, limit: u32) -> (f64, f64) {
 }
 
 /// BBRv3 keeps the loss it causes near its 2% threshold where BBR v1 ignores
-/// loss: on a buffer of a fifth of the BDP against CUBIC, v1 loses over 10% of
-/// the link's packets and takes nearly all of it; v3 a quarter of v1's loss,
-/// and a smaller share.
+/// loss: on a buffer of a fifth of the BDP against CUBIC, v1 loses over 8% of
+/// the link's packets and takes nearly all of it; v3 under 4%, less than half
+/// of v1's loss, and a smaller share. (v1's policer detector, which gives up
+/// probing on sustained loss of a fifth, holds v1 under 10% here.)
 #[test]
 fn bbr3_bounds_its_loss_where_bbr_v1_does_not() {
     let (loss1, share1) = bbr_against_cubic("bbr", 13);
@@ -645,7 +646,7 @@ fn bbr3_bounds_its_loss_where_bbr_v1_does_not() {
         "v1: loss {loss1}, share {share1}"
     );
     assert!(
-        loss3 < 0.04 && loss3 * 4.0 < loss1,
+        loss3 < 0.04 && loss3 * 2.0 < loss1,
         "v3: loss {loss3} against v1 {loss1}"
     );
     assert!(

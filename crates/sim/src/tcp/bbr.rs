@@ -35,18 +35,28 @@
 //!   at least its value before. The sender's SACK recovery picks what to resend;
 //!   PRR is not used (Linux's `cong_control` replaces it).
 //!
-//! Not modelled: the long-term bandwidth (policer) estimate `lt_bw`, the ACK
-//! aggregation allowance `extra_acked` (this simulator's receivers send an ACK per
-//! one or two packets, never stretched), and the restart from idle (bulk flows are
-//! never idle; web objects start a new BBR, as a new connection would). Rates are
-//! floating-point packets per second, where Linux uses fixed point
-//! (2^-24 packets per microsecond); the gains are Linux's in 1/256ths.
+//! - The long-term (policer) estimate `lt_bw` ([`long_term`]) and the ACK
+//!   aggregation allowance `extra_acked` ([`ack_aggregation`]), as Linux has them.
+//!
+//! Not modelled: the restart from idle (bulk flows are never idle; web objects
+//! start a new BBR, as a new connection would). Rates are floating-point packets
+//! per second, where Linux uses fixed point (2^-24 packets per microsecond); the
+//! gains are Linux's in 1/256ths.
 
-use super::bbr3::Bbr3;
+mod ack_aggregation;
+mod flow;
+mod long_term;
+
+use ack_aggregation::AckAggregation;
+use long_term::{LongTermBw, Progress, Verdict};
+
 use super::minmax::MaxFilter;
 use super::sender::rate::{RateSample, RateSampler};
-use super::Variant;
 use aqm::{rng, Dur, Time};
+pub(super) use flow::saved_cwnd;
+pub use flow::BbrFlow;
+#[cfg(test)]
+pub use flow::BbrModel;
 
 /// Linux's BBR_UNIT: gains are in 1/256ths.
 const UNIT: f64 = 256.0;
@@ -110,7 +120,7 @@ pub struct BbrAck {
     pub ece: bool,
 }
 
-/// BBR v1's state (Linux's `struct bbr`, less `lt_*` and `extra_acked`).
+/// BBR v1's state (Linux's `struct bbr`).
 #[derive(Clone, Debug)]
 pub struct Bbr {
     pub mode: Mode,
@@ -137,6 +147,8 @@ pub struct Bbr {
     has_seen_rtt: bool,
     pub ssthresh: f64,
     rng: u64,
+    long_term: LongTermBw,
+    aggregation: AckAggregation,
 }
 
 impl Bbr {
@@ -166,17 +178,31 @@ impl Bbr {
             has_seen_rtt: false,
             ssthresh: f64::INFINITY,
             rng: seed,
+            long_term: LongTermBw::default(),
+            aggregation: AckAggregation::new(Time::ZERO),
         }
     }
 
-    /// The bandwidth estimate, packets per second.
+    /// The bandwidth filter's estimate, packets per second.
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
+    }
+
+    /// The path's bandwidth as BBR paces and sizes its window by it (Linux's
+    /// `bbr_bw`): a detected policer's rate, otherwise the filter's.
+    pub fn bw(&self) -> f64 {
+        self.long_term.bw().unwrap_or_else(|| self.max_bw())
     }
 
     #[cfg(test)]
     pub fn min_rtt(&self) -> Option<Dur> {
         self.min_rtt
+    }
+
+    /// A policer's rate is in use (Linux's `lt_use_bw`).
+    #[cfg(test)]
+    pub fn policed(&self) -> bool {
+        self.long_term.use_bw
     }
 
     #[cfg(test)]
@@ -253,29 +279,44 @@ impl Bbr {
         );
     }
 
-    /// A timeout (Linux's `bbr_set_state(TCP_CA_Loss)` after `bbr_ssthresh`).
-    pub fn on_timeout(&mut self, cwnd: f64) {
+    /// A timeout (Linux's `bbr_set_state(TCP_CA_Loss)` after `bbr_ssthresh`),
+    /// read by the policer detector as one loss ending a round.
+    pub fn on_timeout(&mut self, cwnd: f64, r: &RateSampler, packet_size: u32) {
         self.save_cwnd(cwnd);
         self.prev_ca = CaState::Loss;
         self.full_bw = 0.0;
         self.round_start = true;
+        let sample = long_term::Sample {
+            losses: 1,
+            app_limited: false,
+            round_start: true,
+            mode: self.mode,
+            packet_size,
+        };
+        self.long_term_sample(&sample, r, r.delivered_time());
     }
 
     /// Linux's `bbr_main` on one ACK: updates the model, the pacing rate, and
     /// `cwnd`.
     pub fn on_ack(&mut self, rs: &RateSample, r: &mut RateSampler, a: &BbrAck, cwnd: &mut f64) {
-        self.update_bw(rs, r);
+        self.update_bw(rs, r, a);
+        if rs.acked > 0 && rs.interval.is_some_and(|i| !i.is_zero()) {
+            let bw = self.bw();
+            let delivered_at = r.delivered_time();
+            self.aggregation
+                .update(self.round_start, rs.acked, delivered_at, bw, *cwnd);
+        }
         self.update_cycle_phase(rs, a);
         self.check_full_bw_reached(rs);
         self.check_drain(a);
         self.update_min_rtt(rs, r, a, cwnd);
         self.update_gains();
-        let bw = self.max_bw();
+        let bw = self.bw();
         self.set_pacing_rate(bw, a.srtt, *cwnd);
         self.set_cwnd(rs, r.delivered, a, bw, cwnd);
     }
 
-    fn update_bw(&mut self, rs: &RateSample, r: &RateSampler) {
+    fn update_bw(&mut self, rs: &RateSample, r: &RateSampler, a: &BbrAck) {
         self.round_start = false;
         let Some(interval) = rs.interval else { return };
         if rs.prior_delivered >= self.next_rtt_delivered {
@@ -284,12 +325,34 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        let sample = long_term::Sample {
+            losses: rs.losses,
+            app_limited: rs.app_limited,
+            round_start: self.round_start,
+            mode: self.mode,
+            packet_size: a.packet_size,
+        };
+        self.long_term_sample(&sample, r, a.now);
         if interval.is_zero() {
             return;
         }
         let bw = rs.delivered as f64 / interval.as_secs_f64();
         if !rs.app_limited || bw >= self.max_bw() {
             self.bw.update(BW_ROUNDS, self.rtt_cnt, bw);
+        }
+    }
+
+    /// The policer detector's sample, and what it asks of the gains.
+    fn long_term_sample(&mut self, s: &long_term::Sample, r: &RateSampler, now: Time) {
+        let progress = Progress {
+            delivered: r.delivered,
+            lost: r.lost,
+            at: r.delivered_time(),
+        };
+        match self.long_term.sample(s, progress) {
+            Verdict::Keep => {}
+            Verdict::Policed => self.pacing_gain = 1.0,
+            Verdict::Expired => self.reset_probe_bw_mode(now),
         }
     }
 
@@ -399,6 +462,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw if self.long_term.use_bw => (1.0, CWND_GAIN),
             Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (1.0, 1.0),
         };
@@ -447,7 +511,11 @@ impl Bbr {
 
     fn set_cwnd(&mut self, rs: &RateSample, delivered: u64, a: &BbrAck, bw: f64, cwnd: &mut f64) {
         if rs.acked > 0 && !self.recover_or_restore(rs, delivered, a, cwnd) {
-            let target = self.quantization_budget(self.bdp(bw, self.cwnd_gain), a.packet_size);
+            let mut target = self.bdp(bw, self.cwnd_gain);
+            if self.full_bw_reached {
+                target += self.aggregation.cwnd(bw);
+            }
+            let target = self.quantization_budget(target, a.packet_size);
             let acked = rs.acked as f64;
             if self.full_bw_reached {
                 *cwnd = (*cwnd + acked).min(target);
@@ -459,108 +527,6 @@ impl Bbr {
         if self.mode == Mode::ProbeRtt {
             *cwnd = cwnd.min(MIN_CWND);
         }
-    }
-}
-
-/// Which BBR a flow runs.
-#[derive(Clone, Debug)]
-pub enum BbrModel {
-    V1(Bbr),
-    V3(Box<Bbr3>),
-}
-
-impl BbrModel {
-    pub fn new(variant: Variant, initial_window: f64, seed: u64) -> Self {
-        if variant == Variant::Bbr3 {
-            BbrModel::V3(Box::new(Bbr3::new(initial_window, seed)))
-        } else {
-            BbrModel::V1(Bbr::new(initial_window, seed))
-        }
-    }
-
-    /// The model's update on one ACK: the window and the pacing rate.
-    #[inline]
-    pub fn on_ack(&mut self, rs: &RateSample, r: &mut RateSampler, a: &BbrAck, cwnd: &mut f64) {
-        match self {
-            BbrModel::V1(b) => b.on_ack(rs, r, a, cwnd),
-            BbrModel::V3(b) => b.on_ack(rs, r, a, cwnd),
-        }
-    }
-
-    /// A loss or an ECN echo starts a recovery: the window to restore after it.
-    pub fn on_recovery(&mut self, cwnd: f64) {
-        match self {
-            BbrModel::V1(b) => b.save_cwnd(cwnd),
-            BbrModel::V3(b) => b.save_cwnd(cwnd),
-        }
-    }
-
-    pub fn on_timeout(&mut self, cwnd: f64) {
-        match self {
-            BbrModel::V1(b) => b.on_timeout(cwnd),
-            BbrModel::V3(b) => b.on_timeout(cwnd),
-        }
-    }
-
-    /// Packets per second.
-    #[inline]
-    pub fn pacing_rate(&self) -> f64 {
-        match self {
-            BbrModel::V1(b) => b.pacing_rate,
-            BbrModel::V3(b) => b.pacing_rate,
-        }
-    }
-
-    /// BBR never lowers ssthresh itself; v1 sets it once, on leaving STARTUP.
-    pub fn ssthresh(&self) -> f64 {
-        match self {
-            BbrModel::V1(b) => b.ssthresh,
-            BbrModel::V3(b) => b.ssthresh,
-        }
-    }
-
-    /// A seed for the next connection's BBR (web objects), from this one's stream.
-    pub fn next_seed(&mut self) -> u64 {
-        match self {
-            BbrModel::V1(b) => b.next_seed(),
-            BbrModel::V3(b) => b.next_seed(),
-        }
-    }
-}
-
-/// A BBR flow's whole state, boxed apart from the sender: the model and the
-/// delivery-rate sampler's per-packet records.
-#[derive(Clone, Debug)]
-pub struct BbrFlow {
-    pub model: BbrModel,
-    pub rate: RateSampler,
-    /// A timeout's loss state lasts until the ACK reaches the sender's `recover`.
-    pub in_loss: bool,
-}
-
-impl BbrFlow {
-    pub fn new(variant: Variant, initial_window: f64, seed: u64) -> Self {
-        let rate = if variant == Variant::Bbr3 {
-            RateSampler::keeping_lost_packets()
-        } else {
-            RateSampler::default()
-        };
-        BbrFlow {
-            model: BbrModel::new(variant, initial_window, seed),
-            rate,
-            in_loss: false,
-        }
-    }
-}
-
-/// The window BBR restores after recovery or ProbeRTT (Linux's `bbr_save_cwnd`,
-/// the draft's `BBRSaveCwnd`): the window now when neither is under way,
-/// otherwise the larger of it and the one saved before.
-pub(super) fn saved_cwnd(prior: f64, cwnd: f64, prev_ca: CaState, in_probe_rtt: bool) -> f64 {
-    if prev_ca < CaState::Recovery && !in_probe_rtt {
-        cwnd
-    } else {
-        prior.max(cwnd)
     }
 }
 

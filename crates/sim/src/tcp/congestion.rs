@@ -487,8 +487,8 @@ impl Congestion {
                 // it will restore.
                 Boxed::Bbr(f) => {
                     if signal == Signal::Timeout {
-                        f.model.on_timeout(cwnd);
                         f.rate.on_timeout();
+                        f.model.on_timeout(cwnd, &f.rate, cfg.packet_size);
                         f.in_loss = true;
                     } else {
                         f.model.on_recovery(cwnd);

@@ -246,3 +246,40 @@ fn runs_are_deterministic() {
     };
     assert_eq!(trace(4), trace(4));
 }
+
+/// A bottleneck that queues nothing (a policer with a one-packet bucket):
+/// probing at 5/4 loses a fifth and more of what it sends, interval after
+/// interval at the same rate, so BBR finds the policer and paces at its rate
+/// with gain 1; over an ideal path it never does.
+#[test]
+fn a_policer_is_found_and_an_ideal_path_is_not() {
+    let cfg = TcpConfig {
+        variant: Variant::Bbr,
+        packet_size: 1500,
+        initial_window: 10,
+        max_window: 10_000,
+        pacing: true,
+        min_rto: Dur::from_secs(1),
+        ..Default::default()
+    };
+    let policed = |buffer| {
+        let path = Path {
+            pps: 1000.0,
+            rtt: ms(40),
+            buffer,
+        };
+        let (mut found, mut gains) = (false, vec![]);
+        test_path::drive(&cfg, 5, &path, at(ms(20_000)), |_, s| {
+            let b = s.bbr_model().unwrap();
+            if b.policed() {
+                found = true;
+                gains.push(b.pacing_gain);
+            }
+        });
+        (found, gains)
+    };
+    let (found, gains) = policed(Some(0));
+    assert!(found);
+    assert!(gains.iter().all(|&g| g == 1.0), "{gains:?}");
+    assert!(!policed(None).0);
+}

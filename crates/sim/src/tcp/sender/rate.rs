@@ -346,6 +346,11 @@ impl RateSampler {
         rs
     }
 
+    /// When the last packet was delivered (Linux's `delivered_mstamp`).
+    pub fn delivered_time(&self) -> Time {
+        self.delivered_time
+    }
+
     /// A timeout: the sender forgets its SACKs and resends from the first hole.
     /// Packets already delivered stay delivered (counted once); holes count as
     /// lost again once a SACK above them comes back.
