@@ -286,6 +286,17 @@ impl Spans {
         best
     }
 
+    /// The span of the value written at `path` (a leaf's own span), when the
+    /// whole path is written.
+    pub(crate) fn value_span(&self, path: &KeyPath) -> Option<Range<usize>> {
+        let doc = self.doc.as_ref()?;
+        let mut node = Node::Table(doc.as_table());
+        for step in &path.0 {
+            node = node.child(step)?.2;
+        }
+        node.span()
+    }
+
     /// The key path of the value at `span` (a deserializer error's span): the
     /// deepest node whose own span or whose key's span is `span`, else the
     /// deepest value that contains it; the empty path if none does.
@@ -476,4 +487,34 @@ pub(crate) fn value_at<'a>(root: &'a toml::Table, path: &KeyPath) -> Option<&'a 
 /// Whether `path` names a qdisc table (the ones serde reads through `kind`).
 pub(crate) fn is_qdisc(path: &KeyPath) -> bool {
     matches!(path.last_key(), Some("qdisc" | "reverse_qdisc"))
+}
+
+/// The file line of line `n` (from 1) of a `tc` script written as the TOML string
+/// at `span` of `src`: a multi-line string's first line is the one after its
+/// opening quotes when a newline follows them (TOML drops that newline). `None`
+/// where the script's lines are not the file's: a one-line string (its `\n`
+/// escapes make lines the file does not have) or a basic multi-line string with
+/// a line-ending backslash (TOML joins those lines).
+pub(crate) fn script_line(src: &str, span: &Range<usize>, n: usize) -> Option<usize> {
+    let raw = src.get(span.clone())?;
+    let (quotes, basic) = if raw.starts_with("\"\"\"") {
+        ("\"\"\"", true)
+    } else if raw.starts_with("'''") {
+        ("'''", false)
+    } else {
+        return None;
+    };
+    let body = &raw[quotes.len()..];
+    if basic && body.lines().any(|l| l.trim_end().ends_with('\\')) {
+        return None;
+    }
+    let first =
+        line_at(src, span.start) + usize::from(body.starts_with('\n') || body.starts_with("\r\n"));
+    Some(first + n - 1)
+}
+
+/// The script line a `tc` error names (`tc script, line N: ...`).
+pub(crate) fn tc_script_line_of(message: &str) -> Option<usize> {
+    let rest = message.split("tc script, line ").nth(1)?;
+    rest.split(':').next()?.parse().ok()
 }
