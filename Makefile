@@ -77,8 +77,8 @@ lint-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 lint-python: $(PY)
-	$(PY) -m ruff check python tests/python .ci fuzz/hostile
-	$(PY) -m ruff format --check python tests/python .ci fuzz/hostile
+	$(PY) -m ruff check python tests/python .ci fuzz/hostile bench
+	$(PY) -m ruff format --check python tests/python .ci fuzz/hostile bench
 
 # Every test binary, even after one fails (cargo stops at the first by default).
 rust-test:

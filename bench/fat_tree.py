@@ -26,8 +26,12 @@ def graph(k: int, routing: str) -> list[str]:
     names = [f"h{i}" for i in range(hosts)] + [f"e{i}" for i in range(edges)]
     names += [f"a{i}" for i in range(edges)] + [f"c{i}" for i in range(half * half)]
     pairs = [(f"h{h}", f"e{h // half}") for h in range(hosts)]
-    pairs += [(f"e{p * half + x}", f"a{p * half + y}") for p in range(k) for x in range(half) for y in range(half)]
-    pairs += [(f"a{p * half + y}", f"c{y * half + z}") for p in range(k) for y in range(half) for z in range(half)]
+    pairs += [
+        (f"e{p * half + x}", f"a{p * half + y}") for p in range(k) for x in range(half) for y in range(half)
+    ]
+    pairs += [
+        (f"a{p * half + y}", f"c{y * half + z}") for p in range(k) for y in range(half) for z in range(half)
+    ]
     port = '{ kind = "droptail", limit = 200 }'
     lines = ["[topology]", 'kind = "graph"']
     if routing != "shortest":
@@ -39,7 +43,7 @@ def graph(k: int, routing: str) -> list[str]:
             f'  {{ from = "{a}", to = "{b}", rate = "100Gbps", delay = "1us", qdisc = {port}, '
             f"reverse_qdisc = {port}, monitor = false }},"
         )
-    return lines + ["]", ""]
+    return [*lines, "]", ""]
 
 
 def scenario(k: int, as_graph: bool = False, routing: str = "ecmp") -> str:
