@@ -141,10 +141,9 @@ fn min_rtt_lasts_ten_seconds() {
     assert_eq!((b.min_rtt, b.mode), (Some(ms(80)), Mode::ProbeRtt));
 }
 
-/// A sender over an ideal path: a bottleneck of `pps` packets per second and
-/// a base RTT `rtt`, never a loss. Calls `see` after every ACK.
-fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, see: impl FnMut(Time, &TcpSender)) {
-    let cfg = TcpConfig {
+/// A paced BBR v1 sender of 1500-byte packets with a window of 10 to 10,000.
+fn bbr_config() -> TcpConfig {
+    TcpConfig {
         variant: Variant::Bbr,
         packet_size: 1500,
         initial_window: 10,
@@ -152,7 +151,13 @@ fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, see: impl FnMut(Time, &TcpS
         pacing: true,
         min_rto: Dur::from_secs(5),
         ..Default::default()
-    };
+    }
+}
+
+/// A sender over an ideal path: a bottleneck of `pps` packets per second and
+/// a base RTT `rtt`, never a loss. Calls `see` after every ACK.
+fn drive(seed: u64, pps: f64, rtt: Dur, until: Time, see: impl FnMut(Time, &TcpSender)) {
+    let cfg = bbr_config();
     let path = Path {
         pps,
         rtt,
@@ -254,13 +259,8 @@ fn runs_are_deterministic() {
 #[test]
 fn a_policer_is_found_and_an_ideal_path_is_not() {
     let cfg = TcpConfig {
-        variant: Variant::Bbr,
-        packet_size: 1500,
-        initial_window: 10,
-        max_window: 10_000,
-        pacing: true,
         min_rto: Dur::from_secs(1),
-        ..Default::default()
+        ..bbr_config()
     };
     let policed = |buffer| {
         let path = Path {
