@@ -551,12 +551,7 @@ impl Scenario {
             }
         }
         let line = if lines_known {
-            // A tree script's refused line: the file line it is written on.
-            let script = (path.0.last() == Some(&place::Step::Key("tc".into())))
-                .then(|| place::tc_script_line_of(&message))
-                .flatten()
-                .and_then(|n| place::script_line(text, &spans.value_span(&path)?, n));
-            script.or_else(|| spans.locate(&path).map(|s| line_at(text, s.start)))
+            place::error_line(text, &spans, &path, &message)
         } else {
             None
         };

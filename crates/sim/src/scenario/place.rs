@@ -495,7 +495,7 @@ pub(crate) fn is_qdisc(path: &KeyPath) -> bool {
 /// where the script's lines are not the file's: a one-line string (its `\n`
 /// escapes make lines the file does not have) or a basic multi-line string with
 /// a line-ending backslash (TOML joins those lines).
-pub(crate) fn script_line(src: &str, span: &Range<usize>, n: usize) -> Option<usize> {
+fn script_line(src: &str, span: &Range<usize>, n: usize) -> Option<usize> {
     let raw = src.get(span.clone())?;
     let (quotes, basic) = if raw.starts_with("\"\"\"") {
         ("\"\"\"", true)
@@ -513,8 +513,19 @@ pub(crate) fn script_line(src: &str, span: &Range<usize>, n: usize) -> Option<us
     Some(first + n - 1)
 }
 
-/// The script line a `tc` error names (`tc script, line N: ...`).
-pub(crate) fn tc_script_line_of(message: &str) -> Option<usize> {
+/// The file line of an error about the key at `path`: the key's own line, or for
+/// a `tc` key whose error names a tree script's line (`tc script, line N: ...`),
+/// the file line that script line is written on.
+pub(crate) fn error_line(src: &str, spans: &Spans, path: &KeyPath, message: &str) -> Option<usize> {
+    tc_script_line(src, spans, path, message)
+        .or_else(|| spans.locate(path).map(|s| line_at(src, s.start)))
+}
+
+fn tc_script_line(src: &str, spans: &Spans, path: &KeyPath, message: &str) -> Option<usize> {
+    if path.last_key() != Some("tc") {
+        return None;
+    }
     let rest = message.split("tc script, line ").nth(1)?;
-    rest.split(':').next()?.parse().ok()
+    let n = rest.split(':').next()?.parse().ok()?;
+    script_line(src, &spans.value_span(path)?, n)
 }

@@ -1,42 +1,20 @@
 //! BBR v1 (`variant = "bbr"`) as Linux's `net/ipv4/tcp_bbr.c` runs it, so that the
-//! emulator, which runs the kernel's, can check it.
+//! emulator, which runs the kernel's, can check it. docs/tcp.md ("BBR") gives
+//! every rule with its constant; this file follows `bbr_main` function by function.
 //!
-//! - The model: the bottleneck bandwidth is the windowed maximum of the delivery
-//!   rate samples ([`super::sender::rate`]) over 10 rounds (a round ends when a
-//!   packet sent after the last round's end is delivered), application-limited
-//!   samples counting only when they raise it; the minimum RTT is the lowest
-//!   sample of the last 10 s. BDP = bw x min_rtt.
-//! - STARTUP: pacing and cwnd gain 2/ln 2 (Linux's 2885/1000 + 1/256); the pipe is
-//!   full after 3 rounds in which the bandwidth grew by less than 25%. DRAIN:
-//!   pacing gain 1/2.885 until the packets in flight are at most one BDP (plus
-//!   the quantization budget, below); ssthresh is set to that then, as Linux does.
-//! - PROBE_BW: pacing gains 5/4, 3/4, then 1 six times, one phase per min_rtt
-//!   (the 5/4 phase lasts until a loss or until the flight reaches 5/4 BDP, the
-//!   3/4 phase ends early once it falls to one BDP); cwnd gain 2. It starts at a
-//!   random phase other than 3/4 (Linux: `CYCLE_LEN - 1 - prandom(7)`, then one
-//!   step), drawn from the flow's own stream.
-//! - PROBE_RTT: when the min-RTT estimate is 10 s old, cwnd is held at 4 packets
-//!   until 200 ms and one round have passed at that flight; then the estimate's
-//!   clock restarts and the flow returns to PROBE_BW (or STARTUP if the pipe was
-//!   never full) with the window it had.
-//! - Pacing rate = gain x bw x 99% (Linux's 1% margin), raised only until the pipe
-//!   is full; before the first RTT sample it is 2.885 x cwnd per 1 ms, then per
-//!   srtt (Linux's `bbr_init_pacing_rate_from_rtt`).
-//! - cwnd = gain x BDP, rounded up, + 3 x the TSO goal (Linux's
-//!   `bbr_quantization_budget`), rounded up to even, + 2 in the 5/4 phase; at least
-//!   4 packets; grows toward the target by the packets each ACK delivers. The TSO
-//!   goal is computed as Linux computes it in segments (the pacing rate's bytes in
-//!   1 ms, `sk_pacing_shift` = 10, in packets, at least 2, or 1 below 1.2 Mbit/s),
-//!   though the simulator sends one packet per event: the budget keeps Linux's
-//!   windows, and so its queues.
-//! - Loss: on entering recovery the window is what is in flight plus what the ACK
-//!   delivered (packet conservation) for one round; each ACK's newly lost packets
-//!   come off it; on leaving recovery (or a timeout's loss state) it is restored to
-//!   at least its value before. The sender's SACK recovery picks what to resend;
-//!   PRR is not used (Linux's `cong_control` replaces it).
-//!
-//! - The long-term (policer) estimate `lt_bw` ([`long_term`]) and the ACK
-//!   aggregation allowance `extra_acked` ([`ack_aggregation`]), as Linux has them.
+//! - The model: bandwidth is the windowed maximum of the delivery-rate samples
+//!   ([`super::sender::rate`]) over 10 rounds, the minimum RTT the lowest sample
+//!   of 10 s; a detected policer's rate replaces the bandwidth ([`long_term`]).
+//! - The states: STARTUP (gain 2/ln 2 until 3 rounds grow the bandwidth by less
+//!   than 25%), DRAIN, PROBE_BW (gains 5/4, 3/4, then 1 six times, starting at a
+//!   random phase drawn from the flow's own stream), PROBE_RTT (4 packets for
+//!   200 ms and a round when the min-RTT estimate is 10 s old).
+//! - cwnd = gain x BDP + the ACK-aggregation allowance ([`ack_aggregation`]) + 3
+//!   TSO goals (computed in segments as Linux does, though the simulator sends
+//!   one packet per event: the budget keeps Linux's windows, and so its queues),
+//!   rounded up to even; packet conservation for the first round of a recovery,
+//!   the window before restored after it. PRR is not used (Linux's
+//!   `cong_control` replaces it).
 //!
 //! Not modelled: the restart from idle (bulk flows are never idle; web objects
 //! start a new BBR, as a new connection would). Rates are floating-point packets
