@@ -64,6 +64,40 @@ fn is_number(w: Option<&&str>) -> bool {
     w.is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
 }
 
+/// The words after `netem`, read left to right.
+struct Words<'a> {
+    args: &'a [&'a str],
+    i: usize,
+}
+
+impl<'a> Words<'a> {
+    /// The next word, as the value `option` needs.
+    fn value(&mut self, option: &str) -> Result<&'a str, TcError> {
+        let v = self.args.get(self.i).copied();
+        self.i += 1;
+        v.ok_or_else(|| TcError::MissingValue {
+            option: option.into(),
+        })
+    }
+
+    /// The next word when it is a number (netem's optional values).
+    fn number(&mut self) -> Option<&'a str> {
+        let v = is_number(self.args.get(self.i)).then(|| self.args[self.i]);
+        self.i += usize::from(v.is_some());
+        v
+    }
+}
+
+fn time(v: &str, option: &str) -> Result<Dur, TcError> {
+    parse_time(v).ok_or_else(|| {
+        bad(
+            option,
+            v,
+            "must be a time (microseconds, or with s, ms or us)",
+        )
+    })
+}
+
 /// Parses the options after `netem` (the words of `tc qdisc add ... netem`, or
 /// the options alone).
 pub fn parse(line: &str) -> Result<Netem, TcError> {
@@ -75,7 +109,6 @@ pub fn parse(line: &str) -> Result<Netem, TcError> {
     if start == 0 && words.first().is_some_and(|w| *w == "tc" || *w == "qdisc") {
         return Err(TcError::Syntax("no `netem` on the line".into()));
     }
-    let args = &words[start..];
     let mut out = Netem {
         line: words.join(" "),
         delay: Dur::ZERO,
@@ -86,145 +119,31 @@ pub fn parse(line: &str) -> Result<Netem, TcError> {
         rate: None,
         limit: DEFAULT_LIMIT,
     };
-    let mut i = 0;
-    let value = |i: usize, option: &str| -> Result<&str, TcError> {
-        args.get(i).copied().ok_or_else(|| TcError::MissingValue {
-            option: option.into(),
-        })
+    let mut w = Words {
+        args: &words[start..],
+        i: 0,
     };
-    let time = |v: &str, option: &str| {
-        parse_time(v).ok_or_else(|| {
-            bad(
-                option,
-                v,
-                "must be a time (microseconds, or with s, ms or us)",
-            )
-        })
-    };
-    while i < args.len() {
-        let o = args[i];
+    while let Some(&o) = w.args.get(w.i) {
+        w.i += 1;
         match o {
-            "delay" | "latency" => {
-                out.delay = time(value(i + 1, o)?, o)?;
-                i += 2;
-                if is_number(args.get(i)) {
-                    out.jitter = time(args[i], "jitter")?;
-                    i += 1;
-                    if is_number(args.get(i)) {
-                        return Err(unsupported(
-                            "delay correlation",
-                            "netem's correlated draws are not modelled (and skew the distribution)",
-                        ));
-                    }
-                }
-            }
+            "delay" | "latency" => delay(&mut w, o, &mut out)?,
             "distribution" => {
-                let v = value(i + 1, o)?;
+                let v = w.value(o)?;
                 out.distribution = Some(Distribution::from_name(v).ok_or_else(|| {
                     bad(o, v, "must be one of uniform, normal, pareto, paretonormal")
                 })?);
-                i += 2;
             }
-            "loss" | "drop" => {
-                if out.loss.is_some() {
-                    return Err(bad(o, value(i + 1, o)?, "the line gives a loss twice"));
-                }
-                let v = value(i + 1, o)?;
-                i += 2;
-                match v {
-                    "gemodel" => {
-                        let p = percent("loss gemodel p", value(i, "loss gemodel")?)?;
-                        i += 1;
-                        let mut rest = [None; 3];
-                        for (slot, name) in rest.iter_mut().zip(["r", "1-h", "1-k"]) {
-                            if is_number(args.get(i)) {
-                                *slot = Some(percent(&format!("loss gemodel {name}"), args[i])?);
-                                i += 1;
-                            } else {
-                                break;
-                            }
-                        }
-                        out.loss = Some(LossSpec::gemodel(p, rest[0], rest[1], rest[2]));
-                    }
-                    "state" => {
-                        return Err(unsupported(
-                            "loss state",
-                            "the 4-state loss model is not modelled; use gemodel or a random loss",
-                        ))
-                    }
-                    _ => {
-                        let v = if v == "random" {
-                            i += 1;
-                            value(i - 1, "loss random")?
-                        } else {
-                            v
-                        };
-                        out.loss = Some(LossSpec::Bernoulli { p: percent(o, v)? });
-                        if is_number(args.get(i)) {
-                            return Err(unsupported(
-                                "loss correlation",
-                                "netem's correlated loss is not modelled; use gemodel for bursts",
-                            ));
-                        }
-                    }
-                }
-            }
-            "rate" => {
-                let v = value(i + 1, o)?;
-                if v.contains('%') {
-                    return Err(unsupported(
-                        "rate",
-                        "a rate as a share of the device's speed",
-                    ));
-                }
-                out.rate = Some(parse_rate(v).map_err(|e| {
-                    bad(
-                        o,
-                        v,
-                        e.rule(
-                            "must be a rate (bit/s, or with kbit, mbit, gbit, bps = bytes/s, ...)",
-                        ),
-                    )
-                })?);
-                i += 2;
-                if args.get(i).is_some_and(|w| w.parse::<i64>().is_ok()) {
-                    return Err(unsupported(
-                        "rate overhead",
-                        "packet overhead and cell sizes are not modelled",
-                    ));
-                }
-            }
+            "loss" | "drop" => loss(&mut w, o, &mut out)?,
+            "rate" => rate(&mut w, o, &mut out)?,
             "limit" => {
-                let v = value(i + 1, o)?;
+                let v = w.value(o)?;
                 out.limit = v
                     .parse::<u64>()
                     .ok()
                     .filter(|&n| (1..=u32::MAX as u64).contains(&n))
                     .ok_or_else(|| bad(o, v, "must be a number of packets from 1 to 2^32 - 1"))?;
-                i += 2;
             }
-            "duplicate" | "corrupt" | "reorder" | "gap" | "slot" | "ecn" | "seed" => {
-                let why = match o {
-                    "duplicate" => "aqmlab never duplicates a packet",
-                    "corrupt" => "aqmlab's packets carry no bytes to corrupt",
-                    "reorder" | "gap" => {
-                        "netem's reordering by probability is not modelled (jitter reorders: \
-                         `reorder = true` on the link's delay)"
-                    }
-                    "slot" => {
-                        "netem's slotting (Wi-Fi, DOCSIS) is not modelled; a trace can describe it"
-                    }
-                    "ecn" => "netem marks instead of losing; aqmlab's link loss never marks",
-                    _ => "the run's seed seeds every draw of the link",
-                };
-                return Err(unsupported(o, why));
-            }
-            _ => {
-                return Err(TcError::UnknownOption {
-                    kind: "netem",
-                    option: o.into(),
-                })
-            }
+            _ => return Err(not_modelled(o)),
         }
     }
     if out.distribution.is_some() && (out.delay.is_zero() || out.jitter.is_zero()) {
@@ -238,6 +157,108 @@ pub fn parse(line: &str) -> Result<Netem, TcError> {
     }
     out.reorder = !out.jitter.is_zero() && out.rate.is_none();
     Ok(out)
+}
+
+/// `delay TIME [JITTER]`; a correlation after them is refused.
+fn delay(w: &mut Words, o: &str, out: &mut Netem) -> Result<(), TcError> {
+    out.delay = time(w.value(o)?, o)?;
+    if let Some(jitter) = w.number() {
+        out.jitter = time(jitter, "jitter")?;
+        if w.number().is_some() {
+            return Err(unsupported(
+                "delay correlation",
+                "netem's correlated draws are not modelled (and skew the distribution)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `loss [random] PERCENT` or `loss gemodel p [r [1-h [1-k]]]`.
+fn loss(w: &mut Words, o: &str, out: &mut Netem) -> Result<(), TcError> {
+    if out.loss.is_some() {
+        let v = w.value(o)?;
+        return Err(bad(o, v, "the line gives a loss twice"));
+    }
+    match w.value(o)? {
+        "gemodel" => {
+            let p = percent("loss gemodel p", w.value("loss gemodel")?)?;
+            let mut rest = [None; 3];
+            for (slot, name) in rest.iter_mut().zip(["r", "1-h", "1-k"]) {
+                let Some(v) = w.number() else { break };
+                *slot = Some(percent(&format!("loss gemodel {name}"), v)?);
+            }
+            out.loss = Some(LossSpec::gemodel(p, rest[0], rest[1], rest[2]));
+        }
+        "state" => {
+            return Err(unsupported(
+                "loss state",
+                "the 4-state loss model is not modelled; use gemodel or a random loss",
+            ))
+        }
+        v => {
+            let v = if v == "random" {
+                w.value("loss random")?
+            } else {
+                v
+            };
+            out.loss = Some(LossSpec::Bernoulli { p: percent(o, v)? });
+            if w.number().is_some() {
+                return Err(unsupported(
+                    "loss correlation",
+                    "netem's correlated loss is not modelled; use gemodel for bursts",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `rate RATE`; a share of the device's speed, an overhead or cells are refused.
+fn rate(w: &mut Words, o: &str, out: &mut Netem) -> Result<(), TcError> {
+    let v = w.value(o)?;
+    if v.contains('%') {
+        return Err(unsupported(
+            "rate",
+            "a rate as a share of the device's speed",
+        ));
+    }
+    out.rate = Some(parse_rate(v).map_err(|e| {
+        bad(
+            o,
+            v,
+            e.rule("must be a rate (bit/s, or with kbit, mbit, gbit, bps = bytes/s, ...)"),
+        )
+    })?);
+    if w.args.get(w.i).is_some_and(|x| x.parse::<i64>().is_ok()) {
+        return Err(unsupported(
+            "rate overhead",
+            "packet overhead and cell sizes are not modelled",
+        ));
+    }
+    Ok(())
+}
+
+/// A netem option aqmlab does not model, or no netem option at all.
+fn not_modelled(o: &str) -> TcError {
+    let why = match o {
+        "duplicate" => "aqmlab never duplicates a packet",
+        "corrupt" => "aqmlab's packets carry no bytes to corrupt",
+        "reorder" | "gap" => {
+            "netem's reordering by probability is not modelled (jitter reorders: \
+             `reorder = true` on the link's delay)"
+        }
+        "slot" => "netem's slotting (Wi-Fi, DOCSIS) is not modelled; a trace can describe it",
+        "ecn" => "netem marks instead of losing; aqmlab's link loss never marks",
+        "seed" => "the run's seed seeds every draw of the link",
+        _ => {
+            return TcError::UnknownOption {
+                kind: "netem",
+                option: o.into(),
+            }
+        }
+    };
+    unsupported(o, why)
 }
 
 impl Netem {
