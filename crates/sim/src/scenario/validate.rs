@@ -237,135 +237,10 @@ impl Scenario {
     /// The keys of flow group `i`: its kind's own, then those every kind takes.
     fn validate_flow_keys(&self, i: usize) -> Result<(), ScenarioError> {
         let spec = self.file.flows[i].get_ref();
-        let at = |key: &str, msg: String| self.flow_error(i, key, msg);
-        let kind = spec.kind();
-        if let Some(v) = spec.variant().filter(|v| v.is_scalable()) {
-            if spec.ecn == Some(EcnSetting::Off) {
-                let name = if v == Variant::Dctcp {
-                    "dctcp"
-                } else {
-                    "prague"
-                };
-                return Err(at(
-                    "ecn",
-                    format!(
-                        "ecn = false: variant = \"{name}\" responds to ECN marks and needs \
-                         ecn (true, \"ect0\" or \"ect1\"; on when not written)"
-                    ),
-                ));
-            }
-        }
-        if let Some(v) = spec.variant().filter(|v| v.is_bbr()) {
-            if spec.ecn == Some(EcnSetting::Ect1) {
-                return Err(at(
-                    "ecn",
-                    format!(
-                        "ecn = \"ect1\": variant = \"{}\" does not respond to marks as \
-                         L4S (RFC 9331) requires of ECT(1) senders; use ect0 or false",
-                        v.name()
-                    ),
-                ));
-            }
-        }
-        match &spec.traffic {
-            Traffic::Tcp(k) => k.rules().map_err(|(key, msg)| at(key, msg))?,
-            Traffic::Web(k) => {
-                k.rules().map_err(|(key, msg)| at(key, msg))?;
-                match k.object_size {
-                    None => {
-                        return Err(at(
-                            "object_size",
-                            "kind = \"web\" needs object_size (packets per object)".into(),
-                        ))
-                    }
-                    Some(0) => {
-                        return Err(at(
-                            "object_size",
-                            "object_size = 0 must be at least 1".into(),
-                        ))
-                    }
-                    _ => {}
-                }
-            }
-            Traffic::Cbr(_) | Traffic::Poisson(_) => {}
-            Traffic::Probe(k) => {
-                if k.interval.is_zero() {
-                    return Err(at(
-                        "interval",
-                        "interval = 0s: probes need a positive interval".into(),
-                    ));
-                }
-            }
-            Traffic::Onoff(k) => {
-                for (key, d) in [("on", k.on), ("off", k.off)] {
-                    if d.is_none_or(|d| d.is_zero()) {
-                        return Err(at(
-                            key,
-                            "kind = \"onoff\" needs positive on and off mean durations".into(),
-                        ));
-                    }
-                }
-                if k.distribution != Distribution::Pareto && k.shape.is_some() {
-                    return Err(at(
-                        "shape",
-                        "shape applies to distribution = \"pareto\" only".into(),
-                    ));
-                }
-                if k.distribution == Distribution::Pareto
-                    && k.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
-                {
-                    return Err(at(
-                        "shape",
-                        "a Pareto on/off source needs 1 < shape <= 1000".into(),
-                    ));
-                }
-            }
-        }
-        if !kind.is_tcp() && kind != FlowKind::Probe {
-            match spec.rate() {
-                None => {
-                    return Err(at(
-                        "rate",
-                        format!("kind = \"{}\" needs a rate", kind.name()),
-                    ))
-                }
-                Some(r) if r.bps() == 0 && spec.schedule().is_none() => {
-                    return Err(at("rate", "rate must be positive".into()));
-                }
-                _ => {}
-            }
-        }
-        if let Some(steps) = spec.schedule() {
-            if steps.windows(2).any(|w| w[0].at >= w[1].at) {
-                return Err(at("schedule", "schedule times must increase".into()));
-            }
-        }
-        if let Some(a) = spec.aggregate {
-            if a >= OWN_AGGREGATE {
-                return Err(at(
-                    "aggregate",
-                    format!("aggregate = {a} must be below 2^31 (2147483648)"),
-                ));
-            }
-        }
-        host_names(spec).map_err(|(key, msg)| at(key, msg))?;
-        let w = spec.weight;
-        if !(w > 0.0 && w <= 1e9) {
-            return Err(at(
-                "weight",
-                format!("weight = {w} must be positive and at most 1e9"),
-            ));
-        }
-        if let Some(stop) = spec.stop {
-            let start = spec.start;
-            if stop <= start {
-                return Err(at(
-                    "stop",
-                    format!("stop = {stop} must be after start = {start}"),
-                ));
-            }
-        }
-        Ok(())
+        ecn_rules(spec)
+            .and_then(|()| traffic_rules(&spec.traffic))
+            .and_then(|()| sending_rules(spec))
+            .map_err(|(key, msg)| self.flow_error(i, key, msg))
     }
 
     /// Flow group `i`'s ends: a graph's nodes, or nothing in a dumbbell.
@@ -445,6 +320,142 @@ fn host_names(spec: &super::FlowSpec) -> Result<(), (&'static str, String)> {
                     "{key} = {h:?} must be a non-empty name without '#' (a flow \
                      that names no host is reported as the host \"group#i\")"
                 ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A flow group's ECN against its variant: DCTCP and Prague need it, BBR is no
+/// L4S sender.
+fn ecn_rules(spec: &super::FlowSpec) -> Result<(), (&'static str, String)> {
+    if let Some(v) = spec.variant().filter(|v| v.is_scalable()) {
+        if spec.ecn == Some(EcnSetting::Off) {
+            let name = if v == Variant::Dctcp {
+                "dctcp"
+            } else {
+                "prague"
+            };
+            return Err((
+                "ecn",
+                format!(
+                    "ecn = false: variant = \"{name}\" responds to ECN marks and needs \
+                     ecn (true, \"ect0\" or \"ect1\"; on when not written)"
+                ),
+            ));
+        }
+    }
+    if let Some(v) = spec.variant().filter(|v| v.is_bbr()) {
+        if spec.ecn == Some(EcnSetting::Ect1) {
+            return Err((
+                "ecn",
+                format!(
+                    "ecn = \"ect1\": variant = \"{}\" does not respond to marks as \
+                     L4S (RFC 9331) requires of ECT(1) senders; use ect0 or false",
+                    v.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The keys of a group's own kind of traffic.
+fn traffic_rules(traffic: &Traffic) -> Result<(), (&'static str, String)> {
+    match traffic {
+        Traffic::Tcp(k) => k.rules()?,
+        Traffic::Web(k) => {
+            k.rules()?;
+            match k.object_size {
+                None => {
+                    return Err((
+                        "object_size",
+                        "kind = \"web\" needs object_size (packets per object)".into(),
+                    ))
+                }
+                Some(0) => {
+                    return Err(("object_size", "object_size = 0 must be at least 1".into()))
+                }
+                _ => {}
+            }
+        }
+        Traffic::Cbr(_) | Traffic::Poisson(_) => {}
+        Traffic::Probe(k) => {
+            if k.interval.is_zero() {
+                return Err((
+                    "interval",
+                    "interval = 0s: probes need a positive interval".into(),
+                ));
+            }
+        }
+        Traffic::Onoff(k) => {
+            for (key, d) in [("on", k.on), ("off", k.off)] {
+                if d.is_none_or(|d| d.is_zero()) {
+                    return Err((
+                        key,
+                        "kind = \"onoff\" needs positive on and off mean durations".into(),
+                    ));
+                }
+            }
+            if k.distribution != Distribution::Pareto && k.shape.is_some() {
+                return Err((
+                    "shape",
+                    "shape applies to distribution = \"pareto\" only".into(),
+                ));
+            }
+            if k.distribution == Distribution::Pareto
+                && k.shape.is_none_or(|s| !(s > 1.0 && s <= 1000.0))
+            {
+                return Err((
+                    "shape",
+                    "a Pareto on/off source needs 1 < shape <= 1000".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What every kind takes: a sending rate and its schedule (open-loop kinds),
+/// the aggregate, the hosts, the weight, and start and stop.
+fn sending_rules(spec: &super::FlowSpec) -> Result<(), (&'static str, String)> {
+    let kind = spec.kind();
+    if !kind.is_tcp() && kind != FlowKind::Probe {
+        match spec.rate() {
+            None => return Err(("rate", format!("kind = \"{}\" needs a rate", kind.name()))),
+            Some(r) if r.bps() == 0 && spec.schedule().is_none() => {
+                return Err(("rate", "rate must be positive".into()));
+            }
+            _ => {}
+        }
+    }
+    if let Some(steps) = spec.schedule() {
+        if steps.windows(2).any(|w| w[0].at >= w[1].at) {
+            return Err(("schedule", "schedule times must increase".into()));
+        }
+    }
+    if let Some(a) = spec.aggregate {
+        if a >= OWN_AGGREGATE {
+            return Err((
+                "aggregate",
+                format!("aggregate = {a} must be below 2^31 (2147483648)"),
+            ));
+        }
+    }
+    host_names(spec)?;
+    let w = spec.weight;
+    if !(w > 0.0 && w <= 1e9) {
+        return Err((
+            "weight",
+            format!("weight = {w} must be positive and at most 1e9"),
+        ));
+    }
+    if let Some(stop) = spec.stop {
+        let start = spec.start;
+        if stop <= start {
+            return Err((
+                "stop",
+                format!("stop = {stop} must be after start = {start}"),
             ));
         }
     }
