@@ -282,18 +282,9 @@ def sweep(
     from aqmlab import _aqmlab, _runner
     from aqmlab._run import check_duration, check_flag, to_json
 
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
-    if jobs is not None and client is not None:
-        raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
+    jobs = _checked_jobs(jobs, client, emulate)
     for flag, name in [(emulate, "emulate"), (progress, "progress"), (fail_fast, "fail_fast")]:
         check_flag(flag, name)
-    if emulate and client is not None:
-        raise ValueError("emulate: emulated runs need this machine's kernel and run here, not on a cluster")
-    if emulate and jobs not in (None, 1):
-        raise ValueError(f"emulate: emulated runs take the machine's time one at a time; jobs = {jobs!r}")
-    if emulate:
-        jobs = 1
     duration = check_duration(duration, "duration")
     warmup = check_duration(warmup, "warmup")
     seed_list = checked_seeds(seeds)
@@ -327,17 +318,7 @@ def sweep(
             f"is more than the {MAX_RUNS:,} runs of one sweep"
         )
 
-    planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
-    simulated: list[str] = []
-    for label in labels:
-        try:
-            point = assign(base, label)
-            simulated.append(_aqmlab.check_json(to_json(point)))
-            if emulate:
-                _aqmlab.check_emulation(to_json(point))
-        except ValueError as e:
-            raise ValueError(_point_error(str(e), label, scenario)) from None
-        planned.extend((label, point, seed) for seed in seed_list)
+    planned, simulated = _plan(scenario, base, labels, seed_list, emulate)
     _check_every_key_changes_something(grid or {}, labels, simulated, base)
 
     if baseline:
@@ -369,6 +350,46 @@ def sweep(
     for message in result.warnings:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     return result
+
+
+def _checked_jobs(jobs: int | None, client: Any, emulate: bool) -> int | None:
+    """The local pool's size as given, 1 for an emulated sweep; refused where it
+    cannot apply."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs = {jobs!r} must be an integer >= 1")
+    if jobs is not None and client is not None:
+        raise ValueError("jobs sets the local pool's size; on a Dask cluster its workers run the runs")
+    if emulate is True and client is not None:
+        raise ValueError("emulate: emulated runs need this machine's kernel and run here, not on a cluster")
+    if emulate is True and jobs not in (None, 1):
+        raise ValueError(f"emulate: emulated runs take the machine's time one at a time; jobs = {jobs!r}")
+    return 1 if emulate is True else jobs
+
+
+def _plan(
+    scenario: Any,
+    base: dict[str, Any],
+    labels: list[dict[str, Any]],
+    seed_list: list[int],
+    emulate: bool,
+) -> tuple[list[tuple[dict[str, Any], dict[str, Any], int]], list[str]]:
+    """Every run of the sweep (point label, scenario, seed), each point checked
+    before the first run starts, and each point's checked scenario as JSON."""
+    from aqmlab import _aqmlab
+    from aqmlab._run import to_json
+
+    planned: list[tuple[dict[str, Any], dict[str, Any], int]] = []
+    simulated: list[str] = []
+    for label in labels:
+        try:
+            point = assign(base, label)
+            simulated.append(_aqmlab.check_json(to_json(point)))
+            if emulate:
+                _aqmlab.check_emulation(to_json(point))
+        except ValueError as e:
+            raise ValueError(_point_error(str(e), label, scenario)) from None
+        planned.extend((label, point, seed) for seed in seed_list)
+    return planned, simulated
 
 
 def _execute(
