@@ -187,119 +187,17 @@ impl Scenario {
     }
 
     fn qdisc_no_ops(&self, path: &KeyPath, spec: &QdiscSpec, found: &mut Vec<Finding>) {
-        let kind = spec.kind();
-        let mut say = |severity, key: &str, message: String| {
+        let said = limit_rules(spec)
+            .into_iter()
+            .chain(kind_rules(spec))
+            .chain(period_rules(spec, self.file.duration));
+        for (severity, key, message) in said {
             found.push(Finding {
                 severity,
                 at: path.key(key),
                 message: format!("{path}: {message}"),
                 group: None,
-            })
-        };
-        // Each qdisc says what it waits for before dropping early, in its own file:
-        // a new RED-family kind cannot miss the `limit` check below.
-        let early = spec.early_drop();
-        if let EarlyDrop::AboveMinTh(t) = &early {
-            if f64::from(t.limit) <= t.min_th {
-                say(
-                    Severity::Error,
-                    "limit",
-                    format!(
-                        "limit = {} is not above min_th = {}: the average queue never \
-                         exceeds min_th, so {kind} never drops early and is a DropTail of \
-                         {} packets; raise limit or lower min_th",
-                        t.limit, t.min_th, t.limit
-                    ),
-                );
-            } else if f64::from(t.limit) <= t.max_th {
-                say(
-                    Severity::Warning,
-                    "max_th",
-                    format!(
-                        "max_th = {} is not below limit = {}: the average queue never \
-                         reaches max_th, so {kind}'s drop curve is cut short below max_p",
-                        t.max_th, t.limit
-                    ),
-                );
-            }
-        }
-        // Linux accepts a tree whose children's rates exceed their parent's
-        // ceil, and cannot give them: said, and run.
-        if let QdiscSpec::Htb(p) = spec {
-            for w in p.warnings() {
-                say(Severity::Warning, "class", w);
-            }
-        }
-        match spec {
-            QdiscSpec::Sfb(p) if p.bin_size > p.limit => say(
-                Severity::Error,
-                "bin_size",
-                format!(
-                    "bin_size = {} is above limit = {}: no bin ever holds bin_size \
-                     packets, so no marking probability rises and sfb is a DropTail; \
-                     lower bin_size",
-                    p.bin_size, p.limit
-                ),
-            ),
-            QdiscSpec::Sfb(p) if p.bins == 1 => say(
-                Severity::Warning,
-                "bins",
-                "bins = 1: every flow shares the one bin of each level, so sfb cannot \
-                 tell flows apart and rate-limits all or none (a BLUE)"
-                    .into(),
-            ),
-            QdiscSpec::Sfred(p) if p.bins == 1 => say(
-                Severity::Warning,
-                "bins",
-                "bins = 1: every flow shares the one bin of each level, so sfred \
-                 cannot tell flows apart (an adaptive RED)"
-                    .into(),
-            ),
-            QdiscSpec::Codel(p) if p.target >= p.interval => say(
-                Severity::Warning,
-                "target",
-                format!(
-                    "target = {} is not below interval = {}: CoDel drops only once the \
-                     sojourn has stayed above target for a whole interval, so it \
-                     rarely acts (RFC 8289: target 5-10% of interval)",
-                    p.target, p.interval
-                ),
-            ),
-            QdiscSpec::FqCodel(p) if p.target >= p.interval => say(
-                Severity::Warning,
-                "target",
-                format!(
-                    "target = {} is not below interval = {}: CoDel drops only once the \
-                     sojourn has stayed above target for a whole interval, so it \
-                     rarely acts (RFC 8290: target 5-10% of interval)",
-                    p.target, p.interval
-                ),
-            ),
-            QdiscSpec::FqCodel(p) if p.flows == 1 => say(
-                Severity::Warning,
-                "flows",
-                "flows = 1: one flow queue for all flows, so fq_codel is a CoDel".into(),
-            ),
-            // Rules of one kind's own keys: a kind without one has nothing to say
-            // here. What a family shares is asked of every kind above and below.
-            _ => {}
-        }
-        let duration = self.file.duration;
-        let periods = match early {
-            EarlyDrop::After(periods) => periods,
-            EarlyDrop::AboveMinTh(_) | EarlyDrop::Unchecked => Vec::new(),
-        };
-        for (key, period) in periods {
-            if period >= duration {
-                say(
-                    Severity::Warning,
-                    key,
-                    format!(
-                        "{key} = {period} is not shorter than duration = {duration}: \
-                         {kind} never drops early in this run"
-                    ),
-                );
-            }
+            });
         }
     }
 
@@ -402,3 +300,122 @@ impl Scenario {
 
 #[cfg(test)]
 mod tests;
+
+/// A finding about a key of a qdisc table: how bad, the key, what it does.
+type Said = (Severity, &'static str, String);
+
+/// A RED-family qdisc's limit against the thresholds it waits for. Each qdisc
+/// says what it waits for in its own file, so a new RED-family kind cannot miss
+/// this check.
+fn limit_rules(spec: &QdiscSpec) -> Option<Said> {
+    let kind = spec.kind();
+    let EarlyDrop::AboveMinTh(t) = spec.early_drop() else {
+        return None;
+    };
+    if f64::from(t.limit) <= t.min_th {
+        Some((
+            Severity::Error,
+            "limit",
+            format!(
+                "limit = {} is not above min_th = {}: the average queue never \
+                 exceeds min_th, so {kind} never drops early and is a DropTail of \
+                 {} packets; raise limit or lower min_th",
+                t.limit, t.min_th, t.limit
+            ),
+        ))
+    } else if f64::from(t.limit) <= t.max_th {
+        Some((
+            Severity::Warning,
+            "max_th",
+            format!(
+                "max_th = {} is not below limit = {}: the average queue never \
+                 reaches max_th, so {kind}'s drop curve is cut short below max_p",
+                t.max_th, t.limit
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+/// The periods a qdisc waits before it drops early, against the run's duration.
+fn period_rules(spec: &QdiscSpec, duration: Dur) -> Vec<Said> {
+    let kind = spec.kind();
+    let EarlyDrop::After(periods) = spec.early_drop() else {
+        return Vec::new();
+    };
+    periods
+        .into_iter()
+        .filter(|&(_, period)| period >= duration)
+        .map(|(key, period)| {
+            let message = format!(
+                "{key} = {period} is not shorter than duration = {duration}: \
+                 {kind} never drops early in this run"
+            );
+            (Severity::Warning, key, message)
+        })
+        .collect()
+}
+
+/// Rules of one kind's own keys; a kind without one has nothing to say here.
+fn kind_rules(spec: &QdiscSpec) -> Vec<Said> {
+    // Linux accepts a tree whose children's rates exceed their parent's ceil,
+    // and cannot give them: said, and run.
+    if let QdiscSpec::Htb(p) = spec {
+        return p
+            .warnings()
+            .into_iter()
+            .map(|w| (Severity::Warning, "class", w))
+            .collect();
+    }
+    let codel_target = |target, interval, rfc| {
+        format!(
+            "target = {target} is not below interval = {interval}: CoDel drops only once \
+             the sojourn has stayed above target for a whole interval, so it rarely acts \
+             ({rfc}: target 5-10% of interval)"
+        )
+    };
+    let one = match spec {
+        QdiscSpec::Sfb(p) if p.bin_size > p.limit => (
+            Severity::Error,
+            "bin_size",
+            format!(
+                "bin_size = {} is above limit = {}: no bin ever holds bin_size \
+                 packets, so no marking probability rises and sfb is a DropTail; \
+                 lower bin_size",
+                p.bin_size, p.limit
+            ),
+        ),
+        QdiscSpec::Sfb(p) if p.bins == 1 => (
+            Severity::Warning,
+            "bins",
+            "bins = 1: every flow shares the one bin of each level, so sfb cannot \
+             tell flows apart and rate-limits all or none (a BLUE)"
+                .into(),
+        ),
+        QdiscSpec::Sfred(p) if p.bins == 1 => (
+            Severity::Warning,
+            "bins",
+            "bins = 1: every flow shares the one bin of each level, so sfred \
+             cannot tell flows apart (an adaptive RED)"
+                .into(),
+        ),
+        QdiscSpec::Codel(p) if p.target >= p.interval => (
+            Severity::Warning,
+            "target",
+            codel_target(p.target, p.interval, "RFC 8289"),
+        ),
+        QdiscSpec::FqCodel(p) if p.target >= p.interval => (
+            Severity::Warning,
+            "target",
+            codel_target(p.target, p.interval, "RFC 8290"),
+        ),
+        QdiscSpec::FqCodel(p) if p.flows == 1 => (
+            Severity::Warning,
+            "flows",
+            "flows = 1: one flow queue for all flows, so fq_codel is a CoDel".into(),
+        ),
+        _ => return Vec::new(),
+    };
+    vec![one]
+}
