@@ -6,8 +6,10 @@ Runs the scenario of ``kernel_tcp.py``'s row with ``[monitor] tcp_trace`` twice:
 ``aqmlab emulate`` (the kernel's TCP, its ``TCP_INFO`` sampled) and ``aqmlab
 run`` (``profile = "linux"``). Prints, per TCP group and for the link, the
 means over the measured interval of what sets a flow's footprint: cwnd,
-ssthresh, smoothed RTT, packets in flight (the trace), and the link's drop rate
-and mean queue, simulated beside emulated. A row of the grid that misses is
+ssthresh, smoothed RTT, packets in flight (the trace), the flows' retransmissions,
+timeouts and fast recoveries, and the link's drop rate and mean queue,
+simulated beside emulated (the kernel's fast recoveries are polled, and
+undercounted on a busy machine: the run's warnings say so). A row of the grid that misses is
 explained when these say which side sends more, and from what.
 """
 
@@ -94,6 +96,13 @@ def main() -> None:
                 "drop_rate": link["drops_total"] / max(1, link["arrivals"]),
                 "mean_queue": link["mean_queue_packets"],
                 "goodput": {g: v["goodput_bps"] / 1e6 for g, v in r["groups"].items()},
+                "events": {
+                    g: {
+                        k: sum(f.get(k, 0) for f in r["flows"] if f["group"] == g)
+                        for k in ("retransmits", "timeouts", "fast_recoveries")
+                    }
+                    for g in r["groups"]
+                },
             }
     sim, emu = rows["simulated"], rows["emulated"]
     print(f"{a.variant}, {a.qdisc}, {a.flows} flows, CBR {a.cbr}; seed {a.seed}; simulated / emulated\n")
@@ -105,6 +114,10 @@ def main() -> None:
         for key in ("cwnd", "ssthresh", "in_flight", "srtt_s"):
             if key in st and key in et:
                 print(f"; {key} {st[key]:.3f} / {et[key]:.3f}", end="")
+        se, ee = sim["events"].get(g, {}), emu["events"].get(g, {})
+        for key in ("retransmits", "timeouts", "fast_recoveries"):
+            if se.get(key) or ee.get(key):
+                print(f"; {key} {se.get(key, 0)} / {ee.get(key, 0)}", end="")
         print()
 
 
