@@ -2,7 +2,8 @@
 
     sudo python3 bench/emulation/kernel_tcp.py --bin target/release/aqmlab > grid.md
     sudo python3 bench/emulation/kernel_tcp.py --variants cubic --flows 8 --cbr yes
-    python3 bench/emulation/kernel_tcp.py --against bench/results/kernel-tcp-*.md
+    python3 bench/emulation/kernel_tcp.py --against \
+        bench/results/kernel-tcp-{8flows-cbr,8flows-nocbr,1-32flows-cbr,bbr-8flows}.md
 
 Each cell is one scenario run twice by ``aqmlab emulate --compare --json``: the
 kernel's TCP through aqmlab's qdisc (emulated) and aqmlab's TCP with

@@ -1,0 +1,40 @@
+"""docs/validation.md's kernel grid, simulated side: the rows
+`bench/results/kernel-tcp-bbr-resimulated.md` records are what this build
+prints (`bench/emulation/kernel_tcp.py --against`, which re-simulates a row
+beside the kernel's recorded column). A change to the simulator's TCP shows
+here; the file is then made again with the command on its first line, and the
+page's counts read from it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from conftest import ROOT
+
+RESULTS = ROOT / "bench" / "results"
+RECORDED = [
+    RESULTS / "kernel-tcp-8flows-cbr.md",
+    RESULTS / "kernel-tcp-8flows-nocbr.md",
+    RESULTS / "kernel-tcp-1-32flows-cbr.md",
+    RESULTS / "kernel-tcp-bbr-8flows.md",
+]
+PAGE = RESULTS / "kernel-tcp-bbr-resimulated.md"
+
+
+def rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("| bbr")]
+
+
+def test_the_recorded_resimulated_rows_are_this_builds():
+    exe = Path(sysconfig.get_path("scripts")) / ("aqmlab.exe" if os.name == "nt" else "aqmlab")
+    args = [sys.executable, str(ROOT / "bench" / "emulation" / "kernel_tcp.py"), "--bin", str(exe)]
+    args += ["--against", *map(str, RECORDED), "--variants", "bbr", "bbr-vs-cubic"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600, check=True).stdout
+    recorded = rows(PAGE.read_text())
+    assert len(recorded) == 54, "the file lost rows of the grid"
+    assert rows(out) == recorded, "the simulated column changed: run the command on the file's first line"
