@@ -19,6 +19,7 @@ mod rack_tlp;
 pub(super) mod rate;
 mod rto;
 mod sack;
+mod timeout;
 
 use linux_rtt::{LinuxRtt, Samples as LinuxSamples};
 use prr::Prr;
@@ -112,6 +113,9 @@ struct Aside {
     linux: Option<LinuxRtt>,
     /// The Linux profile's tail loss probe.
     tlp: Tlp,
+    /// The Linux profile after a timeout: one past the last segment it
+    /// counted lost (0: none; `timeout`).
+    lost_to: u32,
 }
 
 impl TcpSender {
@@ -268,7 +272,7 @@ impl TcpSender {
         if self.ecn_hold {
             return;
         }
-        if cfg.variant.recovery() == Recovery::Sack && self.in_recovery {
+        if cfg.variant.recovery() == Recovery::Sack && (self.in_recovery || self.in_loss()) {
             while (self.pipe() as f64) < self.cwnd.floor() && !self.pace_wait {
                 if let Some(hole) = self.next_hole() {
                     self.retransmit(hole, now, cfg, act);
@@ -365,6 +369,14 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.start_recovery(now, cfg);
+        let una = self.snd_una;
+        self.retransmit(una, now, cfg, act);
+        self.restart_rto(now, cfg, act);
+    }
+
+    /// A fast recovery's state and window; what it sends is the caller's.
+    fn start_recovery(&mut self, now: Time, cfg: &TcpConfig) {
         self.ssthresh = self.reduced_ssthresh(Signal::Loss, cfg);
         self.recover = self.snd_max;
         // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
@@ -382,9 +394,6 @@ impl TcpSender {
             Recovery::Reno | Recovery::NewReno => self.ssthresh + cfg.dupthresh as f64,
         };
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
-        let una = self.snd_una;
-        self.retransmit(una, now, cfg, act);
-        self.restart_rto(now, cfg, act);
     }
 
     /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
@@ -425,10 +434,11 @@ impl TcpSender {
         if ece && cfg.ecn_capable() {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
-        if linux && self.in_recovery && recovery == Recovery::Sack {
-            if let Some(t) = samples.newest_sent {
-                self.rack_lost_retransmissions(t);
-            }
+        if let Some(t) = samples
+            .newest_sent
+            .filter(|_| linux && recovery == Recovery::Sack)
+        {
+            self.rack_on_ack(now, t, cfg, act);
         }
         if self.in_recovery {
             self.prr_window(&before);
@@ -635,10 +645,15 @@ impl TcpSender {
     /// (RFC 6582's "careful" variant; ns-2's `bugFix_`, `highest_ack_ > recover_`),
     /// so that one window's losses, or a timeout's go-back-N duplicates, trigger
     /// one reduction. Reno without `reno_bugfix` may fast-retransmit at any time.
+    /// Linux with SACK needs only the window acknowledged (`tcp_try_undo_recovery`:
+    /// "SACK TCP is safe"), so a loss of the first packet after it is repaired
+    /// by a fast recovery, where the careful rule leaves it to the timeout.
     fn may_fast_retransmit(&self, ack: u32, cfg: &TcpConfig) -> bool {
+        let sack_linux = cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack;
         (cfg.variant.recovery() == Recovery::Reno && !cfg.reno_bugfix)
             || self.recover == 0
             || ack > self.recover
+            || (sack_linux && ack == self.recover)
     }
 
     /// RFC 3042: a duplicate ACK (the first or second) says a packet left the
@@ -686,43 +701,6 @@ impl TcpSender {
             self.object_start = now;
             self.object_end = self.object_end.saturating_add(cfg.object_size.unwrap_or(0));
         }
-        self.send_allowed(now, cfg, act);
-    }
-
-    /// The retransmission timer expired.
-    pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
-        self.rto_running = false;
-        if self.probe_armed() && self.snd_una < self.snd_max {
-            self.send_probe(now, cfg, act);
-            return;
-        }
-        let held = std::mem::take(&mut self.ecn_hold);
-        if self.snd_una >= self.snd_max {
-            if held {
-                // RFC 3168 (6.1.2): the timer an ECE reset at one packet expired;
-                // not a loss, so the one-packet window sends its next new packet.
-                self.send_allowed(now, cfg, act);
-            }
-            return;
-        }
-        self.stats.timeouts += 1;
-        self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
-        self.reduce(now, 1.0, ReductionCause::Timeout);
-        self.recover = self.snd_max;
-        self.in_recovery = false;
-        self.set_prr(None);
-        self.dupacks = 0;
-        self.back_off(cfg);
-        self.set_timed(None);
-        for f in self.scoreboard.iter_mut() {
-            *f = 0;
-        }
-        self.sacked = 0;
-        self.retx_out = 0;
-        self.high_sack = self.snd_una;
-        self.hole_hint = self.snd_una;
-        self.snd_nxt = self.snd_una;
-        self.restart_rto(now, cfg, act);
         self.send_allowed(now, cfg, act);
     }
 }

@@ -2,31 +2,40 @@
 //! `tcp_send_loss_probe`), on SACK recovery:
 //!
 //! - **Loss by time.** A segment is lost once a segment sent at least a
-//!   reordering window after it has been delivered; the window is a quarter of
-//!   the minimum RTT before recovery (no reordering is ever seen on the engine's
-//!   paths) and 0 in it, as Linux sets it until reordering is seen. Before
-//!   recovery this starts a fast recovery with fewer than three duplicate ACKs;
-//!   in it, it finds lost retransmissions, which RFC 6675 leaves to the timer.
-//!   Linux also arms a timer for a loss that is not yet due; the model checks on
-//!   each ACK only.
+//!   reordering window after it has been delivered. With no reordering ever
+//!   seen (the engine's paths never reorder), the window is a quarter of the
+//!   minimum RTT, at most an eighth of the smoothed one, and none once three
+//!   segments are SACKed or in recovery (`tcp_rack_reo_wnd`). Before recovery
+//!   this starts a fast recovery with fewer than three duplicate ACKs; a loss
+//!   not yet due arms the reordering timer, which starts the recovery when it
+//!   fires (`tcp_rack_reo_timeout`): a window of two or three segments with one
+//!   lost is repaired in a fraction of an RTT, not by a timeout. In recovery,
+//!   and after a timeout, it finds lost retransmissions.
 //! - **Tail loss probe.** Outside recovery the retransmission timer first fires
 //!   as a probe, two smoothed RTTs after the last send (plus 200 ms with one
 //!   segment out; never later than the RTO): one new segment, or the last one
 //!   again, so that a lost tail brings SACKs and a fast recovery instead of a
 //!   timeout. One probe until everything sent before it is acknowledged.
 
+use super::super::congestion::linux::HZ;
 use super::super::{Actions, Recovery, TcpConfig, TimerCmd};
 use super::{TcpSender, RETX, SACKED};
 use crate::event::TimerKind;
 use aqm::{Dur, Time};
 
-/// TLP's state: a probe armed on the retransmission timer, and the highest
-/// segment sent when the last probe left (`tlp_high_seq`; 0: none out).
+/// What the retransmission timer is armed as (a probe, RACK's reordering
+/// timer, or neither: the timeout), and the highest segment sent when the last
+/// probe left (`tlp_high_seq`; 0: none out).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Tlp {
     armed: bool,
+    reo: bool,
     high: u32,
 }
+
+/// Two jiffies, the least Linux waits on its reordering timer beyond the
+/// reordering window (`TCP_TIMEOUT_MIN`).
+const TIMEOUT_MIN: Dur = Dur::from_nanos(2 * 1_000_000_000 / HZ);
 
 impl TcpSender {
     /// The probe timeout, when the timer should fire as a tail loss probe.
@@ -37,6 +46,7 @@ impl TcpSender {
         let open = !self.in_recovery && self.snd_una >= self.recover && self.has_rtt;
         let snd_una = self.snd_una;
         let tlp = &mut self.aside.get_or_insert_with(Box::default).tlp;
+        tlp.reo = false;
         if tlp.high > snd_una {
             tlp.armed = false;
             return None;
@@ -49,7 +59,7 @@ impl TcpSender {
         let extra = if self.outstanding() == 1 {
             Dur::from_millis(200)
         } else {
-            Dur::from_millis(8) // two jiffies
+            TIMEOUT_MIN
         };
         Some((Dur::from_secs_f64(2.0 * self.srtt) + extra).min(self.rto(cfg)))
     }
@@ -66,6 +76,7 @@ impl TcpSender {
         if let Some(a) = self.aside.as_deref_mut() {
             a.tlp = Tlp {
                 armed: false,
+                reo: false,
                 high: high + 1,
             };
         }
@@ -89,24 +100,112 @@ impl TcpSender {
         act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
     }
 
+    /// RACK's reordering window, with no reordering ever seen.
+    fn reo_wnd(&self) -> Dur {
+        if self.in_recovery || self.in_loss() || self.sacked >= 3 {
+            return Dur::ZERO;
+        }
+        Dur::from_secs_f64((self.min_rtt() / 4.0).min(self.srtt / 8.0))
+    }
+
     /// RACK before recovery: whether the first segment not yet delivered was
-    /// sent a reordering window (a quarter of the minimum RTT) or more before
-    /// `newest_sent`, the send time of the newest segment delivered.
+    /// sent a reordering window or more before `newest_sent`, the send time of
+    /// the newest segment delivered.
     pub(super) fn rack_lost_head(&self, newest_sent: Time) -> bool {
         if self.high_sack <= self.snd_una || self.scoreboard[0] & (SACKED | RETX) != 0 {
             return false;
         }
-        let reo_wnd = Dur::from_secs_f64(self.min_rtt() / 4.0);
+        let reo_wnd = self.reo_wnd();
         self.sent_at(self.snd_una)
             .is_some_and(|t| t + reo_wnd <= newest_sent)
     }
 
-    /// RACK in recovery: a retransmission sent before a segment now delivered
-    /// was lost too, and is sent again at once instead of waiting for the timer.
-    pub(super) fn rack_lost_retransmissions(&mut self, newest_sent: Time) {
-        if self.retx_out == 0 {
-            return;
+    /// RACK on an ACK that delivered a segment sent at `newest_sent`: lost
+    /// retransmissions in recovery and after a timeout (where one starts a
+    /// fast recovery), the reordering timer before recovery.
+    pub(super) fn rack_on_ack(
+        &mut self,
+        now: Time,
+        newest_sent: Time,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
+        if self.in_recovery {
+            self.rack_lost_retransmissions(newest_sent);
+        } else if self.in_loss() {
+            if self.rack_lost_retransmissions(newest_sent) {
+                self.loss_to_recovery(now, cfg);
+            }
+        } else if self.sacked > 0 && self.may_fast_retransmit(self.snd_una, cfg) {
+            self.arm_reo_timer(now, newest_sent, cfg, act);
         }
+    }
+
+    /// Arms the reordering timer for the segments not yet delivered, sent
+    /// before `newest_sent`, whose reordering window has not yet passed: it
+    /// fires when the last of them is due, rounded up to a jiffy, plus two
+    /// jiffies, never after the RTO (`tcp_rack_mark_lost`).
+    fn arm_reo_timer(&mut self, now: Time, newest_sent: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let reo_wnd = self.reo_wnd();
+        // Outside recovery segments leave in order: the last one sent before
+        // `newest_sent` waits longest.
+        let last = (self.snd_una..self.high_sack).rev().find_map(|seq| {
+            let fresh = self.scoreboard[(seq - self.snd_una) as usize] & (SACKED | RETX) == 0;
+            let sent = self.sent_at(seq).filter(|&t| fresh && t <= newest_sent);
+            sent.map(|t| (t + reo_wnd).saturating_since(newest_sent))
+        });
+        let Some(wait) = last.filter(|w| !w.is_zero()) else {
+            return;
+        };
+        let jiffy = TIMEOUT_MIN.as_nanos() / 2;
+        let wait = Dur::from_nanos(wait.as_nanos().div_ceil(jiffy) * jiffy);
+        let after = (wait + TIMEOUT_MIN).min(self.rto(cfg));
+        let tlp = &mut self.aside.get_or_insert_with(Box::default).tlp;
+        tlp.armed = false;
+        tlp.reo = true;
+        self.rto_running = true;
+        act.timer(TimerKind::Rto, TimerCmd::Arm(now + after));
+    }
+
+    /// Whether the timer that fired was the reordering timer (and forgets it).
+    pub(super) fn take_reo_armed(&mut self) -> bool {
+        self.aside
+            .as_deref_mut()
+            .is_some_and(|a| std::mem::take(&mut a.tlp.reo))
+    }
+
+    /// The reordering timer fired: the first segment not yet delivered is
+    /// lost now (no SACK came to move the timer), and a fast recovery starts;
+    /// otherwise the timeout is armed again.
+    pub(super) fn on_reo_timer(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let head_waits = self
+            .scoreboard
+            .front()
+            .is_some_and(|f| f & (SACKED | RETX) == 0);
+        if !self.in_recovery
+            && !self.in_loss()
+            && self.sacked > 0
+            && head_waits
+            && self.may_fast_retransmit(self.snd_una, cfg)
+        {
+            // PRR lets one segment out for the one delivery a timer stands
+            // for: the retransmission (`tcp_cwnd_reduction` with one newly
+            // SACKed); the ACKs that follow set the window.
+            self.enter_recovery(now, cfg, act);
+            self.cwnd = self.pipe() as f64;
+        } else {
+            self.restart_rto(now, cfg, act);
+        }
+    }
+
+    /// RACK in recovery or after a timeout: a retransmission sent before a
+    /// segment now delivered was lost too, and is sent again at once instead
+    /// of waiting for the timer. Returns whether it found one.
+    pub(super) fn rack_lost_retransmissions(&mut self, newest_sent: Time) -> bool {
+        if self.retx_out == 0 {
+            return false;
+        }
+        let mut found = false;
         for seq in self.snd_una..self.high_sack {
             let i = (seq - self.snd_una) as usize;
             if self.scoreboard[i] & (RETX | SACKED) == RETX
@@ -115,8 +214,10 @@ impl TcpSender {
                 self.scoreboard[i] &= !RETX;
                 self.retx_out -= 1;
                 self.hole_hint = self.hole_hint.min(seq);
+                found = true;
             }
         }
+        found
     }
 }
 
@@ -230,5 +331,142 @@ mod tests {
         assert!(third, "the lost retransmission is sent again");
         assert_eq!(s.stats.timeouts, 0);
         assert_eq!(s.stats.fast_recoveries, 1);
+    }
+
+    /// A window of three whose first segment is lost: the two SACKs that come
+    /// back are too few for three duplicate ACKs, and the segment was sent with
+    /// the others, inside the reordering window. The reordering timer fires a
+    /// window later (rounded up to a jiffy, plus two) and starts a fast
+    /// recovery; no timeout.
+    #[test]
+    fn a_small_window_with_one_loss_recovers_on_the_reordering_timer() {
+        let cfg = TcpConfig {
+            delayed_ack: false,
+            limited_transmit: false,
+            initial_window: 3,
+            ..TcpConfig::linux(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(at(0), &cfg, &mut act);
+        for k in 1..=2u32 {
+            act.clear();
+            s.on_ack(at(50), 0, &[(1, k + 1)], false, &cfg, &mut act);
+        }
+        assert!(!s.in_recovery(), "two SACKs are not yet a loss");
+        // srtt and min_rtt 50 ms: a window of min(50/4, 50/8) = 6.25 ms, two
+        // jiffies of 4 ms rounded up, and two more.
+        let reo = timer(&act).expect("the reordering timer is armed");
+        assert_eq!(reo, at(50 + 16));
+        act.clear();
+        s.on_rto(reo, &cfg, &mut act);
+        assert!(s.in_recovery());
+        assert_eq!(act.data_seqs(), vec![0], "the lost segment again");
+        assert_eq!((s.stats.timeouts, s.stats.fast_recoveries), (0, 1));
+    }
+
+    /// Three SACKs leave no reordering window: the first segment is lost at
+    /// once, on the ACK that SACKs the third, whatever the duplicate ACKs
+    /// counted (one ACK here covers all three).
+    #[test]
+    fn three_segments_sacked_mark_the_head_lost_at_once() {
+        let cfg = TcpConfig {
+            delayed_ack: false,
+            initial_window: 4,
+            ..TcpConfig::linux(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(at(0), &cfg, &mut act);
+        act.clear();
+        s.on_ack(at(50), 0, &[(1, 4)], false, &cfg, &mut act);
+        assert!(s.in_recovery());
+        assert_eq!(act.data_seqs()[0], 0);
+    }
+
+    /// After a timeout the Linux profile keeps the SACKed segments and sends
+    /// again only the others; the `ns2` profile goes back N over all of them.
+    #[test]
+    fn a_timeout_resends_only_what_was_not_sacked() {
+        let after_timeout = |cfg: TcpConfig| {
+            let mut s = TcpSender::new(&cfg);
+            let mut act = Actions::default();
+            s.start(at(0), &cfg, &mut act);
+            // 0 and 2 lost, 1 and 3 SACKed; then every retransmission is lost
+            // until the timeout (the Linux profile recovers first, on its
+            // reordering timer).
+            s.on_ack(at(50), 0, &[(1, 2), (3, 4)], false, &cfg, &mut act);
+            let mut now = at(50);
+            while s.stats.timeouts == 0 {
+                now += Dur::from_secs(1);
+                act.clear();
+                s.on_rto(now, &cfg, &mut act);
+            }
+            assert_eq!(act.data_seqs(), vec![0], "a window of one: the first hole");
+            // 0 arrives: the receiver has 0, 1 and 3.
+            act.clear();
+            s.on_ack(
+                now + Dur::from_millis(50),
+                2,
+                &[(3, 4)],
+                false,
+                &cfg,
+                &mut act,
+            );
+            act.data_seqs()
+        };
+        let linux = TcpConfig {
+            delayed_ack: false,
+            initial_window: 4,
+            ..TcpConfig::linux(Variant::Sack)
+        };
+        let ns2 = TcpConfig {
+            variant: Variant::Sack,
+            initial_window: 4,
+            ..TcpConfig::default()
+        };
+        assert_eq!(after_timeout(linux), vec![2, 4], "the hole, then new data");
+        assert_eq!(after_timeout(ns2), vec![2, 3], "go-back-N");
+    }
+
+    /// The first segment after a recovery's window is lost: with SACK, Linux
+    /// starts another fast recovery on its SACKs; RFC 6582's careful rule (the
+    /// `ns2` profile) waits for an ACK above the old window, so only the
+    /// timeout repairs it.
+    #[test]
+    fn a_loss_right_after_a_recovery_starts_another_under_linux() {
+        let next_recovery = |cfg: TcpConfig| {
+            let mut s = TcpSender::new(&cfg);
+            let mut act = Actions::default();
+            s.start(at(0), &cfg, &mut act);
+            // 0 lost, 1-7 SACKed: a recovery; its window is 0-7 (`recover` 8).
+            for k in 2..=8 {
+                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
+            }
+            assert!(s.in_recovery());
+            // The retransmission arrives: the window is acknowledged, and the
+            // recovery ends with nothing above it delivered yet.
+            s.on_ack(at(100), 8, &[], false, &cfg, &mut act);
+            assert!(!s.in_recovery());
+            assert!(s.snd_max >= 12, "segments 8-11 are out ({})", s.snd_max);
+            // 8 lost; 9-11 SACKed.
+            for k in 10..=12 {
+                s.on_ack(at(150), 8, &[(9, k)], false, &cfg, &mut act);
+            }
+            s.in_recovery()
+        };
+        let linux = TcpConfig {
+            delayed_ack: false,
+            limited_transmit: false,
+            initial_window: 8,
+            ..TcpConfig::linux(Variant::Sack)
+        };
+        let ns2 = TcpConfig {
+            variant: Variant::Sack,
+            initial_window: 8,
+            ..TcpConfig::default()
+        };
+        assert!(next_recovery(linux));
+        assert!(!next_recovery(ns2));
     }
 }

@@ -4,14 +4,22 @@
 use super::{TcpSender, RETX, SACKED};
 
 impl TcpSender {
-    /// RFC 6675's pipe with "lost" = below the highest SACKed packet.
+    /// RFC 6675's pipe with "lost" = below the highest SACKed packet, or below
+    /// what a timeout counted lost (the Linux profile's CA_Loss).
     pub(super) fn pipe(&self) -> u32 {
-        (self.snd_max - self.high_sack) + self.retx_out
+        (self.snd_max - self.lost_edge()) + self.retx_out
+    }
+
+    /// One past the last segment counted lost if not SACKed.
+    #[inline]
+    fn lost_edge(&self) -> u32 {
+        self.high_sack.max(self.lost_to())
     }
 
     pub(super) fn next_hole(&mut self) -> Option<u32> {
         let mut s = self.hole_hint.max(self.snd_una);
-        while s < self.high_sack {
+        let edge = self.lost_edge();
+        while s < edge {
             if self.scoreboard[(s - self.snd_una) as usize] & (SACKED | RETX) == 0 {
                 self.hole_hint = s;
                 return Some(s);

@@ -1,0 +1,100 @@
+//! The retransmission timer's expiry. Three timers share it, as in Linux
+//! (`icsk_pending`): a tail loss probe or RACK's reordering timer first
+//! (`rack_tlp`), the timeout last.
+//!
+//! After a timeout the `ns2` profile forgets the SACK scoreboard and goes back N
+//! (RFC 2018: a receiver may renege). The Linux profile does what `tcp_enter_loss`
+//! does while the receiver has not reneged: it keeps the SACKed segments, counts
+//! every other one sent so far as lost (CA_Loss, until `snd_una` reaches
+//! `lost_to`) and sends only those again, as the window opens. A retransmission
+//! that RACK finds lost again starts a fast recovery there and then, as
+//! `tcp_fastretrans_alert` does in CA_Loss, instead of waiting for a second,
+//! backed-off timeout.
+
+use super::super::{Actions, Recovery, ReductionCause, TcpConfig};
+use super::{TcpSender, SACKED};
+use crate::tcp::congestion::Signal;
+use aqm::Time;
+
+impl TcpSender {
+    /// The retransmission timer expired.
+    pub fn on_rto(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        self.rto_running = false;
+        if self.probe_armed() && self.snd_una < self.snd_max {
+            self.send_probe(now, cfg, act);
+            return;
+        }
+        if self.take_reo_armed() {
+            self.on_reo_timer(now, cfg, act);
+            return;
+        }
+        let held = std::mem::take(&mut self.ecn_hold);
+        if self.snd_una >= self.snd_max {
+            if held {
+                // RFC 3168 (6.1.2): the timer an ECE reset at one packet expired;
+                // not a loss, so the one-packet window sends its next new packet.
+                self.send_allowed(now, cfg, act);
+            }
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
+        self.reduce(now, 1.0, ReductionCause::Timeout);
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.set_prr(None);
+        self.dupacks = 0;
+        self.back_off(cfg);
+        self.set_timed(None);
+        if cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack {
+            self.enter_loss();
+        } else {
+            self.go_back_n();
+        }
+        self.restart_rto(now, cfg, act);
+        self.send_allowed(now, cfg, act);
+    }
+
+    /// RFC 6298 after a timeout: the scoreboard forgotten, everything from
+    /// `snd_una` sent again in order.
+    fn go_back_n(&mut self) {
+        for f in self.scoreboard.iter_mut() {
+            *f = 0;
+        }
+        self.sacked = 0;
+        self.retx_out = 0;
+        self.high_sack = self.snd_una;
+        self.hole_hint = self.snd_una;
+        self.snd_nxt = self.snd_una;
+    }
+
+    /// Linux's CA_Loss: SACKs kept, every other segment sent so far lost,
+    /// retransmissions in flight included.
+    fn enter_loss(&mut self) {
+        for f in self.scoreboard.iter_mut() {
+            *f &= SACKED;
+        }
+        self.retx_out = 0;
+        self.hole_hint = self.snd_una;
+        let snd_max = self.snd_max;
+        self.aside.get_or_insert_with(Box::default).lost_to = snd_max;
+    }
+
+    /// Whether the sender is in Linux's CA_Loss: repairing after a timeout,
+    /// not (yet) in a fast recovery.
+    pub(super) fn in_loss(&self) -> bool {
+        !self.in_recovery && self.lost_to() > self.snd_una
+    }
+
+    /// One past the last segment a timeout counted lost (0: none).
+    #[inline]
+    pub(super) fn lost_to(&self) -> u32 {
+        self.aside.as_deref().map_or(0, |a| a.lost_to)
+    }
+
+    /// In CA_Loss, a retransmission was lost again: a fast recovery starts,
+    /// its window reduced from the one the timeout's slow start has reached.
+    pub(super) fn loss_to_recovery(&mut self, now: Time, cfg: &TcpConfig) {
+        self.start_recovery(now, cfg);
+    }
+}
