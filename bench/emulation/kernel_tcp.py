@@ -228,6 +228,7 @@ def main() -> None:
     p.add_argument("--flows", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--cbr", nargs="+", default=["no", "yes"], choices=["no", "yes"])
     p.add_argument("--against", nargs="+", metavar="FILE", help="re-simulate the rows of earlier tables")
+    p.add_argument("--spread", action="store_true", help="also print the kernel's range over --seeds")
     a = p.parse_args()
     if a.against:
         against(a)
@@ -259,6 +260,10 @@ def main() -> None:
             cells.append(f"{k} {sim[k]:.3f} / {emu[k]:.3f}")
             if not within(k, sim[k], emu[k]):
                 misses.append(k)
+        if a.spread and len(pairs) > 1:
+            for k in ("jain", "drop_rate"):
+                seen = [e[k] for _, e, _ in pairs]
+                cells.append(f"{k} over the kernel's seeds {min(seen):.3f}-{max(seen):.3f}")
         p99 = max(t["lateness_p99_s"] for _, _, t in pairs)
         cells.append(f"p99 lateness {p99 * 1e6:.0f} us")
         verdict = "PASS" if not misses else "MISS: " + ", ".join(misses)

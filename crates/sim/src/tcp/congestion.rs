@@ -468,6 +468,23 @@ impl Congestion {
     /// The window a congestion signal at window `cwnd` leads to, before any floor
     /// (ssthresh is never below 2 packets; cwnd after an ECN echo never below 1).
     #[inline]
+    /// A timeout in a window whose ssthresh was already reduced (Linux's
+    /// `tcp_enter_loss` inside a recovery or after another timeout): ssthresh
+    /// stays, but CUBIC starts over as on any entry to the loss state
+    /// (`bictcp_reset`). Returns whether the algorithm takes it so; the others
+    /// (BBR, the scalable ones, the `ns2` profile's) treat it as any timeout.
+    pub fn on_timeout_in_reduced_window(&mut self) -> bool {
+        let Congestion::Boxed(b) = self else {
+            return false;
+        };
+        match &mut **b {
+            Boxed::LinuxReno(seg) => seg.clear(),
+            Boxed::LinuxCubic(c) => *c = LinuxCubic::new(c.has_hystart()),
+            _ => return false,
+        }
+        true
+    }
+
     pub fn on_signal(&mut self, cwnd: f64, signal: Signal, cfg: &TcpConfig) -> f64 {
         let cwnd = cwnd.min(cfg.max_window as f64);
         match self {

@@ -206,6 +206,11 @@ impl LinuxCubic {
         }
     }
 
+    /// Whether HyStart runs (it starts again after a timeout).
+    pub fn has_hystart(&self) -> bool {
+        self.hystart.is_some()
+    }
+
     /// `bictcp_update`: `cnt` for the window `cwnd` after `acked` more ACKed
     /// segments.
     fn update(&mut self, cwnd: u32, acked: u32, now: Time) {

@@ -122,7 +122,8 @@ impl TcpSender {
 
     /// RACK on an ACK that delivered a segment sent at `newest_sent`: lost
     /// retransmissions in recovery and after a timeout (where one starts a
-    /// fast recovery), the reordering timer before recovery.
+    /// fast recovery); before recovery, a loss that starts one, or the
+    /// reordering timer for one not yet due.
     pub(super) fn rack_on_ack(
         &mut self,
         now: Time,
@@ -137,7 +138,15 @@ impl TcpSender {
                 self.loss_to_recovery(now, cfg);
             }
         } else if self.sacked > 0 && self.may_fast_retransmit(self.snd_una, cfg) {
-            self.arm_reo_timer(now, newest_sent, cfg, act);
+            // Any ACK, not only a duplicate: one that advances `snd_una` with
+            // SACKed segments above it (the one that ends a recovery, too)
+            // starts the next recovery on the spot, as `tcp_fastretrans_alert`
+            // does, so a congestion control sees the recoveries chained.
+            if self.rack_lost_head(newest_sent) {
+                self.enter_recovery(now, cfg, act);
+            } else {
+                self.arm_reo_timer(now, newest_sent, cfg, act);
+            }
         }
     }
 
@@ -468,5 +477,39 @@ mod tests {
         };
         assert!(next_recovery(linux));
         assert!(!next_recovery(ns2));
+    }
+
+    /// The ACK that ends a recovery also SACKs three segments above a new
+    /// hole: under Linux the next recovery starts on that same ACK (BBR never
+    /// sees the open state between the two); the `ns2` profile waits for
+    /// duplicate ACKs.
+    #[test]
+    fn the_ack_ending_a_recovery_starts_the_next_under_linux() {
+        let chained = |cfg: TcpConfig| {
+            let mut s = TcpSender::new(&cfg);
+            let mut act = Actions::default();
+            s.start(at(0), &cfg, &mut act);
+            for k in 2..=12 {
+                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
+            }
+            assert!(s.in_recovery());
+            assert!(s.snd_max >= 16, "segments 12-15 left in the recovery ({})", s.snd_max);
+            // 0's retransmission and 13-15 arrive, 12 does not.
+            s.on_ack(at(100), 12, &[(13, 16)], false, &cfg, &mut act);
+            (s.in_recovery(), s.stats.fast_recoveries)
+        };
+        let linux = TcpConfig {
+            delayed_ack: false,
+            limited_transmit: false,
+            initial_window: 12,
+            ..TcpConfig::linux(Variant::Sack)
+        };
+        let ns2 = TcpConfig {
+            variant: Variant::Sack,
+            initial_window: 12,
+            ..TcpConfig::default()
+        };
+        assert_eq!(chained(linux), (true, 2));
+        assert_eq!(chained(ns2), (false, 1));
     }
 }

@@ -3,8 +3,9 @@
 //! (`rack_tlp`), the timeout last.
 //!
 //! After a timeout the `ns2` profile forgets the SACK scoreboard and goes back N
-//! (RFC 2018: a receiver may renege). The Linux profile does what `tcp_enter_loss`
-//! does while the receiver has not reneged: it keeps the SACKed segments, counts
+//! (RFC 2018: a receiver may renege), and reduces ssthresh on every timeout. The
+//! Linux profile does what `tcp_enter_loss` does while the receiver has not
+//! reneged: it reduces ssthresh once per window, keeps the SACKed segments, counts
 //! every other one sent so far as lost (CA_Loss, until `snd_una` reaches
 //! `lost_to`) and sends only those again, as the window opens. A retransmission
 //! that RACK finds lost again starts a fast recovery there and then, as
@@ -38,7 +39,13 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
+        let linux_sack = cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack;
+        // Linux reduces ssthresh once per window: not again for a timeout in a
+        // recovery, or after another timeout, whose window is not yet repaired.
+        let reduced = linux_sack && (self.in_recovery || self.in_loss());
+        if !(reduced && self.cc.on_timeout_in_reduced_window()) {
+            self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
+        }
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
         self.in_recovery = false;
@@ -46,7 +53,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.back_off(cfg);
         self.set_timed(None);
-        if cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack {
+        if linux_sack {
             self.enter_loss();
         } else {
             self.go_back_n();
@@ -96,5 +103,47 @@ impl TcpSender {
     /// its window reduced from the one the timeout's slow start has reached.
     pub(super) fn loss_to_recovery(&mut self, now: Time, cfg: &TcpConfig) {
         self.start_recovery(now, cfg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{Actions, TcpConfig, TcpSender, Variant};
+    use aqm::{Dur, Time};
+
+    fn at(ms: u64) -> Time {
+        Time::ZERO + Dur::from_millis(ms)
+    }
+
+    /// A recovery's retransmission is lost and the timer fires: Linux keeps
+    /// the ssthresh the recovery set (the window was reduced once already);
+    /// the `ns2` profile reduces it again, from the recovery's window.
+    #[test]
+    fn a_timeout_in_a_recovery_keeps_its_ssthresh_under_linux() {
+        let ssthresh = |cfg: TcpConfig| {
+            let mut s = TcpSender::new(&cfg);
+            let mut act = Actions::default();
+            s.start(at(0), &cfg, &mut act);
+            for k in 2..=10 {
+                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
+            }
+            assert!(s.in_recovery());
+            let in_recovery = s.ssthresh();
+            s.on_rto(at(2_000), &cfg, &mut act);
+            assert_eq!(s.stats.timeouts, 1);
+            (in_recovery, s.ssthresh())
+        };
+        let (recovery, timeout) = ssthresh(TcpConfig {
+            delayed_ack: false,
+            limited_transmit: false,
+            ..TcpConfig::linux(Variant::Cubic)
+        });
+        assert_eq!(timeout, recovery, "once per window");
+        let (recovery, timeout) = ssthresh(TcpConfig {
+            variant: Variant::Sack,
+            initial_window: 10,
+            ..TcpConfig::default()
+        });
+        assert!(timeout < recovery, "{timeout} against {recovery}");
     }
 }
