@@ -217,6 +217,7 @@ impl TcpSender {
     }
 
     fn emit(&mut self, seq: u32, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        let head_again = cfg.is_linux() && seq == self.snd_una && seq < self.snd_max;
         if cfg.variant.is_bbr() {
             self.bbr_sent(seq, now);
         }
@@ -252,8 +253,11 @@ impl TcpSender {
         self.stats.sent += 1;
         let cwr = std::mem::take(&mut self.cwr_pending);
         act.segs.push(Seg::Data { seq, cwr });
-        // A probe armed moves with every send (`tcp_schedule_loss_probe`).
-        if !self.rto_running || self.probe_armed() {
+        // A probe armed moves with every send (`tcp_schedule_loss_probe`);
+        // Linux also restarts the timer when it sends the first segment again
+        // (`tcp_xmit_retransmit_queue`), so the timeout waits a whole RTO for
+        // that retransmission, not from the last ACK that advanced.
+        if !self.rto_running || self.probe_armed() || (head_again && !self.reo_armed()) {
             self.restart_rto(now, cfg, act);
         }
         self.pace(now, cfg, act);

@@ -176,6 +176,11 @@ impl TcpSender {
         act.timer(TimerKind::Rto, TimerCmd::Arm(now + after));
     }
 
+    /// Whether the timer is armed as the reordering timer.
+    pub(super) fn reo_armed(&self) -> bool {
+        self.aside.as_deref().is_some_and(|a| a.tlp.reo)
+    }
+
     /// Whether the timer that fired was the reordering timer (and forgets it).
     pub(super) fn take_reo_armed(&mut self) -> bool {
         self.aside
@@ -300,7 +305,8 @@ mod tests {
     }
 
     /// In recovery, a retransmission that is lost again is found when a segment
-    /// sent after it is delivered, and sent a third time without the timer.
+    /// sent after it is delivered, and sent a third time without the timer,
+    /// which starts again then (`tcp_xmit_retransmit_queue`).
     #[test]
     fn a_lost_retransmission_is_sent_again_without_a_timeout() {
         let cfg = TcpConfig {
@@ -333,7 +339,11 @@ mod tests {
             act.clear();
             let now = retransmitted_at + Dur::from_millis(50) + Dur::from_micros(k as u64);
             s.on_ack(now, 1, &[(2, k + 1)], false, &cfg, &mut act);
-            third |= act.data_seqs().contains(&1);
+            if act.data_seqs().contains(&1) {
+                third = true;
+                // Sending the first segment again restarts the timer.
+                assert_eq!(timer(&act), Some(now + s.rto(&cfg)));
+            }
         }
         // Segments up to 20 left at 0 and at 50 ms; those above, after the
         // retransmission: their SACKs show it lost.
@@ -493,7 +503,11 @@ mod tests {
                 s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
             }
             assert!(s.in_recovery());
-            assert!(s.snd_max >= 16, "segments 12-15 left in the recovery ({})", s.snd_max);
+            assert!(
+                s.snd_max >= 16,
+                "segments 12-15 left in the recovery ({})",
+                s.snd_max
+            );
             // 0's retransmission and 13-15 arrive, 12 does not.
             s.on_ack(at(100), 12, &[(13, 16)], false, &cfg, &mut act);
             (s.in_recovery(), s.stats.fast_recoveries)
