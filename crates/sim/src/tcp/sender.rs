@@ -19,6 +19,8 @@ mod rack_tlp;
 pub(super) mod rate;
 mod rto;
 mod sack;
+#[cfg(test)]
+mod scripted;
 mod timeout;
 
 use linux_rtt::{LinuxRtt, Samples as LinuxSamples};

@@ -238,6 +238,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::super::super::{Actions, TcpConfig, TcpSender, TimerCmd, Variant};
+    use super::super::scripted::{at, first_lost, linux, ns2};
     use crate::event::TimerKind;
     use aqm::{Dur, Time};
 
@@ -246,10 +247,6 @@ mod tests {
             Some(TimerCmd::Arm(t)) => Some(t),
             _ => None,
         }
-    }
-
-    fn at(ms: u64) -> Time {
-        Time::ZERO + Dur::from_millis(ms)
     }
 
     /// A flow's first window of 10 at 0, ACKed one by one 50 ms later but for
@@ -359,19 +356,8 @@ mod tests {
     /// recovery; no timeout.
     #[test]
     fn a_small_window_with_one_loss_recovers_on_the_reordering_timer() {
-        let cfg = TcpConfig {
-            delayed_ack: false,
-            limited_transmit: false,
-            initial_window: 3,
-            ..TcpConfig::linux(Variant::Sack)
-        };
-        let mut s = TcpSender::new(&cfg);
-        let mut act = Actions::default();
-        s.start(at(0), &cfg, &mut act);
-        for k in 1..=2u32 {
-            act.clear();
-            s.on_ack(at(50), 0, &[(1, k + 1)], false, &cfg, &mut act);
-        }
+        let cfg = linux(3);
+        let (mut s, mut act) = first_lost(&cfg, 2);
         assert!(!s.in_recovery(), "two SACKs are not yet a loss");
         // srtt and min_rtt 50 ms: a window of min(50/4, 50/8) = 6.25 ms, two
         // jiffies of 4 ms rounded up, and two more.
@@ -389,11 +375,7 @@ mod tests {
     /// counted (one ACK here covers all three).
     #[test]
     fn three_segments_sacked_mark_the_head_lost_at_once() {
-        let cfg = TcpConfig {
-            delayed_ack: false,
-            initial_window: 4,
-            ..TcpConfig::linux(Variant::Sack)
-        };
+        let cfg = linux(4);
         let mut s = TcpSender::new(&cfg);
         let mut act = Actions::default();
         s.start(at(0), &cfg, &mut act);
@@ -434,18 +416,12 @@ mod tests {
             );
             act.data_seqs()
         };
-        let linux = TcpConfig {
-            delayed_ack: false,
-            initial_window: 4,
-            ..TcpConfig::linux(Variant::Sack)
-        };
-        let ns2 = TcpConfig {
-            variant: Variant::Sack,
-            initial_window: 4,
-            ..TcpConfig::default()
-        };
-        assert_eq!(after_timeout(linux), vec![2, 4], "the hole, then new data");
-        assert_eq!(after_timeout(ns2), vec![2, 3], "go-back-N");
+        assert_eq!(
+            after_timeout(linux(4)),
+            vec![2, 4],
+            "the hole, then new data"
+        );
+        assert_eq!(after_timeout(ns2(4)), vec![2, 3], "go-back-N");
     }
 
     /// The first segment after a recovery's window is lost: with SACK, Linux
@@ -455,13 +431,8 @@ mod tests {
     #[test]
     fn a_loss_right_after_a_recovery_starts_another_under_linux() {
         let next_recovery = |cfg: TcpConfig| {
-            let mut s = TcpSender::new(&cfg);
-            let mut act = Actions::default();
-            s.start(at(0), &cfg, &mut act);
             // 0 lost, 1-7 SACKed: a recovery; its window is 0-7 (`recover` 8).
-            for k in 2..=8 {
-                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
-            }
+            let (mut s, mut act) = first_lost(&cfg, 7);
             assert!(s.in_recovery());
             // The retransmission arrives: the window is acknowledged, and the
             // recovery ends with nothing above it delivered yet.
@@ -474,19 +445,8 @@ mod tests {
             }
             s.in_recovery()
         };
-        let linux = TcpConfig {
-            delayed_ack: false,
-            limited_transmit: false,
-            initial_window: 8,
-            ..TcpConfig::linux(Variant::Sack)
-        };
-        let ns2 = TcpConfig {
-            variant: Variant::Sack,
-            initial_window: 8,
-            ..TcpConfig::default()
-        };
-        assert!(next_recovery(linux));
-        assert!(!next_recovery(ns2));
+        assert!(next_recovery(linux(8)));
+        assert!(!next_recovery(ns2(8)));
     }
 
     /// The ACK that ends a recovery also SACKs three segments above a new
@@ -496,34 +456,15 @@ mod tests {
     #[test]
     fn the_ack_ending_a_recovery_starts_the_next_under_linux() {
         let chained = |cfg: TcpConfig| {
-            let mut s = TcpSender::new(&cfg);
-            let mut act = Actions::default();
-            s.start(at(0), &cfg, &mut act);
-            for k in 2..=12 {
-                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
-            }
+            let (mut s, mut act) = first_lost(&cfg, 11);
             assert!(s.in_recovery());
-            assert!(
-                s.snd_max >= 16,
-                "segments 12-15 left in the recovery ({})",
-                s.snd_max
-            );
+            let sent = s.snd_max;
+            assert!(sent >= 16, "segments 12-15 left in the recovery ({sent})");
             // 0's retransmission and 13-15 arrive, 12 does not.
             s.on_ack(at(100), 12, &[(13, 16)], false, &cfg, &mut act);
             (s.in_recovery(), s.stats.fast_recoveries)
         };
-        let linux = TcpConfig {
-            delayed_ack: false,
-            limited_transmit: false,
-            initial_window: 12,
-            ..TcpConfig::linux(Variant::Sack)
-        };
-        let ns2 = TcpConfig {
-            variant: Variant::Sack,
-            initial_window: 12,
-            ..TcpConfig::default()
-        };
-        assert_eq!(chained(linux), (true, 2));
-        assert_eq!(chained(ns2), (false, 1));
+        assert_eq!(chained(linux(12)), (true, 2));
+        assert_eq!(chained(ns2(12)), (false, 1));
     }
 }

@@ -108,12 +108,8 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{Actions, TcpConfig, TcpSender, Variant};
-    use aqm::{Dur, Time};
-
-    fn at(ms: u64) -> Time {
-        Time::ZERO + Dur::from_millis(ms)
-    }
+    use super::super::super::{TcpConfig, Variant};
+    use super::super::scripted::{at, first_lost, ns2};
 
     /// A recovery's retransmission is lost and the timer fires: Linux keeps
     /// the ssthresh the recovery set (the window was reduced once already);
@@ -121,12 +117,7 @@ mod tests {
     #[test]
     fn a_timeout_in_a_recovery_keeps_its_ssthresh_under_linux() {
         let ssthresh = |cfg: TcpConfig| {
-            let mut s = TcpSender::new(&cfg);
-            let mut act = Actions::default();
-            s.start(at(0), &cfg, &mut act);
-            for k in 2..=10 {
-                s.on_ack(at(50), 0, &[(1, k)], false, &cfg, &mut act);
-            }
+            let (mut s, mut act) = first_lost(&cfg, 9);
             assert!(s.in_recovery());
             let in_recovery = s.ssthresh();
             s.on_rto(at(2_000), &cfg, &mut act);
@@ -139,11 +130,7 @@ mod tests {
             ..TcpConfig::linux(Variant::Cubic)
         });
         assert_eq!(timeout, recovery, "once per window");
-        let (recovery, timeout) = ssthresh(TcpConfig {
-            variant: Variant::Sack,
-            initial_window: 10,
-            ..TcpConfig::default()
-        });
+        let (recovery, timeout) = ssthresh(ns2(10));
         assert!(timeout < recovery, "{timeout} against {recovery}");
     }
 }
