@@ -29,8 +29,9 @@ SEEDS = 3
 #: choke-fig3 shortened: a run takes milliseconds.
 QUICK = {"duration": "20s", "warmup": "2s"}
 #: ... and long enough (a tenth of a second or more) to be caught mid-run, in
-#: sweeps of more runs than two workers finish before a kill lands.
-SLOW = {"duration": "300s", "warmup": "2s"}
+#: sweeps of more runs than two workers finish before a kill lands. 300 s took
+#: 14 ms on the engine of 2026-12: a sweep could end before its kill.
+SLOW = {"duration": "3000s", "warmup": "2s"}
 KILL_SEEDS = 8
 KILL_RUNS = len(GRID["qdisc.kind"]) * KILL_SEEDS
 TABLES = ("runs.parquet", "groups.parquet", "flows.parquet", "links.parquet")
