@@ -23,6 +23,10 @@ larger; utilization within 2 points; Jain's index among TCP flows within 0.03;
 drop rate and mean queue within 15% relative (or 0.002 and one packet absolute,
 for rates and queues near zero).
 
+``--spread`` (with ``--seeds`` above 1) adds, per row, the range of the
+kernel's Jain index and drop rate over its seeds: how far one seed can fall
+from another, against the tolerance.
+
 ``--against FILE...`` takes the kernel's column from tables this script printed
 before and runs only the simulated side (no root, no emulation): the kernel's
 TCP does not change when the simulator does, so a change to the simulator's
