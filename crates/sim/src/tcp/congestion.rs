@@ -465,9 +465,6 @@ impl Congestion {
         *cwnd = grown.min(cfg.max_window as f64);
     }
 
-    /// The window a congestion signal at window `cwnd` leads to, before any floor
-    /// (ssthresh is never below 2 packets; cwnd after an ECN echo never below 1).
-    #[inline]
     /// A timeout in a window whose ssthresh was already reduced (Linux's
     /// `tcp_enter_loss` inside a recovery or after another timeout): ssthresh
     /// stays, but CUBIC starts over as on any entry to the loss state
@@ -485,6 +482,9 @@ impl Congestion {
         true
     }
 
+    /// The window a congestion signal at window `cwnd` leads to, before any floor
+    /// (ssthresh is never below 2 packets; cwnd after an ECN echo never below 1).
+    #[inline]
     pub fn on_signal(&mut self, cwnd: f64, signal: Signal, cfg: &TcpConfig) -> f64 {
         let cwnd = cwnd.min(cfg.max_window as f64);
         match self {

@@ -134,8 +134,10 @@ impl TcpSender {
         if self.in_recovery {
             self.rack_lost_retransmissions(newest_sent);
         } else if self.in_loss() {
+            // A retransmission lost again: a fast recovery starts, its window
+            // reduced from the one the timeout's slow start has reached.
             if self.rack_lost_retransmissions(newest_sent) {
-                self.loss_to_recovery(now, cfg);
+                self.start_recovery(now, cfg);
             }
         } else if self.sacked > 0 && self.may_fast_retransmit(self.snd_una, cfg) {
             // Any ACK, not only a duplicate: one that advances `snd_una` with

@@ -98,12 +98,6 @@ impl TcpSender {
     pub(super) fn lost_to(&self) -> u32 {
         self.aside.as_deref().map_or(0, |a| a.lost_to)
     }
-
-    /// In CA_Loss, a retransmission was lost again: a fast recovery starts,
-    /// its window reduced from the one the timeout's slow start has reached.
-    pub(super) fn loss_to_recovery(&mut self, now: Time, cfg: &TcpConfig) {
-        self.start_recovery(now, cfg);
-    }
 }
 
 #[cfg(test)]
