@@ -6,11 +6,12 @@ Runs the scenario of ``kernel_tcp.py``'s row with ``[monitor] tcp_trace`` twice:
 ``aqmlab emulate`` (the kernel's TCP, its ``TCP_INFO`` sampled) and ``aqmlab
 run`` (``profile = "linux"``). Prints, per TCP group and for the link, the
 means over the measured interval of what sets a flow's footprint: cwnd,
-ssthresh, smoothed RTT, packets in flight (the trace), the flows' retransmissions,
-timeouts and fast recoveries, and the link's drop rate and mean queue,
-simulated beside emulated (the kernel's fast recoveries are polled, and
-undercounted on a busy machine: the run's warnings say so). A row of the grid that misses is
-explained when these say which side sends more, and from what.
+ssthresh, smoothed RTT and packets in flight (the trace), the median pacing
+rate, the flows' retransmissions, timeouts and fast recoveries, and the
+link's drop rate and mean queue, simulated beside emulated (the kernel's fast
+recoveries are polled, and undercounted on a busy machine: the run's warnings
+say so). A row of the grid that misses is explained when these say which side
+sends more, and from what.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import csv
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +57,7 @@ def run(binary: str, command: str, text: str, seed: int, out: Path) -> dict:
 def trace_means(out: Path, warmup_s: float, group_of: dict[int, str]) -> dict[str, dict[str, float]]:
     sums: dict[str, dict[str, float]] = {}
     counts: dict[tuple[str, str], int] = {}
+    rates: dict[str, list[float]] = {}
     with open(out / "tcp_trace.csv") as f:
         for row in csv.DictReader(f):
             if float(row["t_s"]) < warmup_s:
@@ -66,7 +69,14 @@ def trace_means(out: Path, warmup_s: float, group_of: dict[int, str]) -> dict[st
                 if math.isfinite(value):
                     acc[key] = acc.get(key, 0.0) + value
                     counts[(g, key)] = counts.get((g, key), 0) + 1
-    return {g: {k: v / counts[(g, k)] for k, v in acc.items()} for g, acc in sums.items()}
+            if row.get("pacing_rate_pps"):
+                rates.setdefault(g, []).append(float(row["pacing_rate_pps"]))
+    means = {g: {k: v / counts[(g, k)] for k, v in acc.items()} for g, acc in sums.items()}
+    # The median: a flow with no RTT sample yet paces at its initial rate (Linux's,
+    # from a 1 ms RTT), hundreds of times the others', and would swamp a mean.
+    for g, values in rates.items():
+        means.setdefault(g, {})["pacing_rate_pps"] = statistics.median(values)
+    return means
 
 
 def main() -> None:
@@ -111,7 +121,7 @@ def main() -> None:
     for g in sorted(set(sim["goodput"]) | set(emu["goodput"])):
         print(f"{g}: goodput {sim['goodput'].get(g, 0):.2f} / {emu['goodput'].get(g, 0):.2f} Mbit/s", end="")
         st, et = sim["trace"].get(g, {}), emu["trace"].get(g, {})
-        for key in ("cwnd", "ssthresh", "in_flight", "srtt_s"):
+        for key in ("cwnd", "ssthresh", "in_flight", "srtt_s", "pacing_rate_pps"):
             if key in st and key in et:
                 print(f"; {key} {st[key]:.3f} / {et[key]:.3f}", end="")
         se, ee = sim["events"].get(g, {}), emu["events"].get(g, {})

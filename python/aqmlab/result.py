@@ -253,7 +253,8 @@ class Result:
         "throughput_bps, drops, marks); [monitor] flow_series.",
     )
     tcp_trace = _table(
-        "tcp_trace", "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight)."
+        "tcp_trace",
+        "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight, pacing_rate_pps).",
     )
     delays = _table(
         "delays",

@@ -359,6 +359,7 @@ fn flow_rows(
                         srtt_s: f64::from(x.srtt_us) * 1e-6,
                         rto_s: f64::from(x.rto_us) * 1e-6,
                         in_flight: x.unacked,
+                        pacing_rate_pps: x.pacing_rate_pps(),
                     });
                     next = x.t_ns + every;
                 }

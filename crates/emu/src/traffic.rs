@@ -58,11 +58,23 @@ pub struct InfoSample {
     pub data_segs_out: u32,
     pub total_retrans: u32,
     pub snd_mss: u32,
+    /// `tcpi_pacing_rate`, bytes of payload per second (`u64::MAX`: unbounded).
+    pub pacing_rate: u64,
     /// Retransmission timeouts so far (`tcpi_total_rto`, Linux 6.7 and later;
     /// SYN timeouts included).
     pub total_rto: u32,
     /// Entries into fast recovery so far, polled every 2 ms (`Recoveries`).
     pub recoveries: u32,
+}
+
+impl InfoSample {
+    /// The kernel's pacing rate in segments per second; none while unbounded
+    /// (before an RTT sample). The kernel computes it whether or not it paces:
+    /// it paces BBR itself, other flows only under the `fq` qdisc.
+    pub fn pacing_rate_pps(&self) -> Option<f64> {
+        (self.pacing_rate != u64::MAX && self.snd_mss != 0)
+            .then(|| self.pacing_rate as f64 / f64::from(self.snd_mss))
+    }
 }
 
 /// Linux's `TCP_CA_Recovery`: the sender is repairing a loss found by duplicate
@@ -533,6 +545,7 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
                             data_segs_out: i.tcpi_data_segs_out,
                             total_retrans: i.tcpi_total_retrans,
                             snd_mss: i.tcpi_snd_mss,
+                            pacing_rate: i.tcpi_pacing_rate,
                             total_rto: total_rto.map_or(0, u32::from),
                             recoveries: recoveries.count,
                         });

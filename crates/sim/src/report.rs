@@ -346,6 +346,7 @@ impl Simulation {
                 srtt_s: s.srtt_s,
                 rto_s: s.rto_s,
                 in_flight: s.in_flight,
+                pacing_rate_pps: s.pacing_rate_pps,
             })
             .collect()
     }

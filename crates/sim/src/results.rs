@@ -249,6 +249,10 @@ pub struct TcpTraceResult {
     pub rto_s: f64,
     /// Packets sent and not yet cumulatively acknowledged.
     pub in_flight: u32,
+    /// The rate the sender paces at, packets per second; none when it does not
+    /// pace. Emulated: the kernel's `tcpi_pacing_rate` over its MSS, which it
+    /// computes for every flow but paces only BBR at (others under `fq`).
+    pub pacing_rate_pps: Option<f64>,
 }
 
 /// The queueing delay at a monitored queue over the measured interval, for every

@@ -249,6 +249,7 @@ pub fn tcp_trace(r: &RunResult) -> RecordBatch {
     t.f64("srtt_s", x.iter().map(|x| x.srtt_s));
     t.f64("rto_s", x.iter().map(|x| x.rto_s));
     t.u32("in_flight", x.iter().map(|x| x.in_flight));
+    t.opt_f64("pacing_rate_pps", x.iter().map(|x| x.pacing_rate_pps));
     t.finish()
 }
 

@@ -204,6 +204,39 @@ max_window = 40
     let late = f0.last().unwrap();
     assert!(late.ssthresh.is_finite() && late.srtt_s > 0.01 && late.rto_s >= 0.2);
     assert!(late.in_flight as f64 <= late.cwnd.ceil() + 3.0, "{late:?}");
+    assert!(
+        r.tcp_trace.iter().all(|s| s.pacing_rate_pps.is_none()),
+        "not paced"
+    );
+}
+
+/// The trace's pacing rate is the one the sender paces at: after slow start,
+/// Linux's 1.2 x cwnd / srtt (`tcp_update_pacing_rate`).
+#[test]
+fn the_tcp_trace_records_the_pacing_rate() {
+    let flows = r#"
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "cubic"
+pacing = true
+max_window = 40
+"#;
+    let r = run(&dumbbell(
+        "1Mbps",
+        "kind = \"droptail\"\nlimit = 20",
+        "tcp_trace = \"100ms\"",
+        flows,
+    ));
+    let late = r.tcp_trace.last().unwrap();
+    assert!(late.cwnd >= late.ssthresh / 2.0, "{late:?}");
+    let expected = 1.2 * late.cwnd / late.srtt_s;
+    let rate = late.pacing_rate_pps.expect("a paced flow has a rate");
+    // The gap between packets is whole nanoseconds.
+    assert!(
+        (rate / expected - 1.0).abs() < 1e-6,
+        "{rate} against {expected}"
+    );
 }
 
 #[test]

@@ -392,4 +392,8 @@ pub struct TcpSample {
     pub rto_s: f64,
     /// Packets sent and not yet acknowledged.
     pub in_flight: u32,
+    /// The rate the sender paces at, packets per second (BBR's, or the
+    /// window's as Linux computes it for `pacing`); none for a flow that does
+    /// not pace or has no RTT sample yet.
+    pub pacing_rate_pps: Option<f64>,
 }

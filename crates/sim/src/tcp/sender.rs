@@ -194,6 +194,7 @@ impl TcpSender {
             srtt_s: self.srtt,
             rto_s: self.rto(cfg).as_secs_f64(),
             in_flight: self.outstanding(),
+            pacing_rate_pps: self.pacing_rate_pps(cfg),
         }
     }
 

@@ -25,6 +25,12 @@ impl TcpSender {
         }
     }
 
+    /// The rate `pace` sends at, packets per second: none when it does not.
+    pub(super) fn pacing_rate_pps(&self, cfg: &TcpConfig) -> Option<f64> {
+        (cfg.pacing && (self.has_rtt || cfg.variant.is_bbr()))
+            .then(|| 1.0 / self.pacing_gap(cfg).as_secs_f64())
+    }
+
     /// The time between two paced packets: `srtt / (factor x cwnd)`, the packet
     /// size over Linux's pacing rate `factor x cwnd x size / srtt` (tcp_output.c,
     /// `tcp_update_pacing_rate`): factor 2 while cwnd is below half ssthresh
