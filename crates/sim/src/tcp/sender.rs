@@ -377,6 +377,11 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.start_recovery(now, cfg);
+        // Linux never resends what is on its way again already: a recovery
+        // chained on a lost retransmission (`tcp_xmit_retransmit_queue`).
+        if cfg.is_linux() && self.scoreboard.front().is_some_and(|&b| b & RETX != 0) {
+            return;
+        }
         let una = self.snd_una;
         self.retransmit(una, now, cfg, act);
         self.restart_rto(now, cfg, act);

@@ -112,8 +112,13 @@ impl TcpSender {
     /// sent a reordering window or more before `newest_sent`, the send time of
     /// the newest segment delivered.
     pub(super) fn rack_lost_head(&self, newest_sent: Time) -> bool {
-        if self.high_sack <= self.snd_una || self.scoreboard[0] & (SACKED | RETX) != 0 {
+        if self.high_sack <= self.snd_una || self.scoreboard[0] & SACKED != 0 {
             return false;
+        }
+        // Sent again and not yet delivered: marked lost already, and Linux's
+        // `lost_out` keeps it so until it is (`tcp_time_to_recover`).
+        if self.scoreboard[0] & RETX != 0 {
+            return true;
         }
         let reo_wnd = self.reo_wnd();
         self.sent_at(self.snd_una)
@@ -468,5 +473,27 @@ mod tests {
         };
         assert_eq!(chained(linux(12)), (true, 2));
         assert_eq!(chained(ns2(12)), (false, 1));
+    }
+
+    /// A loss in the next window, found and sent again inside a recovery, is
+    /// still outstanding when the recovery ends: Linux keeps it marked lost
+    /// (`lost_out`), so the ACK that ends the recovery starts the next one,
+    /// without sending it a third time.
+    #[test]
+    fn a_resent_loss_outstanding_at_a_recoverys_end_starts_the_next() {
+        let cfg = linux(12);
+        let (mut s, mut act) = first_lost(&cfg, 11);
+        assert!(s.in_recovery());
+        assert!(s.snd_max >= 16, "segments 12-15 left in the recovery");
+        // 13-15 are SACKed, 12 is not: RACK marks it lost and it is sent again.
+        act.clear();
+        s.on_ack(at(99), 0, &[(1, 12), (13, 16)], false, &cfg, &mut act);
+        assert!(act.data_seqs().contains(&12), "{:?}", act.data_seqs());
+        // 0's retransmission arrives: the recovery's window is acknowledged.
+        act.clear();
+        s.on_ack(at(100), 12, &[(13, 16)], false, &cfg, &mut act);
+        assert!(s.in_recovery(), "the next recovery starts on the same ACK");
+        assert_eq!(s.stats.fast_recoveries, 2);
+        assert!(!act.data_seqs().contains(&12), "12 is on its way already");
     }
 }
