@@ -79,7 +79,10 @@ TOLERANCE = {
 }
 
 
-def scenario(qdisc: str, variant: str, flows: int, cbr: bool, duration: str, warmup: str) -> str:
+def scenario(
+    qdisc: str, variant: str, flows: int, cbr: bool, duration: str, warmup: str, jitter: str = "0s"
+) -> str:
+    access_delay = '"5ms"' if jitter == "0s" else f'{{ mean = "5ms", jitter = "{jitter}" }}'
     lines = [
         f'name = "kernel-{variant}-{qdisc}-{flows}{"-cbr" if cbr else ""}"',
         f'duration = "{duration}"',
@@ -87,7 +90,7 @@ def scenario(qdisc: str, variant: str, flows: int, cbr: bool, duration: str, war
         f"qdisc = {QDISCS[qdisc]}",
         "[topology]",
         'kind = "dumbbell"',
-        'access = { rate = "100Mbps", delay = "5ms" }',
+        f'access = {{ rate = "100Mbps", delay = {access_delay} }}',
         f'bottleneck = {{ rate = "{RATE_MBPS}Mbps", delay = "{RTT_MS / 2 - 10:g}ms" }}',
     ]
     groups = VARIANTS[variant]
@@ -180,13 +183,14 @@ def recorded_rows(paths: list[str]) -> tuple[str, list[tuple[tuple[str, str, int
 
 def against(a: argparse.Namespace) -> None:
     header, rows = recorded_rows(a.against)
-    print(f"{header} The kernel's column as recorded; simulated again with seeds 1-{a.seeds}.\n")
+    jittered = f", access-link jitter {a.sim_jitter}" if a.sim_jitter != "0s" else ""
+    print(f"{header} The kernel's column as recorded; simulated again with seeds 1-{a.seeds}{jittered}.\n")
     print("| TCP | qdisc | flows | CBR | metric (sim / emu) | verdict |")
     print("|---|---|---|---|---|---|")
     passed = 0
     rows = [r for r in rows if r[0][0] in a.variants and r[0][1] in a.qdiscs]
     for (variant, qdisc, flows, cbr), emu in rows:
-        text = scenario(qdisc, variant, flows, cbr == "yes", a.duration, a.warmup)
+        text = scenario(qdisc, variant, flows, cbr == "yes", a.duration, a.warmup, a.sim_jitter)
         sim = mean([simulate(a.bin, text, seed) for seed in range(1, a.seeds + 1)])
         cells, misses = [], []
         for k in TOLERANCE:
@@ -233,7 +237,16 @@ def main() -> None:
     p.add_argument("--cbr", nargs="+", default=["no", "yes"], choices=["no", "yes"])
     p.add_argument("--against", nargs="+", metavar="FILE", help="re-simulate the rows of earlier tables")
     p.add_argument("--spread", action="store_true", help="also print the kernel's range over --seeds")
+    p.add_argument(
+        "--sim-jitter",
+        default="0s",
+        metavar="DUR",
+        help="with --against: jitter the simulated access links' delay by DUR (uniform), to stand in "
+        "for the real path's timing noise; the recorded grid is simulated without it",
+    )
     a = p.parse_args()
+    if a.sim_jitter != "0s" and not a.against:
+        p.error("--sim-jitter: only with --against (an emulation would jitter the real packets too)")
     if a.against:
         against(a)
         return
