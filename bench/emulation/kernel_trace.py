@@ -6,8 +6,9 @@ Runs the scenario of ``kernel_tcp.py``'s row with ``[monitor] tcp_trace`` twice:
 ``aqmlab emulate`` (the kernel's TCP, its ``TCP_INFO`` sampled) and ``aqmlab
 run`` (``profile = "linux"``). Prints, per TCP group and for the link, the
 means over the measured interval of what sets a flow's footprint: cwnd,
-ssthresh, smoothed RTT and packets in flight (the trace), the median pacing
-rate, the flows' retransmissions, timeouts and fast recoveries, and the
+ssthresh, smoothed RTT and packets in flight (the trace), the medians of the
+pacing rate and of BBR's bandwidth and minimum-RTT estimates (the kernel's
+``TCP_CC_INFO``), the flows' retransmissions, timeouts and fast recoveries, and the
 link's drop rate and mean queue, simulated beside emulated (the kernel's fast
 recoveries are polled, and undercounted on a busy machine: the run's warnings
 say so). A row of the grid that misses is explained when these say which side
@@ -54,10 +55,16 @@ def run(binary: str, command: str, text: str, seed: int, out: Path) -> dict:
     return json.loads(done.stdout)
 
 
+# Read as medians: a flow with no RTT sample yet paces at its initial rate
+# (Linux's, from a 1 ms RTT), hundreds of times the others', and would swamp a
+# mean. BBR's estimates: bandwidth (packets a second) and minimum RTT.
+MEDIANS = ("pacing_rate_pps", "bbr_bw_pps", "bbr_min_rtt_s")
+
+
 def trace_means(out: Path, warmup_s: float, group_of: dict[int, str]) -> dict[str, dict[str, float]]:
     sums: dict[str, dict[str, float]] = {}
     counts: dict[tuple[str, str], int] = {}
-    rates: dict[str, list[float]] = {}
+    rates: dict[tuple[str, str], list[float]] = {}
     with open(out / "tcp_trace.csv") as f:
         for row in csv.DictReader(f):
             if float(row["t_s"]) < warmup_s:
@@ -69,13 +76,12 @@ def trace_means(out: Path, warmup_s: float, group_of: dict[int, str]) -> dict[st
                 if math.isfinite(value):
                     acc[key] = acc.get(key, 0.0) + value
                     counts[(g, key)] = counts.get((g, key), 0) + 1
-            if row.get("pacing_rate_pps"):
-                rates.setdefault(g, []).append(float(row["pacing_rate_pps"]))
+            for key in MEDIANS:
+                if row.get(key):
+                    rates.setdefault((g, key), []).append(float(row[key]))
     means = {g: {k: v / counts[(g, k)] for k, v in acc.items()} for g, acc in sums.items()}
-    # The median: a flow with no RTT sample yet paces at its initial rate (Linux's,
-    # from a 1 ms RTT), hundreds of times the others', and would swamp a mean.
-    for g, values in rates.items():
-        means.setdefault(g, {})["pacing_rate_pps"] = statistics.median(values)
+    for (g, key), values in rates.items():
+        means.setdefault(g, {})[key] = statistics.median(values)
     return means
 
 
@@ -121,7 +127,7 @@ def main() -> None:
     for g in sorted(set(sim["goodput"]) | set(emu["goodput"])):
         print(f"{g}: goodput {sim['goodput'].get(g, 0):.2f} / {emu['goodput'].get(g, 0):.2f} Mbit/s", end="")
         st, et = sim["trace"].get(g, {}), emu["trace"].get(g, {})
-        for key in ("cwnd", "ssthresh", "in_flight", "srtt_s", "pacing_rate_pps"):
+        for key in ("cwnd", "ssthresh", "in_flight", "srtt_s", *MEDIANS):
             if key in st and key in et:
                 print(f"; {key} {st[key]:.3f} / {et[key]:.3f}", end="")
         se, ee = sim["events"].get(g, {}), emu["events"].get(g, {})

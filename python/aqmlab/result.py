@@ -254,7 +254,8 @@ class Result:
     )
     tcp_trace = _table(
         "tcp_trace",
-        "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight, pacing_rate_pps).",
+        "Each TCP sender per interval (cwnd, ssthresh, srtt_s, rto_s, in_flight, pacing_rate_pps,"
+        " bbr_bw_pps, bbr_min_rtt_s).",
     )
     delays = _table(
         "delays",

@@ -360,6 +360,8 @@ fn flow_rows(
                         rto_s: f64::from(x.rto_us) * 1e-6,
                         in_flight: x.unacked,
                         pacing_rate_pps: x.pacing_rate_pps(),
+                        bbr_bw_pps: x.bbr.map(|b| b.bw as f64 / f64::from(x.snd_mss.max(1))),
+                        bbr_min_rtt_s: x.bbr.map(|b| f64::from(b.min_rtt_us) * 1e-6),
                     });
                     next = x.t_ns + every;
                 }

@@ -60,11 +60,43 @@ pub struct InfoSample {
     pub snd_mss: u32,
     /// `tcpi_pacing_rate`, bytes of payload per second (`u64::MAX`: unbounded).
     pub pacing_rate: u64,
+    /// BBR's own estimates (`TCP_CC_INFO`); none for other congestion controls.
+    pub bbr: Option<BbrInfo>,
     /// Retransmission timeouts so far (`tcpi_total_rto`, Linux 6.7 and later;
     /// SYN timeouts included).
     pub total_rto: u32,
     /// Entries into fast recovery so far, polled every 2 ms (`Recoveries`).
     pub recoveries: u32,
+}
+
+/// Linux's `struct tcp_bbr_info`, as `TCP_CC_INFO` returns it for `bbr`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct BbrInfo {
+    /// `bbr_bw`, bytes of payload per second.
+    pub bw: u64,
+    pub min_rtt_us: u32,
+}
+
+/// The calling socket's BBR estimates, where its congestion control is BBR.
+fn bbr_info(fd: RawFd) -> Option<BbrInfo> {
+    let mut words = [0u32; 8];
+    let mut len = std::mem::size_of_val(&words) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the buffer.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CC_INFO,
+            words.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    // bbr_bw_lo, bbr_bw_hi, bbr_min_rtt, bbr_pacing_gain, bbr_cwnd_gain: 20
+    // bytes. Other congestion controls fill nothing (CUBIC) or another struct.
+    (r == 0 && len == 20).then(|| BbrInfo {
+        bw: u64::from(words[0]) | u64::from(words[1]) << 32,
+        min_rtt_us: words[2],
+    })
 }
 
 impl InfoSample {
@@ -546,6 +578,7 @@ fn send_loop(plan: &TcpPlan, epoch: Instant, sh: &Shared) -> io::Result<()> {
                             total_retrans: i.tcpi_total_retrans,
                             snd_mss: i.tcpi_snd_mss,
                             pacing_rate: i.tcpi_pacing_rate,
+                            bbr: bbr_info(raw),
                             total_rto: total_rto.map_or(0, u32::from),
                             recoveries: recoveries.count,
                         });

@@ -72,6 +72,8 @@ duration = "5s"
 warmup = "2s"
 qdisc = { kind = "droptail", limit = 50 }
 flows = [{ name = "bulk", kind = "tcp", count = 2, variant = "bbr", start_spread = "0s" }]
+[monitor]
+tcp_trace = "100ms"
 [topology]
 kind = "dumbbell"
 access = { rate = "100Mbps", delay = "1ms" }
@@ -79,7 +81,8 @@ bottleneck = { rate = "10Mbps", delay = "10ms" }
 "#;
 
 /// `variant = "bbr"` runs Linux's BBR when emulated and the simulator's model
-/// of it (sim's `tcp::bbr`) when simulated: both fill the link.
+/// of it (sim's `tcp::bbr`) when simulated: both fill the link, and both
+/// traces carry BBR's estimates (the kernel's through `TCP_CC_INFO`).
 #[test]
 fn bbr_is_emulated_and_simulated() {
     let sim = sim::run_scenario(&common::scenario(BBR), &mut |_| {}).expect("simulates bbr");
@@ -88,9 +91,27 @@ fn bbr_is_emulated_and_simulated() {
         "{}",
         sim.links[0].utilization
     );
+    bbr_estimates_are_the_paths(&sim);
     require_emulation!();
     let r = common::emulate(BBR);
     let link = &r.links[0];
     assert!(link.utilization > 0.9, "utilization {}", link.utilization);
     assert!(r.flows.iter().all(|f| f.goodput_bps > 1e6));
+    bbr_estimates_are_the_paths(&r);
+}
+
+/// Once past start-up, each flow's bandwidth estimate is some of the 10 Mbit/s
+/// link and no more than all of it (with BBR's probing gain), and its minimum
+/// RTT is the path's 24 ms plus at most a full queue.
+fn bbr_estimates_are_the_paths(r: &sim::RunResult) {
+    let link_pps = 10e6 / 8.0 / 1000.0; // 1000-byte packets, the default
+    let late: Vec<_> = r.tcp_trace.iter().filter(|s| s.t_s >= 2.0).collect();
+    assert!(!late.is_empty());
+    for s in late {
+        let bw = s.bbr_bw_pps.expect("a BBR flow's bandwidth estimate");
+        let min_rtt = s.bbr_min_rtt_s.expect("a BBR flow's minimum RTT");
+        assert!(bw > 0.05 * link_pps && bw < 1.3 * link_pps, "{s:?}");
+        assert!((0.023..0.1).contains(&min_rtt), "{s:?}");
+        assert!(s.pacing_rate_pps.is_some(), "{s:?}");
+    }
 }

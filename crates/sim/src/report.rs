@@ -347,6 +347,8 @@ impl Simulation {
                 rto_s: s.rto_s,
                 in_flight: s.in_flight,
                 pacing_rate_pps: s.pacing_rate_pps,
+                bbr_bw_pps: s.bbr_bw_pps,
+                bbr_min_rtt_s: s.bbr_min_rtt_s,
             })
             .collect()
     }

@@ -253,6 +253,11 @@ pub struct TcpTraceResult {
     /// pace. Emulated: the kernel's `tcpi_pacing_rate` over its MSS, which it
     /// computes for every flow but paces only BBR at (others under `fq`).
     pub pacing_rate_pps: Option<f64>,
+    /// BBR's bandwidth estimate, packets per second, and its minimum RTT,
+    /// seconds (Linux's `bbr_bw` and `min_rtt_us`, `TCP_CC_INFO` when
+    /// emulated); none for other variants.
+    pub bbr_bw_pps: Option<f64>,
+    pub bbr_min_rtt_s: Option<f64>,
 }
 
 /// The queueing delay at a monitored queue over the measured interval, for every

@@ -250,6 +250,8 @@ pub fn tcp_trace(r: &RunResult) -> RecordBatch {
     t.f64("rto_s", x.iter().map(|x| x.rto_s));
     t.u32("in_flight", x.iter().map(|x| x.in_flight));
     t.opt_f64("pacing_rate_pps", x.iter().map(|x| x.pacing_rate_pps));
+    t.opt_f64("bbr_bw_pps", x.iter().map(|x| x.bbr_bw_pps));
+    t.opt_f64("bbr_min_rtt_s", x.iter().map(|x| x.bbr_min_rtt_s));
     t.finish()
 }
 

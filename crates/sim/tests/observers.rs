@@ -208,6 +208,10 @@ max_window = 40
         r.tcp_trace.iter().all(|s| s.pacing_rate_pps.is_none()),
         "not paced"
     );
+    assert!(r
+        .tcp_trace
+        .iter()
+        .all(|s| s.bbr_bw_pps.is_none() && s.bbr_min_rtt_s.is_none()));
 }
 
 /// The trace's pacing rate is the one the sender paces at: after slow start,

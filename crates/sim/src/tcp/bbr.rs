@@ -172,7 +172,6 @@ impl Bbr {
         self.long_term.bw().unwrap_or_else(|| self.max_bw())
     }
 
-    #[cfg(test)]
     pub fn min_rtt(&self) -> Option<Dur> {
         self.min_rtt
     }

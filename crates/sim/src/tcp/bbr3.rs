@@ -259,6 +259,15 @@ impl Bbr3 {
         self.bw_hi[0].max(self.bw_hi[1])
     }
 
+    /// The bandwidth it paces and sizes its window by (the draft's `BBR.bw`).
+    pub fn bw(&self) -> f64 {
+        self.bw
+    }
+
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+
     pub fn next_seed(&mut self) -> u64 {
         self.rng = rng::mix64(self.rng);
         self.rng

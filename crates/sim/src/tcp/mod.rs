@@ -396,4 +396,8 @@ pub struct TcpSample {
     /// window's as Linux computes it for `pacing`); none for a flow that does
     /// not pace or has no RTT sample yet.
     pub pacing_rate_pps: Option<f64>,
+    /// BBR's bandwidth estimate (packets per second) and minimum RTT
+    /// (seconds); none for other variants, or before a first sample.
+    pub bbr_bw_pps: Option<f64>,
+    pub bbr_min_rtt_s: Option<f64>,
 }

@@ -186,6 +186,7 @@ impl TcpSender {
     }
     /// The sender's state now, for the TCP trace.
     pub fn sample(&self, now: Time, flow: u32, cfg: &TcpConfig) -> TcpSample {
+        let bbr = self.cc.bbr_ref().map(|f| f.model.estimates());
         TcpSample {
             at: now,
             flow,
@@ -195,6 +196,8 @@ impl TcpSender {
             rto_s: self.rto(cfg).as_secs_f64(),
             in_flight: self.outstanding(),
             pacing_rate_pps: self.pacing_rate_pps(cfg),
+            bbr_bw_pps: bbr.map(|(bw, _)| bw).filter(|&bw| bw > 0.0),
+            bbr_min_rtt_s: bbr.and_then(|(_, m)| m).map(|m| m.as_secs_f64()),
         }
     }
 

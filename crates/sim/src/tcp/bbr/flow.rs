@@ -5,6 +5,7 @@ use super::{Bbr, BbrAck, CaState};
 use crate::tcp::bbr3::Bbr3;
 use crate::tcp::sender::rate::{RateSample, RateSampler};
 use crate::tcp::Variant;
+use aqm::Dur;
 
 /// Which BBR a flow runs. v1 is held inline: the whole `BbrFlow` is boxed
 /// already, and a second box would cost v1 an indirection on every ACK.
@@ -46,6 +47,15 @@ impl BbrModel {
         match self {
             BbrModel::V1(b) => b.on_timeout(cwnd, r, packet_size),
             BbrModel::V3(b) => b.on_timeout(cwnd),
+        }
+    }
+
+    /// The model's path estimates, for the TCP trace: its bandwidth (packets
+    /// per second) and minimum RTT.
+    pub fn estimates(&self) -> (f64, Option<Dur>) {
+        match self {
+            BbrModel::V1(b) => (b.bw(), b.min_rtt()),
+            BbrModel::V3(b) => (b.bw(), b.min_rtt()),
         }
     }
 
