@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the generated tables of docs/validation.md from the peers' results in
 bench/results/ (ns-2.35: ns2-*.json; ns-3: a-red.json and the others vs_ns3.py
-writes; htsim: htsim-session5/). Each table sits between `<!-- gen:NAME -->` and
+writes; htsim: htsim-2026-11-24/). Each table sits between `<!-- gen:NAME -->` and
 `<!-- /gen:NAME -->`; the prose around them is left alone.
 
     python3 bench/validation.py            # after vs_ns2.py / vs_ns3.py / vs_htsim.py
@@ -116,7 +116,7 @@ def ns3() -> str:
 
 
 def htsim() -> str:
-    folder = RESULTS / "htsim-session5"
+    folder = RESULTS / "htsim-2026-11-24"
     lines = [
         "| experiment | TCP goodput htsim / aqmlab (Mb/s) | UDP (Mb/s) | Jain (TCP) | bottleneck drops "
         "| timeouts |",
