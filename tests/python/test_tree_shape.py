@@ -16,16 +16,15 @@ HEADER_LINES = 40
 
 # Past the file guide when the rule came in (2026-12-07): the most each may hold.
 LONG_FILES = {
-    "crates/sim/src/tcp/bbr3.rs": 818,
-    "crates/sim/src/tcp/sender.rs": 712,
+    "crates/sim/src/tcp/bbr3.rs": 787,
+    "crates/sim/src/tcp/sender.rs": 691,
     "crates/aqm/src/cake.rs": 726,
     "crates/sim/src/scenario/mod.rs": 704,
     "crates/aqm/src/htb.rs": 698,
     "crates/py/src/lib.rs": 696,
     "crates/aqm/src/dualpi2.rs": 694,
-    "crates/sim/src/report.rs": 675,
+    "crates/sim/src/report.rs": 663,
     "crates/aqm/src/rem.rs": 648,
-    "crates/emu/src/traffic.rs": 606,
     "python/aqmlab/plot.py": 663,
 }
 

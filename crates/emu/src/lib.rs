@@ -37,6 +37,7 @@ pub mod netns;
 pub mod plane;
 mod report;
 pub mod stats;
+mod tcp_info;
 pub mod traffic;
 
 use netns::{Netns, RECEIVER_ADDR, SENDER_ADDR};

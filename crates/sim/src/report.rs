@@ -335,22 +335,7 @@ impl Simulation {
         let Some(trace) = &self.obs.tcp else {
             return Vec::new();
         };
-        trace
-            .samples
-            .iter()
-            .map(|s| TcpTraceResult {
-                t_s: s.at.as_secs_f64(),
-                flow: s.flow,
-                cwnd: s.cwnd,
-                ssthresh: s.ssthresh,
-                srtt_s: s.srtt_s,
-                rto_s: s.rto_s,
-                in_flight: s.in_flight,
-                pacing_rate_pps: s.pacing_rate_pps,
-                bbr_bw_pps: s.bbr_bw_pps,
-                bbr_min_rtt_s: s.bbr_min_rtt_s,
-            })
-            .collect()
+        trace.samples.iter().map(TcpTraceResult::from).collect()
     }
 
     fn object_results(&self) -> Vec<ObjectResult> {

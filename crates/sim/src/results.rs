@@ -260,6 +260,23 @@ pub struct TcpTraceResult {
     pub bbr_min_rtt_s: Option<f64>,
 }
 
+impl From<&crate::tcp::TcpSample> for TcpTraceResult {
+    fn from(s: &crate::tcp::TcpSample) -> Self {
+        TcpTraceResult {
+            t_s: s.at.as_secs_f64(),
+            flow: s.flow,
+            cwnd: s.cwnd,
+            ssthresh: s.ssthresh,
+            srtt_s: s.srtt_s,
+            rto_s: s.rto_s,
+            in_flight: s.in_flight,
+            pacing_rate_pps: s.pacing_rate_pps,
+            bbr_bw_pps: s.bbr_bw_pps,
+            bbr_min_rtt_s: s.bbr_min_rtt_s,
+        }
+    }
+}
+
 /// The queueing delay at a monitored queue over the measured interval, for every
 /// packet it sent (`group` = None: the whole link, `scope` "link" in the tables) or
 /// for one flow group's (`[monitor] delays`). Quantiles are read from the

@@ -42,6 +42,9 @@ use super::bbr::{BbrAck, CaState};
 use super::minmax::MaxFilter;
 use super::sender::rate::{LostPacket, RateSample, RateSampler};
 use aqm::{rng, Dur, Time};
+pub use state::State;
+
+mod state;
 
 pub const STARTUP_PACING_GAIN: f64 = 2.77;
 const DEFAULT_CWND_GAIN: f64 = 2.0;
@@ -71,49 +74,6 @@ const DRAIN_MAX_ROUNDS: u32 = 3;
 const RENO_MAX_ROUNDS: f64 = 63.0;
 const PROBE_UP_MAX_ROUNDS: u32 = 30;
 const MAX_SEND_QUANTUM_BYTES: f64 = 65536.0;
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum State {
-    Startup,
-    Drain,
-    Down,
-    Cruise,
-    Refill,
-    Up,
-    ProbeRtt,
-}
-
-impl State {
-    fn pacing_gain(self) -> f64 {
-        match self {
-            State::Startup => STARTUP_PACING_GAIN,
-            State::Drain => DRAIN_PACING_GAIN,
-            State::Down => DOWN_PACING_GAIN,
-            State::Cruise | State::Refill | State::ProbeRtt => 1.0,
-            State::Up => UP_PACING_GAIN,
-        }
-    }
-
-    fn cwnd_gain(self) -> f64 {
-        match self {
-            State::Up => UP_CWND_GAIN,
-            State::ProbeRtt => PROBE_RTT_CWND_GAIN,
-            _ => DEFAULT_CWND_GAIN,
-        }
-    }
-
-    fn is_probe_bw(self) -> bool {
-        matches!(
-            self,
-            State::Down | State::Cruise | State::Refill | State::Up
-        )
-    }
-
-    /// Probing for bandwidth: the short-term bounds are not cut.
-    fn is_probing(self) -> bool {
-        matches!(self, State::Startup | State::Refill | State::Up)
-    }
-}
 
 /// Where the ACKs stand relative to a bandwidth probe.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

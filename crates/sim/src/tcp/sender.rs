@@ -336,24 +336,6 @@ impl TcpSender {
         }
     }
 
-    fn set_prr(&mut self, prr: Option<Prr>) {
-        match (&mut self.aside, prr) {
-            (Some(a), prr) => {
-                a.prr = prr;
-                if a.prr.is_none() && a.times.is_empty() && a.linux.is_none() {
-                    self.aside = None;
-                }
-            }
-            (None, Some(prr)) => {
-                self.aside = Some(Box::new(Aside {
-                    prr: Some(prr),
-                    ..Default::default()
-                }))
-            }
-            (None, None) => {}
-        }
-    }
-
     /// The RTT sample of a new cumulative ACK `ack` (of the packet just below it,
     /// if it was sent once), and forgets the send times it covers.
     fn ack_rtt(&mut self, ack: u32, now: Time) -> Option<f64> {
@@ -640,18 +622,6 @@ impl TcpSender {
             }
         } else if recovery != Recovery::Sack {
             self.cwnd += 1.0; // window inflation: one packet left the network
-        }
-    }
-
-    /// Inside recovery with PRR (RFC 6937): the window is what is in flight
-    /// plus what PRR lets out for what this ACK delivered.
-    #[inline]
-    fn prr_window(&mut self, before: &Before) {
-        let delivered = (self.snd_una - before.una + self.sacked).saturating_sub(before.sacked);
-        let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
-        let advanced = self.snd_una > before.una;
-        if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
-            self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
         }
     }
 

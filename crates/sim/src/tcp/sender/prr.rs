@@ -4,6 +4,8 @@
 //! silent until pipe drops below ssthresh; below ssthresh it slow-starts back up
 //! to it (the "SSRB" bound, one packet more than delivered when snd_una advances).
 
+use super::{Aside, Before, TcpSender};
+
 /// The state of one recovery.
 #[derive(Debug, Clone)]
 pub(super) struct Prr {
@@ -48,6 +50,40 @@ impl Prr {
 
     pub(super) fn sent(&mut self, n: u32) {
         self.out += n;
+    }
+}
+
+impl TcpSender {
+    /// Starts (`Some`) or ends (`None`) a recovery's PRR state, boxing it
+    /// aside only while something is there.
+    pub(super) fn set_prr(&mut self, prr: Option<Prr>) {
+        match (&mut self.aside, prr) {
+            (Some(a), prr) => {
+                a.prr = prr;
+                if a.prr.is_none() && a.times.is_empty() && a.linux.is_none() {
+                    self.aside = None;
+                }
+            }
+            (None, Some(prr)) => {
+                self.aside = Some(Box::new(Aside {
+                    prr: Some(prr),
+                    ..Default::default()
+                }))
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Inside recovery with PRR (RFC 6937): the window is what is in flight
+    /// plus what PRR lets out for what this ACK delivered.
+    #[inline]
+    pub(super) fn prr_window(&mut self, before: &Before) {
+        let delivered = (self.snd_una - before.una + self.sacked).saturating_sub(before.sacked);
+        let (pipe, ssthresh) = (self.pipe(), self.ssthresh.floor() as u32);
+        let advanced = self.snd_una > before.una;
+        if let Some(prr) = self.aside.as_mut().and_then(|a| a.prr.as_mut()) {
+            self.cwnd = (pipe + prr.sndcnt(delivered, pipe, ssthresh, advanced)) as f64;
+        }
     }
 }
 
