@@ -52,7 +52,8 @@ impl TcpSender {
         a.times.get(i as usize).copied()
     }
 
-    /// A retransmission of `seq` left at `now`: its timestamp is the new one.
+    /// A retransmission of `seq` left at `now`: its timestamp is the new one,
+    /// and it joins RACK's retransmissions in send order.
     pub(super) fn resent_at(&mut self, seq: u32, now: Time) {
         if let Some(a) = self.aside.as_deref_mut() {
             if let Some(t) = seq
@@ -60,6 +61,7 @@ impl TcpSender {
                 .and_then(|i| a.times.get_mut(i as usize))
             {
                 *t = now;
+                a.tlp.resent.push_back((seq, now));
             }
         }
     }

@@ -22,15 +22,19 @@ use super::super::{Actions, Recovery, TcpConfig, TimerCmd};
 use super::{TcpSender, RETX, SACKED};
 use crate::event::TimerKind;
 use aqm::{Dur, Time};
+use std::collections::VecDeque;
 
 /// What the retransmission timer is armed as (a probe, RACK's reordering
-/// timer, or neither: the timeout), and the highest segment sent when the last
-/// probe left (`tlp_high_seq`; 0: none out).
+/// timer, or neither: the timeout), the highest segment sent when the last
+/// probe left (`tlp_high_seq`; 0: none out), and the retransmissions in the
+/// order they left (Linux's `tsorted_sent_queue`), for RACK to find the lost
+/// ones without walking the window.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Tlp {
     armed: bool,
     reo: bool,
     high: u32,
+    pub(super) resent: VecDeque<(u32, Time)>,
 }
 
 /// Two jiffies, the least Linux waits on its reordering timer beyond the
@@ -74,11 +78,7 @@ impl TcpSender {
     pub(super) fn send_probe(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         let high = self.snd_max;
         if let Some(a) = self.aside.as_deref_mut() {
-            a.tlp = Tlp {
-                armed: false,
-                reo: false,
-                high: high + 1,
-            };
+            (a.tlp.armed, a.tlp.reo, a.tlp.high) = (false, false, high + 1);
         }
         if self.has_new_data()
             && self.snd_nxt == self.snd_max
@@ -223,22 +223,46 @@ impl TcpSender {
     /// segment now delivered was lost too, and is sent again at once instead
     /// of waiting for the timer. Returns whether it found one.
     pub(super) fn rack_lost_retransmissions(&mut self, newest_sent: Time) -> bool {
+        let Some(a) = self.aside.as_deref_mut() else {
+            return false;
+        };
         if self.retx_out == 0 {
+            a.tlp.resent.clear(); // every entry is delivered or lost already
             return false;
         }
-        let mut found = false;
-        for seq in self.snd_una..self.high_sack {
-            let i = (seq - self.snd_una) as usize;
-            if self.scoreboard[i] & (RETX | SACKED) == RETX
-                && self.sent_at(seq).is_some_and(|t| t < newest_sent)
-            {
-                self.scoreboard[i] &= !RETX;
-                self.retx_out -= 1;
-                self.hole_hint = self.hole_hint.min(seq);
-                found = true;
+        // The queue is in send order: it is read up to the first
+        // retransmission sent after `newest_sent`. An entry is dropped once
+        // its segment is delivered, SACKed, no longer counted a retransmission
+        // or sent again since (a later entry stands for it).
+        let mut lowest: Option<u32> = None;
+        let mut i = 0;
+        while let Some(&(seq, at)) = a.tlp.resent.get(i) {
+            let flag = seq
+                .checked_sub(self.snd_una)
+                .and_then(|k| self.scoreboard.get(k as usize));
+            let last_send = seq
+                .checked_sub(a.base)
+                .and_then(|k| a.times.get(k as usize));
+            if flag.is_none_or(|f| f & (RETX | SACKED) != RETX) || last_send != Some(&at) {
+                a.tlp.resent.remove(i);
+                continue;
             }
+            if at >= newest_sent {
+                break;
+            }
+            if seq < self.high_sack {
+                self.scoreboard[(seq - self.snd_una) as usize] &= !RETX;
+                self.retx_out -= 1;
+                lowest = Some(lowest.map_or(seq, |l| l.min(seq)));
+                a.tlp.resent.remove(i);
+                continue;
+            }
+            i += 1;
         }
-        found
+        if let Some(seq) = lowest {
+            self.hole_hint = self.hole_hint.min(seq);
+        }
+        lowest.is_some()
     }
 }
 
