@@ -177,21 +177,17 @@ fn delays_of_an_uncongested_link_are_serialization_free_zeros() {
     assert_eq!((all.p99_s, all.max_s), (0.0, 0.0));
 }
 
+/// A group of TCP flows (`keys` besides a window of 40) traced every 100 ms
+/// through a 1 Mbit/s bottleneck of 20 packets, for 10 s.
+fn traced(keys: &str) -> RunResult {
+    let flows = format!("[[flows]]\nname = \"tcp\"\nkind = \"tcp\"\nmax_window = 40\n{keys}\n");
+    let qdisc = "kind = \"droptail\"\nlimit = 20";
+    run(&dumbbell("1Mbps", qdisc, "tcp_trace = \"100ms\"", &flows))
+}
+
 #[test]
 fn the_tcp_trace_follows_the_senders_window() {
-    let flows = r#"
-[[flows]]
-name = "tcp"
-kind = "tcp"
-count = 2
-max_window = 40
-"#;
-    let r = run(&dumbbell(
-        "1Mbps",
-        "kind = \"droptail\"\nlimit = 20",
-        "tcp_trace = \"100ms\"",
-        flows,
-    ));
+    let r = traced("count = 2");
     assert_eq!(r.tcp_trace.len(), 2 * 100, "two flows, 100 samples of 10 s");
     let f0: Vec<_> = r.tcp_trace.iter().filter(|s| s.flow == 0).collect();
     assert!(f0.windows(2).all(|w| w[1].t_s > w[0].t_s));
@@ -218,20 +214,7 @@ max_window = 40
 /// Linux's 1.2 x cwnd / srtt (`tcp_update_pacing_rate`).
 #[test]
 fn the_tcp_trace_records_the_pacing_rate() {
-    let flows = r#"
-[[flows]]
-name = "tcp"
-kind = "tcp"
-variant = "cubic"
-pacing = true
-max_window = 40
-"#;
-    let r = run(&dumbbell(
-        "1Mbps",
-        "kind = \"droptail\"\nlimit = 20",
-        "tcp_trace = \"100ms\"",
-        flows,
-    ));
+    let r = traced("variant = \"cubic\"\npacing = true");
     let late = r.tcp_trace.last().unwrap();
     assert!(late.cwnd >= late.ssthresh / 2.0, "{late:?}");
     let expected = 1.2 * late.cwnd / late.srtt_s;
