@@ -61,6 +61,10 @@ impl TcpSender {
                 .and_then(|i| a.times.get_mut(i as usize))
             {
                 *t = now;
+                // Those acknowledged since are of no more use (bounds the queue).
+                while a.tlp.resent.front().is_some_and(|&(s, _)| s < a.base) {
+                    a.tlp.resent.pop_front();
+                }
                 a.tlp.resent.push_back((seq, now));
             }
         }
