@@ -347,22 +347,7 @@ fn flow_rows(
             let mut next = 0;
             for x in &samples {
                 if x.t_ns >= next {
-                    trace.push(TcpTraceResult {
-                        t_s: x.t_ns as f64 * 1e-9,
-                        flow: id as u32,
-                        cwnd: f64::from(x.cwnd),
-                        ssthresh: if x.ssthresh >= 0x7fff_ffff {
-                            f64::INFINITY
-                        } else {
-                            f64::from(x.ssthresh)
-                        },
-                        srtt_s: f64::from(x.srtt_us) * 1e-6,
-                        rto_s: f64::from(x.rto_us) * 1e-6,
-                        in_flight: x.unacked,
-                        pacing_rate_pps: x.pacing_rate_pps(),
-                        bbr_bw_pps: x.bbr.map(|b| b.bw as f64 / f64::from(x.snd_mss.max(1))),
-                        bbr_min_rtt_s: x.bbr.map(|b| f64::from(b.min_rtt_us) * 1e-6),
-                    });
+                    trace.push(x.trace_row(id as u32));
                     next = x.t_ns + every;
                 }
             }

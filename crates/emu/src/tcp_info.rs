@@ -3,6 +3,7 @@
 //! congestion control's own estimates where that is BBR (`TCP_CC_INFO`), and
 //! its entries into fast recovery, counted from the state it polls.
 
+use sim::results::TcpTraceResult;
 use std::os::fd::RawFd;
 
 /// A sender's `TCP_INFO` at one instant.
@@ -39,20 +40,10 @@ pub struct BbrInfo {
 /// The calling socket's BBR estimates, where its congestion control is BBR.
 pub(crate) fn bbr_info(fd: RawFd) -> Option<BbrInfo> {
     let mut words = [0u32; 8];
-    let mut len = std::mem::size_of_val(&words) as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into the buffer.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CC_INFO,
-            words.as_mut_ptr() as *mut libc::c_void,
-            &mut len,
-        )
-    };
+    let len = tcp_option(fd, libc::TCP_CC_INFO, &mut words)?;
     // bbr_bw_lo, bbr_bw_hi, bbr_min_rtt, bbr_pacing_gain, bbr_cwnd_gain: 20
     // bytes. Other congestion controls fill nothing (CUBIC) or another struct.
-    (r == 0 && len == 20).then(|| BbrInfo {
+    (len == 20).then(|| BbrInfo {
         bw: u64::from(words[0]) | u64::from(words[1]) << 32,
         min_rtt_us: words[2],
     })
@@ -65,6 +56,28 @@ impl InfoSample {
     pub fn pacing_rate_pps(&self) -> Option<f64> {
         (self.pacing_rate != u64::MAX && self.snd_mss != 0)
             .then(|| self.pacing_rate as f64 / f64::from(self.snd_mss))
+    }
+
+    /// The TCP trace's row for flow `flow`, in the simulator's units.
+    pub fn trace_row(&self, flow: u32) -> TcpTraceResult {
+        let mss = f64::from(self.snd_mss.max(1));
+        TcpTraceResult {
+            t_s: self.t_ns as f64 * 1e-9,
+            flow,
+            cwnd: f64::from(self.cwnd),
+            // Linux's "infinite" ssthresh, before a first reduction.
+            ssthresh: if self.ssthresh >= 0x7fff_ffff {
+                f64::INFINITY
+            } else {
+                f64::from(self.ssthresh)
+            },
+            srtt_s: f64::from(self.srtt_us) * 1e-6,
+            rto_s: f64::from(self.rto_us) * 1e-6,
+            in_flight: self.unacked,
+            pacing_rate_pps: self.pacing_rate_pps(),
+            bbr_bw_pps: self.bbr.map(|b| b.bw as f64 / mss),
+            bbr_min_rtt_s: self.bbr.map(|b| f64::from(b.min_rtt_us) * 1e-6),
+        }
     }
 }
 
@@ -109,24 +122,29 @@ const TOTAL_RTO_AT: usize = std::mem::offset_of!(libc::tcp_info, tcpi_snd_wnd) +
 /// has it.
 pub(crate) fn tcp_info(fd: RawFd) -> Option<(libc::tcp_info, Option<u16>)> {
     let mut buf = InfoBuf([0; 512]);
-    let mut len = buf.0.len() as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into the buffer.
+    let len = tcp_option(fd, libc::TCP_INFO, &mut buf.0)?;
+    // SAFETY: tcp_info is plain data, the buffer is at least as large and
+    // aligned for it; fields the kernel did not fill are zero.
+    let info: libc::tcp_info = unsafe { std::ptr::read(buf.0.as_ptr() as *const libc::tcp_info) };
+    let rto = (len >= TOTAL_RTO_AT + 2)
+        .then(|| u16::from_ne_bytes([buf.0[TOTAL_RTO_AT], buf.0[TOTAL_RTO_AT + 1]]));
+    Some((info, rto))
+}
+
+/// Reads the TCP-level option `name` of the socket into `buf`: the length the
+/// kernel filled, or none if it refused.
+fn tcp_option<T: Copy>(fd: RawFd, name: libc::c_int, buf: &mut [T]) -> Option<usize> {
+    let mut len = std::mem::size_of_val(buf) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes, the buffer's size, into
+    // it; `T` is plain data (integers or bytes).
     let r = unsafe {
         libc::getsockopt(
             fd,
             libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            buf.0.as_mut_ptr() as *mut libc::c_void,
+            name,
+            buf.as_mut_ptr() as *mut libc::c_void,
             &mut len,
         )
     };
-    if r != 0 {
-        return None;
-    }
-    // SAFETY: tcp_info is plain data, the buffer is at least as large and
-    // aligned for it; fields the kernel did not fill are zero.
-    let info: libc::tcp_info = unsafe { std::ptr::read(buf.0.as_ptr() as *const libc::tcp_info) };
-    let rto = (len as usize >= TOTAL_RTO_AT + 2)
-        .then(|| u16::from_ne_bytes([buf.0[TOTAL_RTO_AT], buf.0[TOTAL_RTO_AT + 1]]));
-    Some((info, rto))
+    (r == 0).then_some(len as usize)
 }
