@@ -362,9 +362,8 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         self.start_recovery(now, cfg);
-        // Linux never resends what is on its way again already: a recovery
-        // started because the head, resent, is still outstanding
-        // (`tcp_xmit_retransmit_queue` skips it).
+        // A head resent and still out starts a recovery but is not sent a
+        // third time (`tcp_xmit_retransmit_queue` skips it).
         if cfg.is_linux() && self.scoreboard.front().is_some_and(|&b| b & RETX != 0) {
             return;
         }
