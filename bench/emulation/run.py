@@ -6,7 +6,9 @@
 ``rate``: 4 CUBIC flows through a DropTail (or ``--qdisc fq_codel``) bottleneck at rising rates: utilization,
 lateness p50/p99/max against one packet time, TUN drops, and the data plane's CPU
 time per packet (the process's CPU time, from ``/usr/bin/time``-like rusage, over
-the packets the bottleneck carried in both directions).
+the packets the bottleneck carried in both directions). ``--bin A B`` compares
+binaries run by run in turn; ``--runs N`` makes each cell the median of N runs,
+with the load average (1 min) before them.
 
 ``validate``: every qdisc family on two dumbbells, simulated and emulated
 (``aqmlab emulate --compare --json``): a CHOKe-style one (8 TCP flows and a CBR
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,28 +112,58 @@ def emulate(binary: str, text: str, compare: bool) -> tuple[dict, float]:
     return json.loads(out.stdout), cpu
 
 
+def rate_once(binary: str, mbps: int, a: argparse.Namespace) -> dict:
+    """One run at `mbps`: utilization, lateness, CPU per packet, the load average before it."""
+    # A buffer of about one bandwidth-delay product (10 ms round trip).
+    limit = max(50, int(mbps * 1e6 * 0.010 / 8 / 1500))
+    qdisc = {"droptail": f'{{ kind = "droptail", limit = {limit} }}', "fq_codel": '{ kind = "fq_codel" }'}
+    text = RATE.format(mbps=mbps, duration=a.duration, warmup=a.warmup, qdisc=qdisc[a.qdisc])
+    load = os.getloadavg()[0]
+    r, cpu = emulate(binary, text, False)
+    e = r["emulation"]
+    packets = sum(link["tx_packets"] for link in r["links"])
+    # CPU over the whole run (warm-up included), per packet of the measured part
+    # scaled to the whole: packets * duration / measured.
+    measured = r["duration_s"] - r["warmup_s"]
+    return {
+        "util": r["links"][0]["utilization"],
+        "p50": e["lateness_p50_s"] * 1e6,
+        "p99": e["lateness_p99_s"] * 1e6,
+        "max": e["lateness_max_s"] * 1e6,
+        "packet_time": e["packet_time_s"] * 1e6,
+        "tun_drops": e["tun_drops"],
+        "cpu": cpu / max(1, packets * r["duration_s"] / measured) * 1e6,
+        "load": load,
+    }
+
+
 def rate(a: argparse.Namespace) -> None:
-    print("| bottleneck | utilization | lateness p50 | p99 | max | packet time | TUN drops | CPU/packet |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    """Each rate `--runs` times per binary, the binaries taking turns run by run so
+    that all see the same load; each cell the median of its runs."""
+    bins = a.bin
+    many = len(bins) > 1 or a.runs > 1
+    binary = len(bins) > 1
+    cols = " utilization | lateness p50 | p99 | max | packet time | TUN drops | CPU/packet |"
+    print("| bottleneck |" + (" binary |" if binary else "") + cols + (" load |" if many else ""))
+    rule = "---:|---:|---:|---:|---:|---:|---:|"
+    print("|---:|" + ("---|" if binary else "") + rule + ("---:|" if many else ""))
     for mbps in a.rates:
-        # A buffer of about one bandwidth-delay product (10 ms round trip).
-        limit = max(50, int(mbps * 1e6 * 0.010 / 8 / 1500))
-        qdisc = {"droptail": f'{{ kind = "droptail", limit = {limit} }}', "fq_codel": '{ kind = "fq_codel" }'}
-        text = RATE.format(mbps=mbps, duration=a.duration, warmup=a.warmup, qdisc=qdisc[a.qdisc])
-        r, cpu = emulate(a.bin, text, False)
-        e = r["emulation"]
-        packets = sum(link["tx_packets"] for link in r["links"])
-        util = r["links"][0]["utilization"]
-        # CPU over the whole run (warm-up included), per packet of the measured part
-        # scaled to the whole: packets * duration / measured.
-        measured = r["duration_s"] - r["warmup_s"]
-        per_packet = cpu / max(1, packets * r["duration_s"] / measured)
-        print(
-            f"| {mbps} Mbit/s | {util:.3f} | {e['lateness_p50_s'] * 1e6:.0f} us "
-            f"| {e['lateness_p99_s'] * 1e6:.0f} us | {e['lateness_max_s'] * 1e6:.0f} us "
-            f"| {e['packet_time_s'] * 1e6:.1f} us | {e['tun_drops']} | {per_packet * 1e6:.1f} us |",
-            flush=True,
-        )
+        runs: dict[str, list[dict]] = {b: [] for b in bins}
+        for _ in range(a.runs):
+            for b in bins:
+                runs[b].append(rate_once(b, mbps, a))
+        for b in bins:
+            med = {k: statistics.median(r[k] for r in runs[b]) for k in runs[b][0]}
+            loads = [r["load"] for r in runs[b]]
+            drops = max(r["tun_drops"] for r in runs[b])
+            print(
+                f"| {mbps} Mbit/s |"
+                + (f" {b} |" if binary else "")
+                + f" {med['util']:.3f} | {med['p50']:.0f} us | {med['p99']:.0f} us | {med['max']:.0f} us"
+                f" | {med['packet_time']:.1f} us | {drops} | {med['cpu']:.1f} us |"
+                + (f" {min(loads):.1f}-{max(loads):.1f} |" if many else ""),
+                flush=True,
+            )
 
 
 def row(r: dict) -> dict:
@@ -172,9 +205,11 @@ def main() -> None:
     r = sub.add_parser("rate")
     r.add_argument("--rates", type=int, nargs="+", default=[10, 50, 100, 200, 300, 500, 800, 1000])
     r.add_argument("--qdisc", choices=["droptail", "fq_codel"], default="droptail")
+    r.add_argument("--bin", nargs="+", default=["target/release/aqmlab"], help="one binary, or several")
+    r.add_argument("--runs", type=int, default=1, help="runs per rate and binary; cells are their medians")
     v = sub.add_parser("validate")
+    v.add_argument("--bin", default="target/release/aqmlab")
     for q in (r, v):
-        q.add_argument("--bin", default="target/release/aqmlab")
         q.add_argument("--duration", default="10s")
         q.add_argument("--warmup", default="3s")
     a = p.parse_args()

@@ -1,6 +1,6 @@
-//! The data plane: one thread that reads packets from both TUN devices, carries
-//! them through the scenario's links on a logical clock, and writes each out at
-//! its due time.
+//! The data plane: one thread that reads packets from both TUN devices and
+//! carries them through the scenario's links on a logical clock, and a writer
+//! ([`writer`]) that writes each out at its due time.
 //!
 //! Per direction a packet crosses its flow's access link on the sending side, the
 //! bottleneck, and its flow's access link on the receiving side. Access links are
@@ -13,12 +13,15 @@
 //! clock of all of it is the monotonic clock since the run began, in
 //! nanoseconds: an event is processed at its logical time, never at the moment
 //! the thread got to it, so lateness delays the packets but not the decisions.
-//! Only the final write can be late; its lateness is recorded.
+//! Only the final write can be late; its lateness is recorded. A packet goes to
+//! its writer when its transmission ends, ahead of its due time by the link's
+//! delay and the far access link, so the kernel's TCP work inside the writes
+//! (the receiving side's) is off this thread.
 //!
 //! The senders' device hands over what their TCP sent as it sent it, a TSO
 //! super-packet per read, cut here into MTU packets before anything sees them
 //! (`plane::io`, [`crate::gso`]): one read per up to 44 packets instead of one
-//! each. The receivers' device and every write go a packet at a time.
+//! each. The receivers' device goes a packet at a time.
 //!
 //! The thread sleeps in `ppoll` on both devices with a nanosecond timeout and a
 //! timer slack of 1 ns, and reads a device only when `ppoll` says it is
@@ -43,6 +46,7 @@ mod event_loop;
 mod flows;
 mod io;
 mod links;
+mod writer;
 pub use event_loop::run;
 pub use flows::{FlowPath, ProbeFlow, UdpFlow};
 pub use links::{Access, Bottleneck, Pipe, ACCESS_LIMIT};
@@ -131,7 +135,10 @@ enum Ev {
     TxDone(u8),
     /// A qdisc holding packets for their time (a shaper) is asked again.
     Wake(u8),
-    Deliver(u8, u32),
+    /// A probe's echo reaches the senders' end.
+    Echo(u32),
+    /// A program's packet is delivered: its bytes, whether it was new data.
+    AppDelivered(u32, u16, bool),
     Udp(u32),
     Probe(u32),
 }
@@ -154,7 +161,10 @@ struct Plane {
     /// The observers' counters when the warm-up ended (none without one).
     at_warmup: Option<[LinkCounters; 2]>,
     flow_counts: Vec<FlowCounters>,
-    lateness: Lateness,
+    /// Each device's writer: the senders' (0) and the receivers' (1).
+    writers: Vec<writer::Writer>,
+    /// The run's end: what is due after it is never written.
+    end_ns: u64,
     unclassified: u64,
     write_errors: u64,
     read_errors: u64,
@@ -376,43 +386,45 @@ impl Plane {
             .expect("a packet was in transmission");
         self.stats[dir].on_tx_done(&pkt);
         let at = self.links[dir].arrival(t);
-        let f = &mut self.flows[pkt.flow.index()];
-        let due = f.access.out_of[dir].pass(at, pkt.size);
-        self.push(due, Ev::Deliver(dir as u8, pkt.tag));
+        let flow = pkt.flow.index();
+        let due = self.flows[flow].access.out_of[dir].pass(at, pkt.size);
+        // A probe's echo ends at the senders' end: nothing there listens for
+        // it, and its RTT is the logical time it arrives.
+        if dir == REV && self.flows[flow].probe.is_some() {
+            self.push(due, Ev::Echo(pkt.tag));
+        } else if due < self.end_ns {
+            self.hand_over(dir, pkt.tag, due);
+        } else {
+            self.release(pkt.tag);
+        }
         self.start_next(dir, t);
     }
 
-    fn deliver(&mut self, dir: usize, tag: u32, t: u64, tun: &mut [File; 2], epoch: Instant) {
-        // A probe's echo ends here, at the senders' end: nothing there listens
-        // for it, and its RTT is the logical time it arrived.
+    /// The packet in slot `tag` has crossed the bottleneck in direction `dir`
+    /// and is due at its device at `due`: its writer takes it now.
+    fn hand_over(&mut self, dir: usize, tag: u32, due: u64) {
         let flow = self.slot_flow[tag as usize] as usize;
-        if dir == REV && self.flows[flow].probe.is_some() {
-            self.echoed(tag, t);
-            self.release(tag);
-            return;
-        }
         if dir == FWD && self.flows[flow].app.is_some() {
-            self.count_app_delivery(flow, tag);
+            self.app_delivery(flow, tag, due);
         }
-        // Forward packets go to the receivers' device, reverse to the senders'.
-        let out = if dir == FWD { 1 } else { 0 };
         let buf = &self.bufs[tag as usize];
         if self.marked.len() < self.capture_marked && buf[1] & 0b11 == 0b11 {
             self.marked.push(buf.clone());
         }
-        if io::write(tun, out, &self.bufs[tag as usize]).is_err() {
+        // Forward packets go to the receivers' device, reverse to the senders'.
+        let out = if dir == FWD { 1 } else { 0 };
+        let writer = &self.writers[out.min(self.writers.len() - 1)];
+        let spare = writer.returned().unwrap_or_else(|| vec![0; BUF]);
+        let buf = std::mem::replace(&mut self.bufs[tag as usize], spare);
+        if !writer.hand_over(due, out, buf) {
             self.write_errors += 1;
-        }
-        let now = epoch.elapsed().as_nanos() as u64;
-        if self.measuring {
-            self.lateness.add(now.saturating_sub(t));
         }
         self.release(tag);
     }
 
-    /// A program's packet in slot `tag` is delivered forward past the
-    /// bottleneck: counted as new data or a segment delivered again.
-    fn count_app_delivery(&mut self, flow: usize, tag: u32) {
+    /// A program's packet in slot `tag`, delivered forward past the bottleneck
+    /// at `due`: new data or a segment delivered again, counted then.
+    fn app_delivery(&mut self, flow: usize, tag: u32, due: u64) {
         let buf = &self.bufs[tag as usize];
         let new = match buf[9] {
             ipv4::PROTO_TCP => match ipv4::tcp_segment(buf) {
@@ -425,17 +437,22 @@ impl Plane {
             },
             _ => Some(true),
         };
+        if let Some(new) = new {
+            let bytes = buf.len() as u16;
+            self.push(due, Ev::AppDelivered(flow as u32, bytes, new));
+        }
+    }
+
+    fn count_app_delivery(&mut self, flow: usize, bytes: u16, new: bool) {
         if !self.measuring {
             return;
         }
         let c = &mut self.flow_counts[flow].app;
-        match new {
-            Some(true) => {
-                c.delivered += 1;
-                c.delivered_bytes += buf.len() as u64;
-            }
-            Some(false) => c.retransmits += 1,
-            None => {}
+        if new {
+            c.delivered += 1;
+            c.delivered_bytes += u64::from(bytes);
+        } else {
+            c.retransmits += 1;
         }
     }
 
@@ -500,15 +517,7 @@ impl Plane {
         self.admit(FWD, tag, len, t);
     }
 
-    fn dispatch(
-        &mut self,
-        ev: Ev,
-        t: u64,
-        tun: &mut [File; 2],
-        epoch: Instant,
-        queue_interval_ns: u64,
-        end_ns: u64,
-    ) {
+    fn dispatch(&mut self, ev: Ev, t: u64, queue_interval_ns: u64, end_ns: u64) {
         match ev {
             Ev::Arrive(d, tag) => self.arrive(d as usize, tag, t),
             Ev::TxDone(d) => self.tx_done(d as usize, t),
@@ -517,7 +526,11 @@ impl Plane {
                     self.start_next(d as usize, t);
                 }
             }
-            Ev::Deliver(d, tag) => self.deliver(d as usize, tag, t, tun, epoch),
+            Ev::Echo(tag) => {
+                self.echoed(tag, t);
+                self.release(tag);
+            }
+            Ev::AppDelivered(f, bytes, new) => self.count_app_delivery(f as usize, bytes, new),
             Ev::Udp(f) => self.udp(f, t),
             Ev::Probe(f) => self.probe(f, t, end_ns),
             Ev::MeasureStart => self.measure_start(t),
@@ -545,7 +558,6 @@ impl Plane {
         self.measuring = true;
         self.at_warmup = Some([self.counters_at(FWD, t), self.counters_at(REV, t)]);
         self.flow_counts = vec![FlowCounters::default(); n];
-        self.lateness = Lateness::default();
         for s in &mut self.stats {
             if let Some(d) = &mut s.delays {
                 d.clear();

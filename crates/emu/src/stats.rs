@@ -27,7 +27,7 @@ pub struct AppCounters {
     pub retransmits: u64,
 }
 
-/// A histogram of lateness (actual write time minus logical departure): 1 us
+/// A histogram of lateness (when a write began minus its logical departure): 1 us
 /// buckets to 1 ms, then 100 us buckets to 100 ms, the maximum kept exactly.
 #[derive(Clone, Debug)]
 pub struct Lateness {
@@ -80,6 +80,19 @@ impl Lateness {
             self.over
         };
         later as f64 / self.count as f64
+    }
+
+    /// Adds `other`'s writes to these.
+    pub fn merge(&mut self, other: &Lateness) {
+        for (a, b) in self.fine.iter_mut().zip(&other.fine) {
+            *a += b;
+        }
+        for (a, b) in self.coarse.iter_mut().zip(&other.coarse) {
+            *a += b;
+        }
+        self.over += other.over;
+        self.count += other.count;
+        self.max_ns = self.max_ns.max(other.max_ns);
     }
 
     /// The `q` quantile, seconds (a bucket's upper edge; the maximum beyond the

@@ -345,8 +345,9 @@ pub struct DiagnosticResult {
 /// kept time; absent for a simulation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Emulation {
-    /// Lateness of the writes against their logical departure over the measured
-    /// interval, seconds.
+    /// Lateness of the writes (each write's start, when the kernel takes the
+    /// packet) against their logical departure over the measured interval,
+    /// seconds.
     pub lateness_p50_s: f64,
     pub lateness_p99_s: f64,
     pub lateness_max_s: f64,

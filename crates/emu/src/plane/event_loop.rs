@@ -3,6 +3,7 @@
 //! the next event, spins) until the next.
 
 use super::io::wait;
+use super::writer::{Clock, Writer};
 use super::{spin_ns, Config, Ev, Outcome, Plane};
 use crate::stats::{FlowCounters, Lateness};
 use aqm::VecSink;
@@ -13,12 +14,38 @@ use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// The writers, on duplicates of the devices' descriptors: one for both
+/// devices, or, on a machine of [`CORES_PER_DEVICE_WRITERS`] cores or more,
+/// one per device (the senders', 0, and the receivers', 1).
+/// `AQMLAB_EMULATE_WRITERS` (1 or 2) chooses, for measuring.
+fn spawn_writers(tun: &[File; 2], clock: Clock) -> std::io::Result<Vec<Writer>> {
+    let dup = |i: usize| tun[i].try_clone().map(Some);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chosen = std::env::var("AQMLAB_EMULATE_WRITERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    let per_device = chosen.map_or(cores >= CORES_PER_DEVICE_WRITERS, |n| n >= 2);
+    if !per_device {
+        return Ok(vec![Writer::spawn([dup(0)?, dup(1)?], "both", clock)?]);
+    }
+    Ok(vec![
+        Writer::spawn([dup(0)?, None], "senders", clock)?,
+        Writer::spawn([None, dup(1)?], "receivers", clock)?,
+    ])
+}
+
+/// With fewer cores a writer per device costs more than it saves: three
+/// real-time threads (the plane and two writers) on two cores took turns, and
+/// p99 lateness at 300 Mbit/s rose from about 65 us to 100-140 us
+/// (BENCHMARKS.md).
+const CORES_PER_DEVICE_WRITERS: usize = 4;
+
 /// How long past the run's end the plane may handle what was due before it.
-const DRAIN_GRACE_NS: u64 = 200_000_000;
+pub(super) const DRAIN_GRACE_NS: u64 = 200_000_000;
 
 /// Runs the data plane until `cfg.end_ns` (or the stop flag), and at most
-/// [`DRAIN_GRACE_NS`] past it.
-pub fn run(cfg: Config) -> Outcome {
+/// [`DRAIN_GRACE_NS`] past it. Fails only if the writers' threads cannot start.
+pub fn run(cfg: Config) -> std::io::Result<Outcome> {
     // SAFETY: prctl on the calling thread; asks for timers as exact as the
     // hardware allows.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
@@ -36,11 +63,20 @@ pub fn run(cfg: Config) -> Outcome {
         apps,
         stats,
     } = cfg;
+    let spin = spin_ns();
+    let clock = Clock {
+        epoch,
+        measure_from: warmup_ns,
+        end_ns,
+        spin_ns: spin,
+    };
+    let writers = spawn_writers(&tun, clock)?;
     let mut p = Plane::new(flows, links, stats, warmup_ns, capture_marked);
     p.apps = apps;
+    p.writers = writers;
+    p.end_ns = end_ns;
     p.first_events(queue_interval_ns);
     let mut interrupted = false;
-    let spin = spin_ns();
     let mut budget = Budget::new(epoch.elapsed().as_nanos() as u64);
     // Which devices the last poll found readable.
     let mut readable = [true, true];
@@ -62,7 +98,7 @@ pub fn run(cfg: Config) -> Outcome {
                 break;
             }
             p.events.pop();
-            p.dispatch(ev, t, &mut tun, epoch, queue_interval_ns, end_ns);
+            p.dispatch(ev, t, queue_interval_ns, end_ns);
         }
         let next = p.events.peek().map_or(end_ns, |r| r.0 .0).min(end_ns);
         let now = epoch.elapsed().as_nanos() as u64;
@@ -80,14 +116,14 @@ pub fn run(cfg: Config) -> Outcome {
     let unhandled = if interrupted {
         0
     } else {
-        p.finish_due(&mut tun, epoch, queue_interval_ns, end_ns)
+        p.finish_due(epoch, queue_interval_ns, end_ns)
     };
     let end = if interrupted {
         (epoch.elapsed().as_nanos() as u64).min(end_ns)
     } else {
         end_ns
     };
-    p.outcome(end, unhandled, interrupted)
+    Ok(p.outcome(end, unhandled, interrupted))
 }
 
 impl Plane {
@@ -114,7 +150,8 @@ impl Plane {
             stats,
             at_warmup: None,
             flow_counts: vec![FlowCounters::default(); n],
-            lateness: Lateness::default(),
+            writers: Vec::new(),
+            end_ns: u64::MAX,
             unclassified: 0,
             write_errors: 0,
             read_errors: 0,
@@ -156,16 +193,10 @@ impl Plane {
 
     /// Handles what was due before the end and not yet handled (the last
     /// wake-up came late), as the simulator handles every event before its end.
-    /// Their writes are not timekeeping, so their lateness is not counted. At
-    /// most [`DRAIN_GRACE_NS`] past the end: returns how many were left then.
-    fn finish_due(
-        &mut self,
-        tun: &mut [File; 2],
-        epoch: Instant,
-        queue_interval_ns: u64,
-        end_ns: u64,
-    ) -> u64 {
-        let lateness = std::mem::take(&mut self.lateness);
+    /// Their writes are not timekeeping, so the writers do not count their
+    /// lateness. At most [`DRAIN_GRACE_NS`] past the end: returns how many
+    /// were left then.
+    fn finish_due(&mut self, epoch: Instant, queue_interval_ns: u64, end_ns: u64) -> u64 {
         let mut unhandled = 0;
         while let Some(&Reverse((t, _, ev))) = self.events.peek() {
             if t >= end_ns {
@@ -176,14 +207,20 @@ impl Plane {
                 break;
             }
             self.events.pop();
-            self.dispatch(ev, t, tun, epoch, queue_interval_ns, end_ns);
+            self.dispatch(ev, t, queue_interval_ns, end_ns);
         }
-        self.lateness = lateness;
         unhandled
     }
 
     /// What the run counted, its measured interval ending at `end`.
     fn outcome(mut self, end: u64, unhandled: u64, interrupted: bool) -> Outcome {
+        let mut lateness = Lateness::default();
+        let mut write_errors = self.write_errors;
+        for w in std::mem::take(&mut self.writers) {
+            let done = w.finish();
+            lateness.merge(&done.lateness);
+            write_errors += done.errors;
+        }
         Outcome {
             links: self.measured(end),
             probes: self
@@ -193,13 +230,13 @@ impl Plane {
                 .collect(),
             stats: self.stats,
             flows: self.flow_counts,
-            lateness: self.lateness,
+            lateness,
             unclassified: self.unclassified,
             app_connections: self
                 .apps
                 .as_ref()
                 .map_or((0, 0), |a| (a.taken(), a.refused)),
-            write_errors: self.write_errors,
+            write_errors,
             read_errors: self.read_errors,
             access_drops: self.access_drops,
             unhandled,
@@ -226,7 +263,7 @@ const BUDGET_CAP_NS: f64 = 2_000_000.0;
 /// nanosecond and pays for each one the thread is awake (not asleep in
 /// `ppoll`), so over any long stretch it is on a CPU at most that share of the
 /// time when it spins, however long its work takes.
-struct Budget {
+pub(super) struct Budget {
     credit: f64,
     /// When it was last charged, and whether the thread slept since.
     at: u64,
@@ -234,7 +271,7 @@ struct Budget {
 }
 
 impl Budget {
-    fn new(now: u64) -> Self {
+    pub(super) fn new(now: u64) -> Self {
         Budget {
             credit: 0.0,
             at: now,
@@ -250,14 +287,14 @@ impl Budget {
     }
 
     /// The thread has been awake since its last wait; may it spin now?
-    fn awake(&mut self, now: u64) -> bool {
+    pub(super) fn awake(&mut self, now: u64) -> bool {
         self.charge(now);
         self.asleep = false;
         self.credit > 0.0
     }
 
     /// A wait ended at `now`: asleep all along, or a mere look (`slept` false).
-    fn slept(&mut self, now: u64, slept: bool) {
+    pub(super) fn slept(&mut self, now: u64, slept: bool) {
         self.asleep = slept;
         self.charge(now);
         self.asleep = false;
@@ -269,7 +306,7 @@ impl Budget {
 /// can. Best effort: without the right it stays a normal thread. The thread
 /// sleeps whenever nothing is due within [`SPIN_NS`](super::SPIN_NS), and the kernel's real-time
 /// throttling leaves other threads their share.
-fn realtime() {
+pub(super) fn realtime() {
     let p = libc::sched_param { sched_priority: 10 };
     // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };

@@ -87,11 +87,11 @@ impl Plane {
     }
 }
 
-/// Writes the packet `buf` to device `out` of `tun` (0, the senders', behind a
+/// Writes the packet `buf` to `dev`, device `out` (0, the senders', behind a
 /// `virtio_net_hdr` that asks for nothing: no segmentation, checksums done).
-pub(super) fn write(tun: &mut [File; 2], out: usize, buf: &[u8]) -> io::Result<()> {
+pub(super) fn write(dev: &mut File, out: usize, buf: &[u8]) -> io::Result<()> {
     if out == 1 {
-        return io::Write::write(&mut tun[1], buf).map(|_| ());
+        return io::Write::write(dev, buf).map(|_| ());
     }
     let hdr = [0u8; VNET_HDR_LEN];
     let iov = [
@@ -105,7 +105,7 @@ pub(super) fn write(tun: &mut [File; 2], out: usize, buf: &[u8]) -> io::Result<(
         },
     ];
     // SAFETY: two iovecs over live buffers the kernel only reads.
-    let n = unsafe { libc::writev(tun[0].as_raw_fd(), iov.as_ptr(), 2) };
+    let n = unsafe { libc::writev(dev.as_raw_fd(), iov.as_ptr(), 2) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
