@@ -102,6 +102,10 @@ def _emulate(ns: Namespace) -> int:
     from aqmlab._run import late_run
     from aqmlab.result import Result
 
+    if ns.calibrate:
+        calibration, summary = _aqmlab.emulate_calibrate(ns.duration)
+        _print(calibration + "\n" if ns.json else summary)
+        return 0
     allow_foreign_out(ns.allow_foreign_out)
     if ns.app is not None and ns.compare:
         _error(

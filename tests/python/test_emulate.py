@@ -216,3 +216,17 @@ def test_emulate_checks_its_programs_before_anything_starts(kwargs, needle):
     scenario = dict(SMALL, flows=[{"name": "app", "kind": "tcp", "count": 1}])
     with pytest.raises(ValueError, match=needle):
         aqmlab.emulate(scenario, **kwargs)
+
+
+def test_calibrate_from_the_python_command_keeps_what_it_prints(tmp_path, monkeypatch):
+    proc = run_cli("emulate", "--calibrate", "s.toml")
+    assert proc.returncode == 2 and "cannot be used with" in proc.stderr
+    kept = tmp_path / "calibration.json"
+    monkeypatch.setenv("AQMLAB_EMULATE_CALIBRATION", str(kept))
+    proc = run_cli("emulate", "--calibrate", "--duration", "100ms", "--json")
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed == json.loads(kept.read_text())
+    assert [s["rate_bps"] for s in printed["steps"]][:1] == [10_000_000]
+    # Each rate's line as it was measured.
+    assert sum("Mbit/s" in line for line in proc.stderr.splitlines()) == len(printed["steps"])

@@ -21,7 +21,6 @@ LONG_FILES = {
     "crates/aqm/src/cake.rs": 726,
     "crates/sim/src/scenario/mod.rs": 704,
     "crates/aqm/src/htb.rs": 698,
-    "crates/py/src/lib.rs": 696,
     "crates/aqm/src/dualpi2.rs": 694,
     "crates/sim/src/report.rs": 663,
     "crates/aqm/src/rem.rs": 648,

@@ -7,6 +7,9 @@ use aqmlab_command::EmulateArgs;
 use sim::Overrides;
 
 pub fn run(a: EmulateArgs) -> anyhow::Result<()> {
+    if a.calibrate {
+        return calibrate(a.overrides.duration.as_deref(), a.output.json);
+    }
     // The scenario as `run` reads it, `--set` included, so one command line
     // emulates what it simulates.
     let labels = sim::front::assign::parse_all(&a.sets).map_err(usage)?;
@@ -189,6 +192,32 @@ fn emulate(s: &sim::Scenario, apps: Option<emu::apps::Apps>) -> anyhow::Result<s
         emu::EmuError::Interrupted => Interrupted(e.to_string()).into(),
         e => anyhow::Error::new(e),
     })
+}
+
+/// `--calibrate`: measures this machine's rate, each rate's line as it is
+/// measured (stderr), then the limit (stdout; with --json the calibration).
+#[cfg(target_os = "linux")]
+fn calibrate(duration: Option<&str>, json: bool) -> anyhow::Result<()> {
+    let measured_ms = emu::calibrate::measured_ms(duration).map_err(usage)?;
+    let stop = emu::stop_on_signals().context("installing the signal handlers")?;
+    let mut show = |s: &emu::calibrate::Step| eprintln!("{}", emu::calibrate::step_line(s));
+    let kept = emu::calibrate::calibrate_and_keep(measured_ms, stop, &mut show);
+    let (c, path) = kept.map_err(|e| match e {
+        emu::EmuError::NotPermitted => usage(e.to_string()),
+        emu::EmuError::Interrupted => Interrupted(e.to_string()).into(),
+        e => anyhow::Error::new(e),
+    })?;
+    if json {
+        return print(&format!("{}\n", serde_json::to_string(&c)?));
+    }
+    print(&emu::calibrate::summary(&c, &path))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn calibrate(_: Option<&str>, _: bool) -> anyhow::Result<()> {
+    Err(usage(
+        "aqmlab emulate needs Linux (network namespaces and TUN devices)",
+    ))
 }
 
 #[cfg(not(target_os = "linux"))]

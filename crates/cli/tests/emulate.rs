@@ -81,13 +81,129 @@ fn a_graph_or_a_rate_too_high_is_refused_naming_the_key() {
         (web.as_str(), "flows[0].kind = \"web\""),
     ] {
         let path = write(dir.path(), "s.toml", text);
-        let out = Command::new(BIN).args(["emulate", &path]).output().unwrap();
+        let out = Command::new(BIN)
+            .args(["emulate", &path])
+            .env("AQMLAB_EMULATE_CALIBRATION", dir.path().join("none.json"))
+            .output()
+            .unwrap();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{err}");
         assert!(err.contains("s.toml:"), "names the file and line: {err}");
     }
+}
+
+/// A calibration as `--calibrate` keeps it, with the limit `rate_bps`, made
+/// on this machine by this aqmlab or (`elsewhere`) by another version.
+fn calibration(rate_bps: u64, elsewhere: bool) -> String {
+    let kernel = Command::new("uname").arg("-r").output().unwrap().stdout;
+    let version = if elsewhere {
+        "0.0.0-other"
+    } else {
+        env!("CARGO_PKG_VERSION")
+    };
+    serde_json::json!({
+        "rate_bps": rate_bps,
+        "kept_any": true,
+        "machine": {
+            "cores": std::thread::available_parallelism().unwrap().get(),
+            "kernel": String::from_utf8(kernel).unwrap().trim(),
+            "aqmlab": version,
+        },
+        "measured_at_unix_s": 0,
+        "steps": [],
+    })
+    .to_string()
+}
+
+/// The rate guard applies this machine's calibration: below the built-in
+/// limit it refuses what the built-in allows, naming the file; one made by
+/// another aqmlab is ignored for the built-in limit.
+#[test]
+fn the_rate_guard_applies_this_machines_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("calibration.json");
+    let refusal = |scenario: &str, calibration: &str| {
+        let path = write(dir.path(), "s.toml", scenario);
+        std::fs::write(&file, calibration).unwrap();
+        let out = Command::new(BIN)
+            .args(["emulate", &path, "--duration", "1s"])
+            .env("AQMLAB_EMULATE_CALIBRATION", &file)
+            .env_remove("AQMLAB_EMULATE_ANY_RATE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, err) = refusal(SMALL, &calibration(5_000_000, false));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "s.toml:9: topology.bottleneck.rate reaches 10000000 bit/s, above the 5 Mbit/s"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("calibration.json"), "names the file: {err}");
+    let fast = SMALL.replace(r#"rate = "10Mbps""#, r#"rate = "150Mbps""#);
+    let (code, err) = refusal(&fast, &calibration(1_000_000_000, true));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("above the 100 Mbit/s"), "{err}");
+    assert!(
+        err.contains("aqmlab emulate --calibrate"),
+        "says how to measure: {err}"
+    );
+}
+
+/// `--calibrate` measures rising rates until one is not kept, keeps the
+/// limit where `AQMLAB_EMULATE_CALIBRATION` says, each rate's line on
+/// stderr, and refuses a scenario beside it.
+#[test]
+fn calibrate_measures_rising_rates_and_keeps_the_last_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.json");
+    let out = Command::new(BIN)
+        .args(["emulate", "--calibrate", "s.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+    if !root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let out = Command::new(BIN)
+        .args(["emulate", "--calibrate", "--duration", "200ms", "--json"])
+        .env("AQMLAB_EMULATE_CALIBRATION", &file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(printed, kept);
+    let steps = kept["steps"].as_array().unwrap();
+    assert_eq!(
+        err.lines().filter(|l| l.contains("Mbit/s")).count(),
+        steps.len(),
+        "{err}"
+    );
+    let rates: Vec<u64> = steps
+        .iter()
+        .map(|s| s["rate_bps"].as_u64().unwrap())
+        .collect();
+    assert!(rates.windows(2).all(|w| w[0] < w[1]), "{rates:?}");
+    let is_kept = |s: &serde_json::Value| {
+        2 * s["kept_runs"].as_u64().unwrap() > s["utilization"].as_array().unwrap().len() as u64
+    };
+    // Every step but the last was kept; the limit is the last kept one.
+    assert!(steps[..steps.len() - 1].iter().all(is_kept), "{kept}");
+    let last_kept = steps.iter().rev().find(|s| is_kept(s));
+    if let Some(s) = last_kept {
+        assert_eq!(kept["rate_bps"], s["rate_bps"]);
+    }
+    assert_eq!(kept["kept_any"], last_kept.is_some());
 }
 
 /// Without CAP_NET_ADMIN: one line saying so, exit 2.

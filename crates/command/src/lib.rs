@@ -237,6 +237,12 @@ pub struct EmulateArgs {
     /// error (exit status 1) and its tables are not written.
     #[arg(long)]
     pub strict: bool,
+    /// Measure the bottleneck rate up to which this machine keeps time (four
+    /// CUBIC flows through DropTail at rising rates, three runs each,
+    /// --duration each, 3s by default) and keep it for the rate guard; takes no
+    /// scenario.
+    #[arg(long, conflicts_with_all = ["scenario", "compare", "strict", "app", "sets", "out", "seed", "warmup"])]
+    pub calibrate: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -373,7 +379,7 @@ mod tests {
             keys(&["emulate"]),
             sorted(
                 "scenario seed duration warmup sets out format json allow_foreign_out compare \
-                 strict quiet app receiver_cmd command"
+                 strict calibrate quiet app receiver_cmd command"
             )
         );
         assert_eq!(

@@ -2,6 +2,7 @@
 //! refusals name the key and its line; keys that only tune the simulator's TCP
 //! model become warnings in the results.
 
+use crate::calibrate::Limit;
 use crate::ipv4::SynStrip;
 use crate::plane::PORT_BASE;
 use sim::runner::LinkRate;
@@ -9,12 +10,6 @@ use sim::scenario::{EcnSetting, FlowKind, KeyPath, TcpKeys, Topology, Traffic};
 use sim::tcp::{TcpConfig, Variant};
 use sim::{Scenario, ScenarioError};
 
-/// The highest bottleneck rate at which the emulator was measured to keep time
-/// (p99 lateness under one packet time with 4 CUBIC flows through DropTail, on
-/// the shared 2-core machine of BENCHMARKS.md, "Emulation"); at 200 Mbit/s it
-/// did not.
-/// `AQMLAB_EMULATE_ANY_RATE=1` lifts the check, for measuring it.
-pub const MAX_RATE_BPS: u64 = 100_000_000;
 /// Flows the port plan has room for.
 pub const MAX_FLOWS: usize = (u16::MAX - PORT_BASE) as usize / 2;
 /// The smallest TCP packet Linux will send at full size (its minimum MSS, 88
@@ -85,7 +80,12 @@ fn kernel_variant(v: Variant) -> Option<(&'static str, bool)> {
 
 /// Checks `s` and says how the kernel will run it.
 pub fn plan(s: &Scenario) -> Result<Plan, ScenarioError> {
-    check_links(s)?;
+    plan_within(s, &Limit::current())
+}
+
+/// [`plan`] with the rate guard's `limit`.
+pub fn plan_within(s: &Scenario, limit: &Limit) -> Result<Plan, ScenarioError> {
+    check_links(s, limit)?;
     check_size(s)?;
     let mut plan = Plan {
         tcp: Vec::new(),
@@ -151,8 +151,8 @@ pub fn app_group(s: &Scenario, name: &str) -> Result<usize, String> {
 }
 
 /// A dumbbell whose access links are plain, and whose bottleneck stays within
-/// the rate the emulator keeps time at in either direction.
-fn check_links(s: &Scenario) -> Result<(), ScenarioError> {
+/// the rate the emulator keeps time at in either direction (`limit`).
+fn check_links(s: &Scenario, limit: &Limit) -> Result<(), ScenarioError> {
     if !matches!(s.file.topology.get_ref(), Topology::Dumbbell { .. }) {
         return Err(s.error_at(
             &KeyPath::top("topology").key("kind"),
@@ -172,16 +172,15 @@ fn check_links(s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    // The benchmark that measures the limit must go past it.
-    if std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some_and(|v| v == "1") {
+    let Some(max_bps) = limit.rate_bps() else {
         return Ok(());
-    }
+    };
     let (_, fwd, rev) = links.swap_remove(0);
     // The highest rate either direction reaches (every schedule step, a trace's
     // busiest window), not its first or mean one: time is kept at the peak.
     for (key, dir) in [("rate", &fwd), ("reverse_rate", &rev)] {
         let peak = dir.peak_rate();
-        if peak.bps() > MAX_RATE_BPS {
+        if peak.bps() > max_bps {
             let how = match dir.rate {
                 LinkRate::Constant(_) => "",
                 LinkRate::Schedule(_) => " at its highest step",
@@ -191,9 +190,10 @@ fn check_links(s: &Scenario) -> Result<(), ScenarioError> {
                 &KeyPath::top("topology").key("bottleneck").key(key),
                 format!(
                     "topology.bottleneck.{key} reaches {} bit/s{how}, above the {} Mbit/s \
-                     the emulator is measured to keep (BENCHMARKS.md)",
+                     {}",
                     peak.bps(),
-                    MAX_RATE_BPS / 1_000_000
+                    max_bps / 1_000_000,
+                    limit.explain()
                 ),
             ));
         }
@@ -422,7 +422,7 @@ mod tests {
         let file = dir.join("s.toml");
         std::fs::write(&file, text).unwrap();
         let s = Scenario::from_path(&file).map_err(|e| e.to_string())?;
-        plan(&s).map_err(|e| e.to_string())
+        plan_within(&s, &Limit::BuiltIn).map_err(|e| e.to_string())
     }
 
     /// A duration too short to start the traffic, and more flows than ports,
@@ -460,9 +460,6 @@ mod tests {
     /// schedule's every step, a trace's busiest window, the reverse direction.
     #[test]
     fn the_rate_guard_reads_the_highest_rate_either_direction_reaches() {
-        if std::env::var_os("AQMLAB_EMULATE_ANY_RATE").is_some() {
-            return;
-        }
         let dir = std::env::temp_dir().join(format!("aqmlab-guard-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let refused = |bottleneck: &str, line: usize, key: &str| {

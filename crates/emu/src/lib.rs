@@ -29,6 +29,7 @@
 #![cfg(target_os = "linux")]
 
 pub mod apps;
+pub mod calibrate;
 pub mod check;
 pub mod compare;
 pub mod gso;
@@ -74,6 +75,9 @@ pub enum EmuError {
     /// `--app` names what the scenario cannot carry.
     #[error("{0}")]
     Apps(String),
+    /// A calibration could not be run or kept (`--calibrate`).
+    #[error("--calibrate: {0}")]
+    Calibration(String),
 }
 
 /// Sets `stop` on SIGINT and SIGTERM (the CLI's Ctrl-C): the run then ends at
@@ -104,6 +108,8 @@ pub struct Options {
     pub capture_marked: usize,
     /// A user's programs whose connections a flow group carries.
     pub apps: Option<apps::Apps>,
+    /// The rate guard's limit; `None`: [`calibrate::Limit::current`].
+    pub limit: Option<calibrate::Limit>,
 }
 
 /// An emulation's results and what [`Options`] asked to keep.
@@ -130,7 +136,8 @@ pub fn emulate_with(
     stop: Arc<AtomicBool>,
 ) -> Result<Emulated, EmuError> {
     let started = Instant::now();
-    let mut plan = check::plan(s)?;
+    let limit = opts.limit.clone().unwrap_or_else(calibrate::Limit::current);
+    let mut plan = check::plan_within(s, &limit)?;
     let app_group = check::apps(s, opts.apps.as_ref(), &mut plan).map_err(EmuError::Apps)?;
     if !netns::privileged() {
         return Err(EmuError::NotPermitted);
@@ -181,7 +188,7 @@ pub fn emulate_with(
     let app_warnings = apps::finish([sender_app, receiver_app]);
     let mut outcome = plane
         .join()
-        .map_err(|_| EmuError::Traffic("the data plane panicked".into()))?;
+        .map_err(|_| EmuError::Traffic("the data plane panicked".into()))??;
     let tun_drops = devices.tun_drops();
     let shared = traffic.finish();
     if outcome.interrupted || stop.load(Ordering::Relaxed) {

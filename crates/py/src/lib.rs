@@ -11,6 +11,7 @@
 //! ## Map
 //! - [`error`]: core errors to Python exceptions (`ValueError` with the CLI's text).
 //! - [`command`]: the pip install's `aqmlab` parsed by the binary's parser.
+//! - [`emulate`]: `aqmlab emulate` and `aqmlab.emulate` (Linux).
 //! - this file: the module's functions and [`Finished`].
 //!
 //! Simulations run with the GIL released, in slices of simulated time; between
@@ -19,6 +20,7 @@
 //! (a tqdm bar in `aqmlab`) at most ten times a second.
 
 mod command;
+mod emulate;
 mod error;
 mod os_arg;
 
@@ -157,177 +159,6 @@ fn simulate(
         warned,
         labels,
     ))
-}
-
-/// Emulates `s` (`aqmlab emulate`) on a thread of its own, the GIL released;
-/// a signal Python sees (Ctrl-C) stops it and raises.
-#[cfg(target_os = "linux")]
-fn emulate_scenario(
-    py: Python<'_>,
-    s: Scenario,
-    labels: Option<Vec<sim::front::assign::Assignment>>,
-    apps: AppArgs,
-) -> PyResult<Finished> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let opts = emu::Options {
-        apps: apps.into_apps()?,
-        ..Default::default()
-    };
-    use std::sync::Arc;
-    let warned: String = s
-        .warnings()
-        .iter()
-        .map(|w| format!("warning: {w}\n"))
-        .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let run = std::thread::spawn(move || emu::emulate_with(&s, &opts, flag).map(|e| e.result));
-    while !run.is_finished() {
-        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
-        if let Err(e) = py.check_signals() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = py.detach(|| run.join());
-            return Err(e);
-        }
-    }
-    let result = run
-        .join()
-        .map_err(|_| Error::Internal("the emulation panicked".into()))?;
-    match result {
-        Ok(r) => Ok(Finished(r, warned, labels)),
-        Err(
-            e @ (emu::EmuError::Scenario(_) | emu::EmuError::NotPermitted | emu::EmuError::Apps(_)),
-        ) => Err(Error::usage(e).into()),
-        Err(e) => Err(Error::Internal(e.to_string()).into()),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn emulate_scenario(
-    _: Python<'_>,
-    _: Scenario,
-    _: Option<Vec<sim::front::assign::Assignment>>,
-    _: AppArgs,
-) -> PyResult<Finished> {
-    Err(
-        Error::Usage("aqmlab emulate needs Linux (network namespaces and TUN devices)".into())
-            .into(),
-    )
-}
-
-/// `--app GROUP`, `--receiver-cmd` and the command after `--` (`aqmlab emulate`),
-/// or `app`, `receiver_command` and `command` (`aqmlab.emulate`).
-#[derive(Default)]
-struct AppArgs {
-    group: Option<String>,
-    sender: Option<Vec<String>>,
-    receiver: Option<String>,
-}
-
-impl AppArgs {
-    #[cfg(target_os = "linux")]
-    fn into_apps(self) -> PyResult<Option<emu::apps::Apps>> {
-        let sender = self.sender.unwrap_or_default();
-        let Some(group) = self.group else {
-            if !sender.is_empty() || self.receiver.is_some() {
-                return Err(Error::Usage(
-                    "a command to run needs app= (--app GROUP): the flow group whose flows \
-                     carry its connections"
-                        .into(),
-                )
-                .into());
-            }
-            return Ok(None);
-        };
-        if sender.is_empty() && self.receiver.is_none() {
-            return Err(Error::Usage(format!(
-                "--app {group} needs a command to run: `-- CMD ARGS` (senders' namespace) or \
-                 --receiver-cmd (receivers')"
-            ))
-            .into());
-        }
-        Ok(Some(emu::apps::Apps {
-            group,
-            sender: sender.into_iter().map(Into::into).collect(),
-            receiver: self.receiver,
-        }))
-    }
-}
-
-/// Emulates a scenario given as a JSON object (`aqmlab.emulate` with a dict or
-/// overrides); the tables are labelled with the scenario and the seed unless
-/// `labelled` is false (a sweep labels its runs' rows itself).
-#[pyfunction]
-#[pyo3(signature = (json, seed=None, duration=None, warmup=None, labelled=true, app=None, command=None, receiver_cmd=None))]
-#[allow(clippy::too_many_arguments)]
-fn emulate_json(
-    py: Python<'_>,
-    json: &str,
-    seed: Option<u64>,
-    duration: Option<&str>,
-    warmup: Option<&str>,
-    labelled: bool,
-    app: Option<String>,
-    command: Option<Vec<String>>,
-    receiver_cmd: Option<String>,
-) -> PyResult<Finished> {
-    let s = Scenario::from_json(json).map_err(Error::from)?;
-    let labels = labelled.then(Vec::new);
-    let apps = AppArgs {
-        group: app,
-        sender: command,
-        receiver: receiver_cmd,
-    };
-    emulate_scenario(py, configure(s, seed, duration, warmup)?, labels, apps)
-}
-
-/// Emulates a scenario file or built-in scenario, resolved as `aqmlab emulate
-/// ARG` resolves it, with `sets` (a JSON list of [dotted key, value]) applied
-/// as `--set` does and labelling the tables.
-#[pyfunction]
-#[pyo3(signature = (arg=None, seed=None, duration=None, warmup=None, sets=None, app=None, command=None, receiver_cmd=None))]
-#[allow(clippy::too_many_arguments)]
-fn emulate_builtin_or_path(
-    py: Python<'_>,
-    arg: Option<OsArg>,
-    seed: Option<u64>,
-    duration: Option<&str>,
-    warmup: Option<&str>,
-    sets: Option<&str>,
-    app: Option<String>,
-    command: Option<Vec<String>>,
-    receiver_cmd: Option<String>,
-) -> PyResult<Finished> {
-    let labels = sets
-        .map(command::assignments)
-        .transpose()?
-        .unwrap_or_default();
-    let overrides = Overrides {
-        seed,
-        duration,
-        warmup,
-    };
-    let arg = arg.as_ref().map(|a| a.0.as_os_str());
-    let s = sim::front::assign::load(arg, &labels, &overrides).map_err(Error::Usage)?;
-    let apps = AppArgs {
-        group: app,
-        sender: command,
-        receiver: receiver_cmd,
-    };
-    emulate_scenario(py, s, Some(labels), apps)
-}
-
-/// `aqmlab emulate --compare`'s table: a simulated and an emulated run side by side.
-#[pyfunction]
-fn compare_text(simulated: &Finished, emulated: &Finished) -> String {
-    #[cfg(target_os = "linux")]
-    return emu::compare::table(&simulated.0, &emulated.0);
-    #[cfg(not(target_os = "linux"))]
-    return format!(
-        "{}\n{}",
-        sim::text::summary(&simulated.0),
-        sim::text::summary(&emulated.0)
-    );
 }
 
 /// Runs a scenario given as TOML text; `origin` names it in error messages.
@@ -666,9 +497,10 @@ fn _aqmlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_emulation, m)?)?;
     m.add_function(wrap_pyfunction!(run_builtin_or_path, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
-    m.add_function(wrap_pyfunction!(emulate_json, m)?)?;
-    m.add_function(wrap_pyfunction!(emulate_builtin_or_path, m)?)?;
-    m.add_function(wrap_pyfunction!(compare_text, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_builtin_or_path, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::compare_text, m)?)?;
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_names, m)?)?;
