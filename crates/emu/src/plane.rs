@@ -115,8 +115,9 @@ pub struct Outcome {
     pub read_errors: u64,
     /// Packets an access link had no room for (a source faster than it).
     pub access_drops: u64,
-    /// Events due before the end that the plane had not reached when the
-    /// run's time was up (it fell behind; the run still ends on time).
+    /// Events due before the end that the plane had not reached, and packets
+    /// due before it that a writer had not written, when the run's time was up
+    /// (they fell behind; the run still ends on time).
     pub unhandled: u64,
     pub links_back: [Bottleneck; 2],
     /// Logical time the run reached, ns.

@@ -216,10 +216,12 @@ impl Plane {
     fn outcome(mut self, end: u64, unhandled: u64, interrupted: bool) -> Outcome {
         let mut lateness = Lateness::default();
         let mut write_errors = self.write_errors;
+        let mut unhandled = unhandled;
         for w in std::mem::take(&mut self.writers) {
             let done = w.finish();
             lateness.merge(&done.lateness);
             write_errors += done.errors;
+            unhandled += done.unwritten;
         }
         Outcome {
             links: self.measured(end),

@@ -1,11 +1,12 @@
-//! The writers: one thread per device that writes each packet at its due time.
+//! The writers: threads that write each packet at its due time, one for both
+//! devices or, with cores enough, one per device (`event_loop::spawn_writers`).
 //!
 //! The plane hands a packet over the moment its transmission on the bottleneck
 //! ends, when the link's delay and the far access link are still ahead of it,
 //! so the thread that keeps time for the writes is not the one that runs the
 //! queue. A write runs the receiving side's TCP inside the system call (the
 //! receivers' for data, the senders' for ACKs, and with it their next
-//! segments); with a thread per device, that work delays only the writes to
+//! segments); with a writer per device, that work delays only the writes to
 //! its own device. The order of the writes to one device is the order of their
 //! due times, ties in the order they were handed over, as the plane's own
 //! events are ordered.
@@ -28,10 +29,13 @@ pub(super) struct Handoff {
 }
 
 /// What a writer counted: the lateness of the writes made in the measured
-/// interval before the run's end, and the writes the kernel refused.
+/// interval before the run's end, the writes the kernel refused, and the
+/// packets due before the end it had not written when its time was up (it fell
+/// behind).
 pub(super) struct WriterEnd {
     pub lateness: Lateness,
     pub errors: u64,
+    pub unwritten: u64,
 }
 
 /// The plane's end of one writer.
@@ -92,6 +96,7 @@ impl Writer {
             .unwrap_or_else(|| WriterEnd {
                 lateness: Lateness::default(),
                 errors: 1,
+                unwritten: 0,
             })
     }
 }
@@ -160,6 +165,7 @@ fn write_loop(
     let mut end = WriterEnd {
         lateness: Lateness::default(),
         errors: 0,
+        unwritten: 0,
     };
     let mut open = true;
     let mut budget = Budget::new(now());
@@ -195,6 +201,7 @@ fn write_loop(
         }
         let next = q.next_due().filter(|&d| d < clock.end_ns);
         if !open && (next.is_none() || t >= clock.end_ns + DRAIN_GRACE_NS) {
+            end.unwritten = q.pending.iter().filter(|p| p.0.due < clock.end_ns).count() as u64;
             return end;
         }
         let margin = if budget.awake(t) { clock.spin_ns } else { 0 };
@@ -290,7 +297,7 @@ mod tests {
                 byte as char
             );
         }
-        assert_eq!(end.errors, 0);
+        assert_eq!((end.errors, end.unwritten), (0, 0));
         assert_eq!(end.lateness.count, 5);
         // The one handed over late was written at least 5 ms late.
         assert!(end.lateness.max_ns >= 5 * ms);
