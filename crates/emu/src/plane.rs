@@ -415,11 +415,15 @@ impl Plane {
         // Forward packets go to the receivers' device, reverse to the senders'.
         let out = if dir == FWD { 1 } else { 0 };
         let writer = &self.writers[out.min(self.writers.len() - 1)];
-        let spare = writer.returned().unwrap_or_else(|| vec![0; BUF]);
-        let buf = std::mem::replace(&mut self.bufs[tag as usize], spare);
-        if !writer.hand_over(due, out, buf) {
-            self.write_errors += 1;
-        }
+        let buf = std::mem::take(&mut self.bufs[tag as usize]);
+        let spare = match writer.hand_over(due, out, buf) {
+            Ok(spare) => spare,
+            Err(()) => {
+                self.write_errors += 1;
+                None
+            }
+        };
+        self.bufs[tag as usize] = spare.unwrap_or_else(|| vec![0; BUF]);
         self.release(tag);
     }
 
