@@ -9,6 +9,31 @@ use crate::{command, configure, Finished};
 use pyo3::prelude::*;
 use sim::{Overrides, Scenario};
 
+/// Runs `work` on a thread of its own, the GIL released; a signal Python
+/// sees (Ctrl-C) sets the stop flag `work` was given, waits for it to end and
+/// raises.
+#[cfg(target_os = "linux")]
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    what: &str,
+    work: impl FnOnce(std::sync::Arc<std::sync::atomic::AtomicBool>) -> T + Send + 'static,
+) -> PyResult<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let run = std::thread::spawn(move || work(flag));
+    while !run.is_finished() {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+        if let Err(e) = py.check_signals() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = py.detach(|| run.join());
+            return Err(e);
+        }
+    }
+    run.join()
+        .map_err(|_| Error::Internal(format!("the {what} panicked")).into())
+}
+
 /// Emulates `s` (`aqmlab emulate`) on a thread of its own, the GIL released;
 /// a signal Python sees (Ctrl-C) stops it and raises.
 #[cfg(target_os = "linux")]
@@ -18,31 +43,18 @@ fn emulate_scenario(
     labels: Option<Vec<sim::front::assign::Assignment>>,
     apps: AppArgs,
 ) -> PyResult<Finished> {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let opts = emu::Options {
         apps: apps.into_apps()?,
         ..Default::default()
     };
-    use std::sync::Arc;
     let warned: String = s
         .warnings()
         .iter()
         .map(|w| format!("warning: {w}\n"))
         .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let run = std::thread::spawn(move || emu::emulate_with(&s, &opts, flag).map(|e| e.result));
-    while !run.is_finished() {
-        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
-        if let Err(e) = py.check_signals() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = py.detach(|| run.join());
-            return Err(e);
-        }
-    }
-    let result = run
-        .join()
-        .map_err(|_| Error::Internal("the emulation panicked".into()))?;
+    let result = interruptible(py, "emulation", move |stop| {
+        emu::emulate_with(&s, &opts, stop).map(|e| e.result)
+    })?;
     match result {
         Ok(r) => Ok(Finished(r, warned, labels)),
         Err(
@@ -175,26 +187,11 @@ pub fn emulate_builtin_or_path(
 pub fn emulate_calibrate(py: Python<'_>, duration: Option<&str>) -> PyResult<(String, String)> {
     #[cfg(target_os = "linux")]
     {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        use std::sync::Arc;
         let measured_ms = emu::calibrate::measured_ms(duration).map_err(Error::Usage)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let run = std::thread::spawn(move || {
+        let joined = interruptible(py, "calibration", move |stop| {
             let mut show = |s: &emu::calibrate::Step| eprintln!("{}", emu::calibrate::step_line(s));
-            emu::calibrate::calibrate_and_keep(measured_ms, flag, &mut show)
-        });
-        while !run.is_finished() {
-            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
-            if let Err(e) = py.check_signals() {
-                stop.store(true, Ordering::Relaxed);
-                let _ = py.detach(|| run.join());
-                return Err(e);
-            }
-        }
-        let joined = run
-            .join()
-            .map_err(|_| Error::Internal("the calibration panicked".into()))?;
+            emu::calibrate::calibrate_and_keep(measured_ms, stop, &mut show)
+        })?;
         match joined {
             Ok((c, path)) => Ok((
                 serde_json::to_string(&c).map_err(|e| Error::Internal(e.to_string()))?,
