@@ -59,7 +59,8 @@ pub struct Header {
     pub route_at: u32,
     pub kind: Kind,
     pub flags: u8,
-    /// Data: the packet's sequence number (in packets).
+    /// Data: the packet's sequence number (in packets); Ack: the timestamp it
+    /// echoes (`tcp::timestamp` ticks, 0: none); Probe and Echo: the probe's number.
     pub seq: u32,
     /// Ack: the next sequence number expected.
     pub ack: u32,

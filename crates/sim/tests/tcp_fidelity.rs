@@ -177,3 +177,47 @@ fn a_key_that_contradicts_the_profile_or_an_unknown_profile_names_its_line() {
     assert!(msg.starts_with("t.toml:18:"), "{msg}");
     assert!(msg.contains("profile") && msg.contains("linux"), "{msg}");
 }
+
+/// One Linux-profile CUBIC flow over a path that reorders (the bottleneck's
+/// delay jittered by 2 ms, packets free to overtake) and never drops (a
+/// buffer far above the window): every reduction is for a loss that was not
+/// one, and the DSACKs and timestamps that follow undo it. The `ns2` profile
+/// has no undo.
+#[test]
+fn the_linux_profile_undoes_reductions_a_reordering_path_causes() {
+    let run = |profile: &str| {
+        let text = format!(
+            r#"
+name = "reordering"
+duration = "20s"
+warmup = "1ms"
+[topology]
+kind = "dumbbell"
+access = {{ rate = "1Gbps", delay = "1ms" }}
+bottleneck = {{ rate = "20Mbps", delay = {{ mean = "18ms", jitter = "2ms", reorder = true }} }}
+[qdisc]
+kind = "droptail"
+limit = 100000
+[[flows]]
+name = "tcp"
+kind = "tcp"
+variant = "cubic"
+profile = "{profile}"
+max_window = 300
+"#
+        );
+        let mut sim = Simulation::new(&scenario(&text)).unwrap();
+        sim.run(&mut |_| {});
+        let s = sim.tcp_sender(0).unwrap();
+        (s.stats.fast_recoveries + s.stats.timeouts, u64::from(s.undos()))
+    };
+    let (reductions, undos) = run("linux");
+    assert!(reductions > 0, "the path reorders enough to start recoveries");
+    assert!(
+        undos * 10 >= reductions * 9,
+        "{undos} undone of {reductions} spurious reductions"
+    );
+    let (reductions, undos) = run("ns2");
+    assert!(reductions > 0);
+    assert_eq!(undos, 0);
+}

@@ -7,7 +7,7 @@ use crate::event::{Event, TimerKind};
 use crate::flow::Endpoints;
 use crate::header::{Header, Kind, SackBlocks, FLAG_CWR, FLAG_ECE};
 use crate::observe::objects::ObjectDone;
-use crate::tcp::{Actions, Seg, TimerCmd};
+use crate::tcp::{self, Actions, Seg, TimerCmd};
 use aqm::{Ecn, FlowId, Packet};
 
 impl Simulation {
@@ -92,9 +92,16 @@ impl Simulation {
         let cfg = &self.groups[flow.group as usize].tcp;
         match (&mut flow.endpoints, h.kind) {
             (Endpoints::Tcp { receiver, .. }, Kind::Data) => {
+                // Only the Linux profile's segments carry a timestamp.
+                let tsval = if cfg.is_linux() {
+                    tcp::timestamp(h.sent_at)
+                } else {
+                    0
+                };
                 receiver.on_data(
                     now,
                     h.seq,
+                    tsval,
                     pkt.ecn == Ecn::Ce,
                     h.flags & FLAG_CWR != 0,
                     cfg,
@@ -102,11 +109,12 @@ impl Simulation {
                 );
             }
             (Endpoints::Tcp { sender, .. }, Kind::Ack) => {
-                sender.on_ack(
+                sender.on_ack_echoing(
                     now,
                     h.ack,
                     h.sack.as_slice(),
                     h.flags & FLAG_ECE != 0,
+                    h.seq,
                     cfg,
                     &mut act,
                 );
@@ -131,9 +139,20 @@ impl Simulation {
                     SackBlocks::default(),
                     if cwr { FLAG_CWR } else { 0 },
                 ),
-                Seg::Ack { ack, sack, ece } => {
-                    self.send(fi, Kind::Ack, 0, ack, sack, if ece { FLAG_ECE } else { 0 })
-                }
+                // An ACK's `seq` carries the timestamp it echoes.
+                Seg::Ack {
+                    ack,
+                    sack,
+                    ece,
+                    tsecr,
+                } => self.send(
+                    fi,
+                    Kind::Ack,
+                    tsecr,
+                    ack,
+                    sack,
+                    if ece { FLAG_ECE } else { 0 },
+                ),
             }
         }
         for (k, cmd) in act.timers.iter().enumerate() {

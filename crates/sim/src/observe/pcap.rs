@@ -123,7 +123,11 @@ impl PcapTap {
             let len = (pkt.size.saturating_sub(20)).min(65_535) as u16;
             buf[24..26].copy_from_slice(&len.to_be_bytes());
         } else if proto == 6 {
-            let seq = h.seq.wrapping_mul(payload_per_packet);
+            // An ACK's `seq` is the timestamp it echoes: its sequence number is 0.
+            let seq = match h.kind {
+                Kind::Ack => 0,
+                _ => h.seq.wrapping_mul(payload_per_packet),
+            };
             let ack = h.ack.wrapping_mul(payload_per_packet);
             buf[24..28].copy_from_slice(&seq.to_be_bytes());
             buf[28..32].copy_from_slice(&ack.to_be_bytes());

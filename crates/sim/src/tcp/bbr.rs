@@ -273,6 +273,18 @@ impl Bbr {
         self.long_term_sample(&sample, r, r.delivered_time());
     }
 
+    /// A reduction undone as spurious (`bbr_undo_cwnd`): the full-bandwidth
+    /// detector and the policer detector start over; the window stays.
+    pub fn on_undo(&mut self, r: &RateSampler) {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        self.long_term.reset(Progress {
+            delivered: r.delivered,
+            lost: r.lost,
+            at: r.delivered_time(),
+        });
+    }
+
     /// Linux's `bbr_main` on one ACK: updates the model, the pacing rate, and
     /// `cwnd`.
     pub fn on_ack(&mut self, rs: &RateSample, r: &mut RateSampler, a: &BbrAck, cwnd: &mut f64) {

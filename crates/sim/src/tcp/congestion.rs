@@ -28,7 +28,8 @@
 //!   acknowledges with byte counting (Linux), so the Reno-friendly region is
 //!   friendly to this simulator's Reno under either setting. Not modelled: the
 //!   application-limited rule (bulk flows are never limited; web objects restart
-//!   the state) and spurious-congestion undo (the sender has no undo).
+//!   the state). The Linux profile's undo of a spurious reduction is the sender's
+//!   (`sender/undo.rs`); the window it returns to is `undo_cwnd`'s.
 //! - HyStart++ (RFC 9406), an option for CUBIC (`hystart = true`), as RFC 9438
 //!   section 4.10 recommends: during the first slow start (ssthresh still
 //!   infinite) the minimum RTT of each round (8 samples at least) is compared
@@ -513,6 +514,20 @@ impl Congestion {
                     f.model.ssthresh()
                 }
             },
+        }
+    }
+
+    /// The window after undoing a reduction that was not needed, `prior` the
+    /// window before it (the `undo_cwnd` of Linux's algorithms): Reno's and
+    /// CUBIC's return to it (`tcp_reno_undo_cwnd`); BBR keeps its own window
+    /// and restarts its full-bandwidth detector.
+    pub fn undo_cwnd(&mut self, cwnd: f64, prior: f64) -> f64 {
+        match self.bbr() {
+            Some(f) => {
+                f.model.on_undo(&f.rate);
+                cwnd
+            }
+            None => cwnd.max(prior),
         }
     }
 

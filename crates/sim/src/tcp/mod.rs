@@ -37,6 +37,9 @@
 //!   hole-filling packets are acknowledged at once.
 //! - Optional limited transmit (RFC 3042: the first two duplicate ACKs each send a
 //!   new packet) and proportional rate reduction in SACK recovery (RFC 6937).
+//! - The Linux profile ([`Profile::Linux`], docs/tcp.md): Linux's defaults and
+//!   arithmetic, RACK-TLP, its RTO estimator, timestamps and DSACK, and the undo
+//!   of spurious reductions with F-RTO (`sender/undo.rs`).
 //!
 //! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
 //! [`Actions`] buffer the engine applies, so they can be unit-tested alone.
@@ -307,7 +310,17 @@ pub enum Seg {
         ack: u32,
         sack: SackBlocks,
         ece: bool,
+        /// The timestamp echoed (TSecr, [`timestamp`] ticks; 0: none, as
+        /// under the `ns2` profile).
+        tsecr: u32,
     },
+}
+
+/// The TCP timestamp clock of the Linux profile: milliseconds, as Linux's
+/// `tcp_time_stamp_ts` counts them by default, never 0 (0 is "no timestamp").
+#[inline]
+pub fn timestamp(t: Time) -> u32 {
+    ((t.as_nanos() / 1_000_000) as u32).wrapping_add(1).max(1)
 }
 
 /// What a timer should do.
@@ -376,6 +389,9 @@ pub enum ReductionCause {
     FastRetransmit,
     Timeout,
     Ecn,
+    /// Not a reduction: one undone as spurious (the Linux profile), the window
+    /// back to the one before it.
+    Undo,
 }
 
 /// One sample of one TCP sender (what `[monitor] tcp_trace` records per interval).

@@ -1,5 +1,8 @@
 //! The receiving end: cumulative ACKs, SACK blocks, delayed ACKs, ECN echo (RFC
-//! 3168's latched ECE, or DCTCP's per-packet CE state, RFC 8257 section 3.2).
+//! 3168's latched ECE, or DCTCP's per-packet CE state, RFC 8257 section 3.2);
+//! under the Linux profile also timestamps (RFC 7323's `TS.Recent`, echoed on
+//! every ACK) and DSACK (RFC 2883: a duplicate segment is reported in the first
+//! SACK block), which the sender's undo reads.
 
 use super::{Actions, Seg, TcpConfig, TimerCmd};
 use crate::event::TimerKind;
@@ -20,6 +23,8 @@ pub struct TcpReceiver {
     /// (`icsk_ack.quick`), whatever the delayed-ACK rule.
     quick: u8,
     ece: bool,
+    /// The timestamp the next ACK echoes (RFC 7323's `TS.Recent`; 0: none).
+    ts_recent: u32,
     /// Packets delivered in order to the application.
     pub delivered: u64,
 }
@@ -35,10 +40,13 @@ impl TcpReceiver {
         self.ooo.as_deref().map_or(&[], Vec::as_slice)
     }
 
+    /// A data segment `seq` arrived, sent with timestamp `tsval` (0: none).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_data(
         &mut self,
         now: Time,
         seq: u32,
+        tsval: u32,
         ce: bool,
         cwr: bool,
         cfg: &TcpConfig,
@@ -48,6 +56,15 @@ impl TcpReceiver {
         let mut now_ack = false;
         if cfg.is_linux() {
             now_ack = self.linux_quick_ack(seq, ce, cfg);
+            // RFC 7323 (4.3), as `tcp_replace_ts_recent`: a segment at the
+            // left edge the last ACK reported (`rcv_wup`) sets what is echoed,
+            // so a delayed ACK echoes the first of its segments, an ACK of an
+            // out-of-order segment the last in-order one, and the ACK of a
+            // hole filled the segment that filled it.
+            let rcv_wup = self.rcv_nxt - self.unacked;
+            if tsval != 0 && seq <= rcv_wup && seq + 1 >= rcv_wup {
+                self.ts_recent = tsval;
+            }
         }
         if cfg.variant.is_scalable() {
             // RFC 8257 (3.2), as Linux's `dctcp_ece_ack_update`: ECE is the CE
@@ -95,10 +112,13 @@ impl TcpReceiver {
                 self.ack_now(None, act);
             }
         } else if seq > self.rcv_nxt {
-            self.insert_ooo(seq);
-            self.ack_now(Some(seq), act);
+            let duplicate = !self.insert_ooo(seq);
+            let dsack = (duplicate && cfg.is_linux()).then_some(seq);
+            self.ack_now_reporting(Some(seq), dsack, act);
         } else {
-            self.ack_now(None, act);
+            // A segment received before: Linux reports it (`tcp_dsack_set`).
+            let dsack = cfg.is_linux().then_some(seq);
+            self.ack_now_reporting(None, dsack, act);
         }
     }
 
@@ -131,12 +151,13 @@ impl TcpReceiver {
         }
     }
 
-    fn insert_ooo(&mut self, seq: u32) {
+    /// Holds an out-of-order segment; false if it was held already.
+    fn insert_ooo(&mut self, seq: u32) -> bool {
         let ooo = self.ooo.get_or_insert_with(Box::default);
         let i = ooo.partition_point(|&(_, end)| end < seq);
         if let Some(run) = ooo.get_mut(i) {
             if run.0 <= seq && seq < run.1 {
-                return; // a duplicate
+                return false;
             }
             if run.1 == seq {
                 run.1 += 1;
@@ -146,18 +167,27 @@ impl TcpReceiver {
                         ooo.remove(i + 1);
                     }
                 }
-                return;
+                return true;
             }
             if run.0 == seq + 1 {
                 run.0 = seq;
-                return;
+                return true;
             }
         }
         ooo.insert(i, (seq, seq + 1));
+        true
     }
 
     fn ack_now(&mut self, latest: Option<u32>, act: &mut Actions) {
+        self.ack_now_reporting(latest, None, act);
+    }
+
+    /// An ACK now; `dsack`, a duplicate segment, goes in the first block.
+    fn ack_now_reporting(&mut self, latest: Option<u32>, dsack: Option<u32>, act: &mut Actions) {
         let mut sack = SackBlocks::default();
+        if let Some(seq) = dsack {
+            sack.push((seq, seq + 1));
+        }
         // RFC 2018: the first block holds the packet that triggered this ACK, then
         // the highest runs. Both are found without reading every run: a window of
         // thousands of packets after a burst of losses holds hundreds of them.
@@ -177,6 +207,7 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             sack,
             ece: self.ece,
+            tsecr: self.ts_recent,
         });
         self.unacked = 0;
         act.timer(TimerKind::DelAck, TimerCmd::Cancel);

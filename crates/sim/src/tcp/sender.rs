@@ -22,10 +22,12 @@ mod sack;
 #[cfg(test)]
 mod scripted;
 mod timeout;
+mod undo;
 
 use linux_rtt::{LinuxRtt, Samples as LinuxSamples};
 use prr::Prr;
 use rack_tlp::Tlp;
+use undo::{split_dsack, Seen, Undo, EVER_RETX};
 
 /// The sender before an ACK: what the ACK's effects are measured from.
 struct Before {
@@ -118,6 +120,8 @@ struct Aside {
     /// The Linux profile after a timeout: one past the last segment it
     /// counted lost (0: none; `timeout`).
     lost_to: u32,
+    /// The Linux profile's undo of spurious reductions (`undo`).
+    undo: Undo,
 }
 
 impl TcpSender {
@@ -251,6 +255,9 @@ impl TcpSender {
             self.stats.retransmits += 1;
             if cfg.is_linux() {
                 self.resent_at(seq, now);
+                if cfg.variant.recovery() == Recovery::Sack {
+                    self.undo_count_retransmission(now);
+                }
             }
             if matches!(self.timed(), Some((s, _)) if s == seq) {
                 self.set_timed(None); // Karn: never time a retransmitted packet.
@@ -274,7 +281,7 @@ impl TcpSender {
         if self.scoreboard[i] & RETX == 0 && self.scoreboard[i] & SACKED == 0 {
             self.retx_out += 1;
         }
-        self.scoreboard[i] |= RETX;
+        self.scoreboard[i] |= RETX | EVER_RETX;
         self.emit(seq, now, cfg, act);
     }
 
@@ -374,6 +381,10 @@ impl TcpSender {
 
     /// A fast recovery's state and window; what it sends is the caller's.
     fn start_recovery(&mut self, now: Time, cfg: &TcpConfig) {
+        if cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack {
+            self.init_undo();
+            self.stop_frto();
+        }
         self.ssthresh = self.reduced_ssthresh(Signal::Loss, cfg);
         self.recover = self.snd_max;
         // RFC 3168 (6.1.2): one reduction for the losses and marks of one window.
@@ -393,7 +404,8 @@ impl TcpSender {
         self.reduce(now, cwnd, ReductionCause::FastRetransmit);
     }
 
-    /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`.
+    /// An ACK arrived: cumulative `ack`, SACK `blocks`, ECN-echo `ece`, no
+    /// timestamp.
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -403,20 +415,56 @@ impl TcpSender {
         cfg: &TcpConfig,
         act: &mut Actions,
     ) {
+        self.on_ack_echoing(now, ack, blocks, ece, 0, cfg, act);
+    }
+
+    /// An ACK arrived echoing timestamp `tsecr` (`super::timestamp` ticks;
+    /// 0: none), which the Linux profile's undo reads.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack_echoing(
+        &mut self,
+        now: Time,
+        ack: u32,
+        blocks: &[(u32, u32)],
+        ece: bool,
+        tsecr: u32,
+        cfg: &TcpConfig,
+        act: &mut Actions,
+    ) {
         let ack = ack.min(self.snd_max);
         let recovery = cfg.variant.recovery();
+        let linux = cfg.is_linux();
         let before = Before {
             una: self.snd_una,
             sacked: self.sacked,
             cwnd: self.cwnd,
             pipe: self.pipe(),
         };
+        let undo = linux && recovery == Recovery::Sack;
+        let mut seen = Seen::default();
+        let mut blocks = blocks;
+        if undo {
+            let (dsack, rest) = split_dsack(ack, blocks);
+            blocks = rest;
+            if let Some(d) = dsack {
+                self.undo_count_dsack(d, before.una);
+            }
+            let frto = self.frto_high() != 0;
+            seen = Seen {
+                tsecr,
+                dsack: dsack.is_some(),
+                orig: frto && self.frto_orig_delivered(ack, blocks),
+                was_recovery: self.in_recovery,
+                was_loss: self.in_loss() || frto,
+                loss_high: self.lost_to(),
+                ..seen
+            };
+        }
         let newly_sacked = if recovery == Recovery::Sack {
             self.mark_sacked(blocks)
         } else {
             None
         };
-        let linux = cfg.is_linux();
         let samples = if linux {
             self.linux_samples(now, ack, newly_sacked)
         } else {
@@ -430,6 +478,13 @@ impl TcpSender {
         }
         if ece && cfg.ecn_capable() {
             self.ecn_echo(now, ack, object_ended, cfg, act);
+        }
+        let mut rexmit_new = false;
+        if undo {
+            seen.advanced = self.snd_una > before.una;
+            seen.dup = !seen.advanced && ack == before.una && before.una < self.snd_max;
+            seen.sacked_new = newly_sacked.is_some();
+            rexmit_new = self.undo_on_ack(now, &seen, cfg);
         }
         if let Some(t) = samples
             .newest_sent
@@ -450,7 +505,24 @@ impl TcpSender {
                 cfg,
             );
         }
-        self.send_allowed(now, cfg, act);
+        if rexmit_new {
+            self.send_new_data(now, cfg, act);
+        } else {
+            self.send_allowed(now, cfg, act);
+        }
+    }
+
+    /// F-RTO's step 2: new data as the window allows, no retransmission.
+    fn send_new_data(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        while (self.pipe() as f64) < self.cwnd.floor()
+            && !self.pace_wait
+            && self.has_new_data()
+            && self.snd_nxt < self.snd_una + cfg.max_window
+        {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.emit(seq, now, cfg, act);
+        }
     }
 
     /// An ACK that acknowledges new data, `ack` above `snd_una`: RTT samples,

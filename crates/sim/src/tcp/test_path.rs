@@ -3,7 +3,7 @@
 //! at most `buffer` packets (tail drop; `None`: never full), the base RTT split
 //! as all-forward delay, ACKs never lost or delayed beyond it.
 
-use super::{Actions, Seg, TcpConfig, TcpReceiver, TcpSender, TimerCmd};
+use super::{timestamp, Actions, Seg, TcpConfig, TcpReceiver, TcpSender, TimerCmd};
 use crate::event::TimerKind;
 use aqm::{Dur, Time};
 use std::collections::VecDeque;
@@ -31,7 +31,7 @@ pub fn drive(
     let mut now = Time::ZERO;
     // Departure times of the packets in the bottleneck, and what arrives when.
     let mut queue: VecDeque<Time> = VecDeque::new();
-    let mut data: VecDeque<(Time, u32)> = VecDeque::new();
+    let mut data: VecDeque<(Time, u32, u32)> = VecDeque::new();
     let mut acks: VecDeque<(Time, Seg)> = VecDeque::new();
     let (mut send, mut rto, mut delack): (Option<Time>, Option<Time>, Option<Time>) =
         (None, None, None);
@@ -49,7 +49,7 @@ pub fn drive(
                 }
                 let leaves = queue.back().copied().unwrap_or(now).max(now) + gap;
                 queue.push_back(leaves);
-                data.push_back((leaves + path.rtt, seq));
+                data.push_back((leaves + path.rtt, seq, timestamp(now)));
             }
         }
         for (slot, k) in [(&mut send, TimerKind::Send), (&mut rto, TimerKind::Rto)] {
@@ -69,7 +69,7 @@ pub fn drive(
             None => {}
         }
         rx_act.clear();
-        let next_data = data.front().map_or(Time::MAX, |&(t, _)| t);
+        let next_data = data.front().map_or(Time::MAX, |&(t, _, _)| t);
         let next_ack = acks.front().map_or(Time::MAX, |&(t, _)| t);
         let timers = [send, rto, delack].map(|t| t.unwrap_or(Time::MAX));
         let next = next_data
@@ -81,13 +81,19 @@ pub fn drive(
         now = next;
         if next == next_ack {
             let (_, seg) = acks.pop_front().unwrap();
-            if let Seg::Ack { ack, sack, ece } = seg {
-                s.on_ack(now, ack, sack.as_slice(), ece, cfg, &mut act);
+            if let Seg::Ack {
+                ack,
+                sack,
+                ece,
+                tsecr,
+            } = seg
+            {
+                s.on_ack_echoing(now, ack, sack.as_slice(), ece, tsecr, cfg, &mut act);
                 see(now, &s);
             }
         } else if next == next_data {
-            let (_, seq) = data.pop_front().unwrap();
-            rx.on_data(now, seq, false, false, cfg, &mut rx_act);
+            let (_, seq, tsval) = data.pop_front().unwrap();
+            rx.on_data(now, seq, tsval, false, false, cfg, &mut rx_act);
         } else if Some(next) == send {
             send = None;
             s.on_send_timer(now, cfg, &mut act);

@@ -38,7 +38,7 @@ fn receiver_acks_cumulatively_and_sacks_the_latest_run_first() {
     let mut r = TcpReceiver::default();
     let mut act = Actions::default();
     for seq in [0, 1, 3, 4, 6] {
-        r.on_data(Time::ZERO, seq, false, false, &cfg, &mut act);
+        r.on_data(Time::ZERO, seq, 0, false, false, &cfg, &mut act);
     }
     let Seg::Ack { ack, sack, .. } = *act.segs.last().unwrap() else {
         panic!()
@@ -46,7 +46,7 @@ fn receiver_acks_cumulatively_and_sacks_the_latest_run_first() {
     assert_eq!(ack, 2);
     assert_eq!(sack.as_slice(), &[(6, 7), (3, 5)]);
     act.clear();
-    r.on_data(Time::ZERO, 2, false, false, &cfg, &mut act);
+    r.on_data(Time::ZERO, 2, 0, false, false, &cfg, &mut act);
     let Seg::Ack { ack, .. } = act.segs[0] else {
         panic!()
     };
@@ -62,7 +62,7 @@ fn delayed_ack_acks_every_second_packet_or_on_timeout() {
     };
     let mut r = TcpReceiver::default();
     let mut act = Actions::default();
-    r.on_data(Time::ZERO, 0, false, false, &cfg, &mut act);
+    r.on_data(Time::ZERO, 0, 0, false, false, &cfg, &mut act);
     assert!(act.segs.is_empty());
     // ns-2's 100 ms unless the flow sets delack_timeout.
     assert_eq!(
@@ -75,15 +75,15 @@ fn delayed_ack_acks_every_second_packet_or_on_timeout() {
     };
     let mut other = TcpReceiver::default();
     let mut a = Actions::default();
-    other.on_data(Time::from_secs(1), 0, false, false, &linux, &mut a);
+    other.on_data(Time::from_secs(1), 0, 0, false, false, &linux, &mut a);
     assert_eq!(
         a.timers[TimerKind::DelAck as usize],
         Some(TimerCmd::Arm(Time::from_secs(1) + Dur::from_millis(40)))
     );
-    r.on_data(Time::ZERO, 1, false, false, &cfg, &mut act);
+    r.on_data(Time::ZERO, 1, 0, false, false, &cfg, &mut act);
     assert_eq!(act.segs.len(), 1);
     act.clear();
-    r.on_data(Time::ZERO, 2, false, false, &cfg, &mut act);
+    r.on_data(Time::ZERO, 2, 0, false, false, &cfg, &mut act);
     assert!(act.segs.is_empty());
     r.on_delack_timer(&mut act);
     assert_eq!(act.segs.len(), 1);
@@ -499,7 +499,7 @@ proptest::proptest! {
         let mut held = std::collections::BTreeSet::new();
         for seq in arrivals {
             let mut act = Actions::default();
-            r.on_data(Time::ZERO, seq, false, false, &cfg, &mut act);
+            r.on_data(Time::ZERO, seq, 0, false, false, &cfg, &mut act);
             held.insert(seq);
             let cum = (0..).find(|s| !held.contains(s)).unwrap();
             let mut runs: Vec<(u32, u32)> = Vec::new();

@@ -50,6 +50,14 @@ impl BbrModel {
         }
     }
 
+    /// A reduction undone as spurious.
+    pub fn on_undo(&mut self, r: &RateSampler) {
+        match self {
+            BbrModel::V1(b) => b.on_undo(r),
+            BbrModel::V3(b) => b.on_undo(),
+        }
+    }
+
     /// The model's path estimates, for the TCP trace: its bandwidth (packets
     /// per second) and minimum RTT.
     pub fn estimates(&self) -> (f64, Option<Dur>) {

@@ -134,7 +134,7 @@ fn receive(variant: Variant, ce: &[bool]) -> Vec<(u32, bool)> {
     let mut all = Vec::new();
     for (seq, &m) in ce.iter().enumerate() {
         let mut act = Actions::default();
-        r.on_data(Time::ZERO, seq as u32, m, false, &c, &mut act);
+        r.on_data(Time::ZERO, seq as u32, 0, m, false, &c, &mut act);
         all.extend(acks(&act));
     }
     all

@@ -13,7 +13,7 @@
 //! backed-off timeout.
 
 use super::super::{Actions, Recovery, ReductionCause, TcpConfig};
-use super::{TcpSender, SACKED};
+use super::{TcpSender, EVER_RETX, SACKED};
 use crate::tcp::congestion::Signal;
 use aqm::Time;
 
@@ -44,7 +44,13 @@ impl TcpSender {
         // recovery, or after another timeout, whose window is not yet repaired.
         let reduced = linux_sack && (self.in_recovery || self.in_loss());
         if !(reduced && self.cc.on_timeout_in_reduced_window()) {
+            if linux_sack {
+                self.init_undo();
+            }
             self.ssthresh = self.reduced_ssthresh(Signal::Timeout, cfg);
+        }
+        if linux_sack {
+            self.start_frto(self.backoff > 1, reduced);
         }
         self.reduce(now, 1.0, ReductionCause::Timeout);
         self.recover = self.snd_max;
@@ -79,7 +85,7 @@ impl TcpSender {
     /// retransmissions in flight included.
     fn enter_loss(&mut self) {
         for f in self.scoreboard.iter_mut() {
-            *f &= SACKED;
+            *f &= SACKED | EVER_RETX;
         }
         self.retx_out = 0;
         self.hole_hint = self.snd_una;
