@@ -17,6 +17,7 @@ mod pacing;
 mod prr;
 mod rack_tlp;
 pub(super) mod rate;
+mod reordering;
 mod rto;
 mod sack;
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod undo;
 use linux_rtt::{LinuxRtt, Samples as LinuxSamples};
 use prr::Prr;
 use rack_tlp::Tlp;
+use reordering::Reordering;
 use undo::{split_dsack, Seen, Undo, EVER_RETX};
 
 /// The sender before an ACK: what the ACK's effects are measured from.
@@ -35,6 +37,7 @@ struct Before {
     sacked: u32,
     cwnd: f64,
     pipe: u32,
+    high_sack: u32,
 }
 
 const SACKED: u8 = 1;
@@ -122,6 +125,8 @@ struct Aside {
     lost_to: u32,
     /// The Linux profile's undo of spurious reductions (`undo`).
     undo: Undo,
+    /// The Linux profile's RACK reordering window (`reordering`).
+    reordering: Reordering,
 }
 
 impl TcpSender {
@@ -439,6 +444,7 @@ impl TcpSender {
             sacked: self.sacked,
             cwnd: self.cwnd,
             pipe: self.pipe(),
+            high_sack: self.high_sack,
         };
         let undo = linux && recovery == Recovery::Sack;
         let mut seen = Seen::default();
@@ -448,6 +454,7 @@ impl TcpSender {
             blocks = rest;
             if let Some(d) = dsack {
                 self.undo_count_dsack(d, before.una);
+                self.note_dsack();
             }
             let frto = self.frto_high() != 0;
             seen = Seen {
@@ -461,12 +468,16 @@ impl TcpSender {
             };
         }
         let newly_sacked = if recovery == Recovery::Sack {
-            self.mark_sacked(blocks)
+            let sacked = self.mark_sacked(blocks);
+            if undo && sacked.late_original {
+                self.note_reordering();
+            }
+            sacked.newly
         } else {
             None
         };
         let samples = if linux {
-            self.linux_samples(now, ack, newly_sacked)
+            self.linux_samples(now, ack, newly_sacked, tsecr)
         } else {
             Default::default()
         };
@@ -481,6 +492,7 @@ impl TcpSender {
         }
         let mut rexmit_new = false;
         if undo {
+            self.update_reo_wnd(ack);
             seen.advanced = self.snd_una > before.una;
             seen.dup = !seen.advanced && ack == before.una && before.una < self.snd_max;
             seen.sacked_new = newly_sacked.is_some();
@@ -561,7 +573,8 @@ impl TcpSender {
                 slow_start,
             });
         }
-        for _ in 0..newly {
+        let mut late_original = false;
+        for seq in self.snd_una..ack {
             let f = self
                 .scoreboard
                 .pop_front()
@@ -570,7 +583,12 @@ impl TcpSender {
                 self.sacked -= 1;
             } else if f & RETX != 0 {
                 self.retx_out -= 1;
+            } else if f & EVER_RETX == 0 && seq < before.high_sack {
+                late_original = true;
             }
+        }
+        if late_original && linux && cfg.variant.recovery() == Recovery::Sack {
+            self.note_reordering();
         }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
@@ -684,10 +702,13 @@ impl TcpSender {
         }
         self.dupacks += 1;
         if !self.in_recovery {
-            let rack = linux
-                && recovery == Recovery::Sack
-                && samples.newest_sent.is_some_and(|t| self.rack_lost_head(t));
-            if (self.dupacks == cfg.dupthresh || rack) && self.may_fast_retransmit(ack, cfg) {
+            let linux_sack = linux && recovery == Recovery::Sack;
+            let rack = linux_sack && samples.newest_sent.is_some_and(|t| self.rack_lost_head(t));
+            // Once the path has reordered, Linux leaves loss detection to
+            // RACK's widened window alone (`tcp_time_to_recover`).
+            let dupthresh =
+                self.dupacks == cfg.dupthresh && !(linux_sack && self.reordering_seen());
+            if (dupthresh || rack) && self.may_fast_retransmit(ack, cfg) {
                 self.enter_recovery(now, cfg, act);
             } else if cfg.limited_transmit && self.dupacks < cfg.dupthresh.min(3) {
                 self.limited_transmit(now, cfg, act);

@@ -9,12 +9,16 @@
 //! Which segment gives the sample follows `tcp_clean_rtx_queue`: the estimator
 //! takes the oldest segment the ACK newly acknowledges without a SACK before
 //! it, or else the oldest it newly SACKs; CUBIC takes the newest of either
-//! (`ca_rtt`). Send times are each segment's last transmission (what the
-//! timestamp a retransmission carries echoes back).
+//! (`ca_rtt`). A segment ever sent twice gives none (Karn: which copy arrived
+//! is unknown); an ACK that advances with no other sample takes one from the
+//! timestamp it echoes, in the timestamp's milliseconds (`tcp_ack_update_rtt`).
+//! RACK takes the newest send time delivered, but not that of a retransmission
+//! delivered sooner than the minimum RTT after it left (`tcp_rack_advance`:
+//! the original may be what arrived).
 
 use super::super::congestion::linux::{self, Round};
-use super::super::TcpConfig;
-use super::{TcpSender, SACKED};
+use super::super::{timestamp, TcpConfig};
+use super::{TcpSender, EVER_RETX, SACKED};
 use aqm::{Dur, Time};
 
 /// `tcp_sock`'s estimator state, microseconds as the kernel keeps them.
@@ -71,25 +75,57 @@ impl TcpSender {
     }
 
     /// The samples of an ACK to `ack` that newly SACKed `sacked` (first and
-    /// last segment), read before the scoreboard moves past them.
-    pub(super) fn linux_samples(&self, now: Time, ack: u32, sacked: Option<(u32, u32)>) -> Samples {
-        let clean = |seq: &u32| self.scoreboard[(*seq - self.snd_una) as usize] & SACKED == 0;
+    /// last segment) and echoed timestamp `tsecr`, read before the scoreboard
+    /// moves past them.
+    pub(super) fn linux_samples(
+        &self,
+        now: Time,
+        ack: u32,
+        sacked: Option<(u32, u32)>,
+        tsecr: u32,
+    ) -> Samples {
+        let flags = |seq: u32| self.scoreboard[(seq - self.snd_una) as usize];
+        let once = |seq: &u32| flags(*seq) & (SACKED | EVER_RETX) == 0;
         let acked = self.snd_una..ack.max(self.snd_una);
-        let first = acked.clone().find(clean);
-        let last = acked.rev().find(clean);
+        let first = acked.clone().find(once);
+        let last = acked.clone().rev().find(once);
         let since = |seq: Option<u32>| {
             seq.and_then(|s| self.sent_at(s))
                 .map(|t| now.saturating_since(t))
         };
+        let sent_once = |seq: u32| flags(seq) & EVER_RETX == 0;
         let (sack_first, sack_last) = match sacked {
-            Some((lo, hi)) => (since(Some(lo)), since(Some(hi))),
+            Some((lo, hi)) => (
+                since(Some(lo).filter(|&s| sent_once(s))),
+                since(Some(hi).filter(|&s| sent_once(s))),
+            ),
             None => (None, None),
         };
-        let newest = sacked.map(|(_, hi)| hi).into_iter().chain(last);
+        let mut seq_rtt = since(first).or(sack_first);
+        let mut ca_rtt = sack_last.or(since(last));
+        if seq_rtt.is_none() && tsecr != 0 && ack > self.snd_una {
+            let ms = timestamp(now).wrapping_sub(tsecr).max(1);
+            if ms < i32::MAX as u32 / 1_000 {
+                seq_rtt = Some(Dur::from_millis(ms as u64));
+                ca_rtt = seq_rtt;
+            }
+        }
+        // The newest segment delivered: the last acknowledged (SACKed
+        // before or not) or the last newly SACKed.
+        let acked_last = acked.rev().find(|&s| flags(s) & SACKED == 0);
+        let min_rtt = Dur::from_micros(self.min_rtt_us() as u64);
+        let newest = sacked.map(|(_, hi)| hi).into_iter().chain(acked_last);
+        let newest_sent = newest
+            .filter_map(|s| {
+                let t = self.sent_at(s)?;
+                let ambiguous = !sent_once(s) && now.saturating_since(t) < min_rtt;
+                (!ambiguous).then_some(t)
+            })
+            .max();
         Samples {
-            seq_rtt: since(first).or(sack_first),
-            ca_rtt: sack_last.or(since(last)),
-            newest_sent: newest.filter_map(|s| self.sent_at(s)).max(),
+            seq_rtt,
+            ca_rtt,
+            newest_sent,
         }
     }
 
@@ -119,8 +155,13 @@ impl TcpSender {
 
     /// The smallest RTT sample, seconds (0 before one).
     pub(super) fn min_rtt(&self) -> f64 {
+        self.min_rtt_us() as f64 / 1e6
+    }
+
+    /// The smallest RTT sample, microseconds (0 before one).
+    fn min_rtt_us(&self) -> u32 {
         let l = self.aside.as_deref().and_then(|a| a.linux.as_ref());
-        l.map_or(0.0, |l| l.min_rtt as f64 / 1e6)
+        l.map_or(0, |l| l.min_rtt)
     }
 
     /// `tcp_rtt_estimator` and `tcp_set_rto` on a sample `r`.
@@ -183,8 +224,24 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{Actions, TcpConfig, TcpSender, Variant};
+    use super::super::super::{timestamp, Actions, TcpConfig, TcpSender, Variant};
+    use super::super::scripted::{at, first_lost, linux};
     use aqm::{Dur, Time};
+
+    /// Segment 0 is resent at 50 ms, and the ACK that covers it comes 1 ms
+    /// later, for the original (it was delayed): Karn forbids a sample from
+    /// the retransmission's send time (1 ms), and the timestamp echoed gives
+    /// the original's, 51 ms, so the minimum RTT stays the path's.
+    #[test]
+    fn a_retransmission_gives_no_sample_but_its_echo_does() {
+        let cfg = linux(10);
+        let (mut s, mut act) = first_lost(&cfg, 3);
+        assert!(s.in_recovery());
+        act.clear();
+        s.on_ack_echoing(at(51), 10, &[], false, timestamp(at(0)), &cfg, &mut act);
+        assert_eq!(s.min_rtt(), 0.050, "the SACKs' samples at 50 ms");
+        assert!(s.srtt() > 0.049, "srtt {}", s.srtt());
+    }
 
     /// The first sample sets srtt and an RTO of srtt + rto_min; a steady RTT then
     /// lets rttvar decay to rto_min, never below: the timeout stays above

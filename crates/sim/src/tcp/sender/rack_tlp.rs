@@ -2,11 +2,11 @@
 //! `tcp_send_loss_probe`), on SACK recovery:
 //!
 //! - **Loss by time.** A segment is lost once a segment sent at least a
-//!   reordering window after it has been delivered. With no reordering ever
-//!   seen (the engine's paths never reorder), the window is a quarter of the
-//!   minimum RTT, at most an eighth of the smoothed one, and none once three
-//!   segments are SACKed or in recovery (`tcp_rack_reo_wnd`). Before recovery
-//!   this starts a fast recovery with fewer than three duplicate ACKs; a loss
+//!   reordering window after it has been delivered (`reordering`: none in
+//!   recovery or once three segments are SACKed until the path is seen to
+//!   reorder, else a quarter of the minimum RTT, widened by DSACKs). Before
+//!   recovery this starts a fast recovery with fewer than three duplicate
+//!   ACKs; a loss
 //!   not yet due arms the reordering timer, which starts the recovery when it
 //!   fires (`tcp_rack_reo_timeout`): a window of two or three segments with one
 //!   lost is repaired in a fraction of an RTT, not by a timeout. In recovery,
@@ -98,14 +98,6 @@ impl TcpSender {
         }
         self.rto_running = true;
         act.timer(TimerKind::Rto, TimerCmd::Arm(now + self.rto(cfg)));
-    }
-
-    /// RACK's reordering window, with no reordering ever seen.
-    fn reo_wnd(&self) -> Dur {
-        if self.in_recovery || self.in_loss() || self.sacked >= 3 {
-            return Dur::ZERO;
-        }
-        Dur::from_secs_f64((self.min_rtt() / 4.0).min(self.srtt / 8.0))
     }
 
     /// RACK before recovery: whether the first segment not yet delivered was
@@ -390,10 +382,11 @@ mod tests {
         let cfg = linux(3);
         let (mut s, mut act) = first_lost(&cfg, 2);
         assert!(!s.in_recovery(), "two SACKs are not yet a loss");
-        // srtt and min_rtt 50 ms: a window of min(50/4, 50/8) = 6.25 ms, two
-        // jiffies of 4 ms rounded up, and two more.
+        // srtt and min_rtt 50 ms: a window of a quarter of the minimum RTT
+        // (never above srtt) = 12.5 ms, four jiffies of 4 ms rounded up, and
+        // two more.
         let reo = timer(&act).expect("the reordering timer is armed");
-        assert_eq!(reo, at(50 + 16));
+        assert_eq!(reo, at(50 + 24));
         act.clear();
         s.on_rto(reo, &cfg, &mut act);
         assert!(s.in_recovery());

@@ -1,7 +1,16 @@
 //! The SACK scoreboard (RFC 6675): marking SACKed packets, `pipe`, and the next
 //! hole to retransmit, over the sender's per-packet flags.
 
-use super::{TcpSender, RETX, SACKED};
+use super::{TcpSender, EVER_RETX, RETX, SACKED};
+
+/// What one ACK's SACK blocks did to the scoreboard.
+pub(super) struct Sacked {
+    /// The first and last packet newly SACKed, if any.
+    pub(super) newly: Option<(u32, u32)>,
+    /// A packet never sent twice was newly SACKed below the highest SACKed
+    /// before: it came late, after others sent later (reordering).
+    pub(super) late_original: bool,
+}
 
 impl TcpSender {
     /// RFC 6675's pipe with "lost" = below the highest SACKed packet, or below
@@ -30,10 +39,11 @@ impl TcpSender {
         None
     }
 
-    /// Marks the blocks' packets SACKed; returns the first and last packet this
-    /// newly SACKed, if any.
-    pub(super) fn mark_sacked(&mut self, blocks: &[(u32, u32)]) -> Option<(u32, u32)> {
+    /// Marks the blocks' packets SACKed.
+    pub(super) fn mark_sacked(&mut self, blocks: &[(u32, u32)]) -> Sacked {
         let mut newly: Option<(u32, u32)> = None;
+        let prior_high = self.high_sack;
+        let mut late_original = false;
         for &(start, end) in blocks {
             let start = start.max(self.snd_una);
             let end = end.min(self.snd_max);
@@ -43,6 +53,7 @@ impl TcpSender {
                     if *f & RETX != 0 {
                         self.retx_out -= 1;
                     }
+                    late_original |= *f & EVER_RETX == 0 && seq < prior_high;
                     *f |= SACKED;
                     self.sacked += 1;
                     newly = Some(match newly {
@@ -55,6 +66,9 @@ impl TcpSender {
                 self.high_sack = end;
             }
         }
-        newly
+        Sacked {
+            newly,
+            late_original,
+        }
     }
 }

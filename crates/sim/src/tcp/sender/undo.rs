@@ -20,7 +20,7 @@
 //! was higher, forgets a timeout's loss marks and leaves the episode. Not
 //! modelled: a partial ACK that shows a delayed original while retransmissions
 //! are still out makes Linux stop retransmitting; here the recovery goes on.
-//! RACK's reordering window does not grow on DSACKs.
+//! The DSACKs also widen RACK's reordering window (`reordering`).
 
 use super::super::{timestamp, ReductionCause, TcpConfig};
 use super::{Reduction, TcpSender, RETX, SACKED};
@@ -241,12 +241,20 @@ impl TcpSender {
                 if partial || all_dsacked {
                     self.undo_reduction(now, partial);
                 }
-            } else if s.was_recovery && may_undo {
+                if all_dsacked && !partial {
+                    self.reo_wnd_dsack_undo();
+                }
+            } else if s.was_recovery {
                 // The ACK that ended the recovery (`tcp_try_undo_recovery`).
-                self.undo_reduction(now, false);
-            } else if !s.was_recovery && s.dsack && all_dsacked {
+                if may_undo {
+                    self.undo_reduction(now, false);
+                } else {
+                    self.reo_wnd_recovery_ended();
+                }
+            } else if s.dsack && all_dsacked {
                 // A late DSACK undoes an episode already over.
                 self.undo_reduction(now, false);
+                self.reo_wnd_dsack_undo();
             }
             false
         };
@@ -290,6 +298,8 @@ impl TcpSender {
         if self.snd_una >= s.loss_high.max(self.frto_high()) {
             if may_undo {
                 self.undo_reduction(now, false);
+            } else {
+                self.reo_wnd_recovery_ended();
             }
             self.stop_frto();
         }
