@@ -38,6 +38,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH / "htsim"
 MAIN = HERE / "htsim_dumbbell.cpp"
+HARNESS = HERE / "harness.h"
 SCENARIOS = HERE / "scenarios"
 BUILD = HERE / "build"
 RESULTS = BENCH / "results" / "htsim"
@@ -84,7 +85,8 @@ def build_htsim(sim: Path) -> Path:
     BUILD.mkdir(parents=True, exist_ok=True)
     exe = BUILD / "htsim_dumbbell"
     lib = sim / "libhtsim.a"
-    if not exe.exists() or exe.stat().st_mtime < max(MAIN.stat().st_mtime, lib.stat().st_mtime):
+    newest_input = max(p.stat().st_mtime for p in (MAIN, HARNESS, lib))
+    if not exe.exists() or exe.stat().st_mtime < newest_input:
         run(["nice", "-n", "10", "g++", "-Wall", "-std=c++11", "-g", "-O3", f"-I{sim}", str(MAIN),
              "-o", str(exe), f"-L{sim}", "-lhtsim"])  # fmt: skip
     return exe

@@ -31,6 +31,7 @@ import fat_tree  # noqa: E402
 import vs_htsim  # noqa: E402
 
 MAIN = vs_htsim.HERE / "htsim_fat_tree.cpp"
+HARNESS = vs_htsim.HARNESS
 
 
 def build(sim: Path) -> Path:
@@ -39,7 +40,8 @@ def build(sim: Path) -> Path:
     vs_htsim.BUILD.mkdir(parents=True, exist_ok=True)
     exe = vs_htsim.BUILD / "htsim_fat_tree"
     lib = sim / "libhtsim.a"
-    if not exe.exists() or exe.stat().st_mtime < max(MAIN.stat().st_mtime, lib.stat().st_mtime):
+    newest_input = max(p.stat().st_mtime for p in (MAIN, HARNESS, lib))
+    if not exe.exists() or exe.stat().st_mtime < newest_input:
         vs_htsim.run(["nice", "-n", "10", "g++", "-Wall", "-std=c++11", "-g", "-O3", f"-I{sim}", str(MAIN),
                       "-o", str(exe), f"-L{sim}", "-lhtsim"])  # fmt: skip
     return exe

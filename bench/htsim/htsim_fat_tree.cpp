@@ -34,12 +34,7 @@
 #include "eventlist.h"
 #include "queue.h"
 #include "tcp.h"
-
-static double cpu_now() {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "harness.h"
 
 // One direction of a link: its egress queue and its propagation delay.
 struct Hop {
@@ -51,24 +46,21 @@ int main(int argc, char** argv) {
     int k = 16, qpkts = 200, pkt = 1500, flow_pkts = 719, maxwnd = 131, cwnd0 = 1;
     double rate_gbps = 100, delay_us = 1, scan_ms = 10, dur = 5;
     unsigned seed = 1;
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        auto next = [&]() -> const char* {
-            if (i + 1 >= argc) { std::cerr << "missing value for " << a << std::endl; exit(2); }
-            return argv[++i];
-        };
-        if (a == "-k") k = atoi(next());
-        else if (a == "-rate_gbps") rate_gbps = atof(next());
-        else if (a == "-delay_us") delay_us = atof(next());
-        else if (a == "-qpkts") qpkts = atoi(next());
-        else if (a == "-pkt") pkt = atoi(next());
-        else if (a == "-flow_pkts") flow_pkts = atoi(next());
-        else if (a == "-maxwnd") maxwnd = atoi(next());
-        else if (a == "-cwnd0") cwnd0 = atoi(next());
-        else if (a == "-scan_ms") scan_ms = atof(next());
-        else if (a == "-dur_s") dur = atof(next());
-        else if (a == "-seed") seed = atoi(next());
-        else { std::cerr << "unknown option " << a << std::endl; return 2; }
+    Options args(argc, argv);
+    while (args.more()) {
+        const std::string& a = args.option();
+        if (a == "-k") k = atoi(args.value());
+        else if (a == "-rate_gbps") rate_gbps = atof(args.value());
+        else if (a == "-delay_us") delay_us = atof(args.value());
+        else if (a == "-qpkts") qpkts = atoi(args.value());
+        else if (a == "-pkt") pkt = atoi(args.value());
+        else if (a == "-flow_pkts") flow_pkts = atoi(args.value());
+        else if (a == "-maxwnd") maxwnd = atoi(args.value());
+        else if (a == "-cwnd0") cwnd0 = atoi(args.value());
+        else if (a == "-scan_ms") scan_ms = atof(args.value());
+        else if (a == "-dur_s") dur = atof(args.value());
+        else if (a == "-seed") seed = atoi(args.value());
+        else return args.unknown();
     }
     if (k < 2 || k % 2) { std::cerr << "-k must be even and at least 2" << std::endl; return 2; }
 

@@ -45,6 +45,13 @@ def cli_error(*args: str) -> str:
     return proc.stderr.removeprefix("error: ").rstrip("\n")
 
 
+@pytest.fixture(autouse=True)
+def _no_emulation_calibration(monkeypatch):
+    """Every test sees the emulator's built-in rate guard, not a calibration
+    this machine's user made (a test about calibration sets its own file)."""
+    monkeypatch.setenv("AQMLAB_EMULATE_CALIBRATION", "/nonexistent/aqmlab-tests/emulate-calibration.json")
+
+
 @pytest.fixture
 def choke_text() -> str:
     return CHOKE_FIG3.read_text()

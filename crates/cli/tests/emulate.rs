@@ -20,6 +20,18 @@ access = { rate = "100Mbps", delay = "1ms" }
 bottleneck = { rate = "10Mbps", delay = "5ms" }
 "#;
 
+/// The command, with no calibration of this machine in sight: the tests
+/// assume the built-in rate guard, whatever a user's calibration says (those
+/// about the calibration point it at their own file).
+fn aqmlab() -> Command {
+    let mut c = Command::new(BIN);
+    c.env(
+        "AQMLAB_EMULATE_CALIBRATION",
+        "/nonexistent/aqmlab-tests/emulate-calibration.json",
+    );
+    c
+}
+
 fn root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -58,7 +70,7 @@ fn app_and_its_commands_are_checked_before_anything_starts() {
             "no flow group named \"web\"",
         ),
     ] {
-        let out = Command::new(BIN)
+        let out = aqmlab()
             .args(["emulate", &path])
             .args(&args)
             .output()
@@ -81,7 +93,7 @@ fn a_graph_or_a_rate_too_high_is_refused_naming_the_key() {
         (web.as_str(), "flows[0].kind = \"web\""),
     ] {
         let path = write(dir.path(), "s.toml", text);
-        let out = Command::new(BIN)
+        let out = aqmlab()
             .args(["emulate", &path])
             .env("AQMLAB_EMULATE_CALIBRATION", dir.path().join("none.json"))
             .output()
@@ -127,7 +139,7 @@ fn the_rate_guard_applies_this_machines_calibration() {
     let refusal = |scenario: &str, calibration: &str| {
         let path = write(dir.path(), "s.toml", scenario);
         std::fs::write(&file, calibration).unwrap();
-        let out = Command::new(BIN)
+        let out = aqmlab()
             .args(["emulate", &path, "--duration", "1s"])
             .env("AQMLAB_EMULATE_CALIBRATION", &file)
             .env_remove("AQMLAB_EMULATE_ANY_RATE")
@@ -162,7 +174,7 @@ fn the_rate_guard_applies_this_machines_calibration() {
 fn calibrate_measures_rising_rates_and_keeps_the_last_kept() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("c.json");
-    let out = Command::new(BIN)
+    let out = aqmlab()
         .args(["emulate", "--calibrate", "s.toml"])
         .output()
         .unwrap();
@@ -172,7 +184,7 @@ fn calibrate_measures_rising_rates_and_keeps_the_last_kept() {
         eprintln!("skipped: not root");
         return;
     }
-    let out = Command::new(BIN)
+    let out = aqmlab()
         .args(["emulate", "--calibrate", "--duration", "200ms", "--json"])
         .env("AQMLAB_EMULATE_CALIBRATION", &file)
         .output()
@@ -296,7 +308,7 @@ fn a_killed_run_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let long = SMALL.replace(r#"duration = "1s""#, r#"duration = "60s""#);
     let path = write(dir.path(), "long.toml", &long);
-    let mut child = Command::new(BIN)
+    let mut child = aqmlab()
         .args(["emulate", &path])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -320,7 +332,7 @@ fn a_killed_run_leaves_nothing_behind() {
     child.wait().unwrap();
 
     let small = write(dir.path(), "small.toml", SMALL);
-    let next = Command::new(BIN)
+    let next = aqmlab()
         .args(["emulate", &small, "--json"])
         .output()
         .unwrap();
@@ -358,7 +370,7 @@ fn it_prints_the_scenarios_warnings_as_run_does() {
     );
     let path = write(dir.path(), "s.toml", &codel);
     let warning = |cmd: &str| {
-        let out = Command::new(BIN)
+        let out = aqmlab()
             .args([cmd, &path, "--json", "-q"])
             .output()
             .unwrap();
@@ -384,7 +396,7 @@ fn sigint_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let long = SMALL.replace(r#"duration = "1s""#, r#"duration = "30s""#);
     let path = write(dir.path(), "long.toml", &long);
-    let child = Command::new(BIN)
+    let child = aqmlab()
         .args(["emulate", &path])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -430,7 +442,7 @@ fn an_out_that_cannot_be_written_is_refused_before_emulating() {
     }
     for out in &outs {
         let t0 = Instant::now();
-        let o = Command::new(BIN)
+        let o = aqmlab()
             .args(["emulate", &path, "--out"])
             .arg(out)
             .output()
@@ -460,7 +472,7 @@ fn a_run_that_did_not_keep_time_says_so_and_strict_refuses_it() {
     let fast = SMALL.replace(r#"rate = "10Mbps""#, r#"rate = "100Gbps""#);
     let path = write(dir.path(), "fast.toml", &fast);
     let emulate = |extra: &[&str]| {
-        Command::new(BIN)
+        aqmlab()
             .args(["emulate", &path, "-q", "--duration", "1s", "--warmup", "0s"])
             .args(extra)
             .env("AQMLAB_EMULATE_ANY_RATE", "1")
@@ -500,7 +512,7 @@ fn set_changes_the_emulated_scenario_and_labels_its_tables() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", SMALL);
     let tables = dir.path().join("tables");
-    let out = Command::new(BIN)
+    let out = aqmlab()
         .args(["emulate", &path, "-q", "--json", "--set", "qdisc.kind=pie"])
         .args(["--out", tables.to_str().unwrap(), "--format", "csv"])
         .output()
@@ -514,7 +526,7 @@ fn set_changes_the_emulated_scenario_and_labels_its_tables() {
     assert!(header.starts_with("scenario,qdisc.kind,seed,"), "{header}");
     assert!(links.lines().nth(1).unwrap().contains(",pie,"), "{links}");
 
-    let bad = Command::new(BIN)
+    let bad = aqmlab()
         .args(["emulate", &path, "-q", "--set", "qdisc.nope=1"])
         .output()
         .unwrap();

@@ -73,7 +73,7 @@ fn apps(group: &str) -> emu::apps::Apps {
 fn emulate(group: &str) -> Result<sim::RunResult, emu::EmuError> {
     let opts = emu::Options {
         apps: Some(apps(group)),
-        ..Default::default()
+        ..common::options()
     };
     let s = common::scenario(SCENARIO);
     emu::emulate_with(&s, &opts, Arc::new(AtomicBool::new(false))).map(|e| e.result)
@@ -169,7 +169,7 @@ count = 3
                 .to_vec(),
             receiver: Some("iperf3 -s -1".into()),
         }),
-        ..Default::default()
+        ..common::options()
     };
     let s = common::scenario(text);
     let r = emu::emulate_with(&s, &opts, Arc::new(AtomicBool::new(false)))

@@ -38,7 +38,7 @@ fn ecn_tcp_is_marked_not_dropped_and_marked_headers_verify() {
     let s = common::scenario(ECN);
     let opts = emu::Options {
         capture_marked: 200,
-        ..Default::default()
+        ..common::options()
     };
     let got = emu::emulate_with(&s, &opts, Arc::new(AtomicBool::new(false))).unwrap();
     let r = &got.result;
@@ -109,12 +109,7 @@ variant = "newreno"
 fn groups_differing_in_sack_and_ecn_run_side_by_side() {
     require_emulation!();
     let s = common::scenario(MIXED);
-    let got = emu::emulate_with(
-        &s,
-        &emu::Options::default(),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .unwrap();
+    let got = emu::emulate_with(&s, &common::options(), Arc::new(AtomicBool::new(false))).unwrap();
     let r = &got.result;
     for f in &r.flows {
         eprintln!("{} marks {} goodput {}", f.group, f.marks, f.goodput_bps);

@@ -38,10 +38,20 @@ pub fn emulate(text: &str) -> RunResult {
     emulate_scenario(&scenario(text)).unwrap()
 }
 
+/// The options every test runs with: the built-in rate guard, whatever this
+/// machine's calibration file says (a user's low calibration must not make a
+/// test refuse its scenario).
+pub fn options() -> emu::Options {
+    emu::Options {
+        limit: Some(emu::calibrate::Limit::BuiltIn),
+        ..Default::default()
+    }
+}
+
 /// Emulates `s`, one emulation at a time.
 pub fn emulate_scenario(s: &Scenario) -> Result<RunResult, emu::EmuError> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    emu::emulate(s, Arc::new(AtomicBool::new(false)))
+    emu::emulate_with(s, &options(), Arc::new(AtomicBool::new(false))).map(|e| e.result)
 }
 
 /// [`emulate`], run again (up to three times in all) while the run says it
@@ -68,10 +78,5 @@ pub fn simulate(text: &str) -> RunResult {
 pub fn emulate_counted(text: &str) -> emu::Emulated {
     let s = scenario(text);
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    emu::emulate_with(
-        &s,
-        &emu::Options::default(),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .unwrap()
+    emu::emulate_with(&s, &options(), Arc::new(AtomicBool::new(false))).unwrap()
 }

@@ -29,7 +29,7 @@ use linux_rtt::{LinuxRtt, Samples as LinuxSamples};
 use prr::Prr;
 use rack_tlp::Tlp;
 use reordering::Reordering;
-use undo::{split_dsack, Seen, Undo, EVER_RETX};
+use undo::{Undo, EVER_RETX};
 
 /// The sender before an ACK: what the ACK's effects are measured from.
 struct Before {
@@ -446,27 +446,15 @@ impl TcpSender {
             pipe: self.pipe(),
             high_sack: self.high_sack,
         };
+        // The Linux profile's undo, kept out of line: the `ns2` profile's
+        // ACKs never take it.
         let undo = linux && recovery == Recovery::Sack;
-        let mut seen = Seen::default();
-        let mut blocks = blocks;
-        if undo {
-            let (dsack, rest) = split_dsack(ack, blocks);
-            blocks = rest;
-            if let Some(d) = dsack {
-                self.undo_count_dsack(d, before.una);
-                self.note_dsack();
-            }
-            let frto = self.frto_high() != 0;
-            seen = Seen {
-                tsecr,
-                dsack: dsack.is_some(),
-                orig: frto && self.frto_orig_delivered(ack, blocks),
-                was_recovery: self.in_recovery,
-                was_loss: self.in_loss() || frto,
-                loss_high: self.lost_to(),
-                ..seen
-            };
-        }
+        let (mut seen, blocks) = if undo {
+            let (seen, rest) = self.undo_before_ack(ack, blocks, tsecr);
+            (Some(seen), rest)
+        } else {
+            (None, blocks)
+        };
         let newly_sacked = if recovery == Recovery::Sack {
             let sacked = self.mark_sacked(blocks);
             if undo && sacked.late_original {
@@ -490,14 +478,12 @@ impl TcpSender {
         if ece && cfg.ecn_capable() {
             self.ecn_echo(now, ack, object_ended, cfg, act);
         }
-        let mut rexmit_new = false;
-        if undo {
-            self.update_reo_wnd(ack);
-            seen.advanced = self.snd_una > before.una;
-            seen.dup = !seen.advanced && ack == before.una && before.una < self.snd_max;
-            seen.sacked_new = newly_sacked.is_some();
-            rexmit_new = self.undo_on_ack(now, &seen, cfg);
-        }
+        let rexmit_new = match &mut seen {
+            Some(seen) => {
+                self.undo_after_ack(now, seen, (before.una, ack), newly_sacked.is_some(), cfg)
+            }
+            None => false,
+        };
         if let Some(t) = samples
             .newest_sent
             .filter(|_| linux && recovery == Recovery::Sack)
@@ -573,8 +559,11 @@ impl TcpSender {
                 slow_start,
             });
         }
+        // Segments below the highest SACKed before this ACK: one never sent
+        // twice among them came late (reordering, for the Linux profile).
+        let below_sacked = before.high_sack.min(ack).saturating_sub(self.snd_una);
         let mut late_original = false;
-        for seq in self.snd_una..ack {
+        for k in 0..newly {
             let f = self
                 .scoreboard
                 .pop_front()
@@ -583,7 +572,7 @@ impl TcpSender {
                 self.sacked -= 1;
             } else if f & RETX != 0 {
                 self.retx_out -= 1;
-            } else if f & EVER_RETX == 0 && seq < before.high_sack {
+            } else if k < below_sacked && f & EVER_RETX == 0 {
                 late_original = true;
             }
         }

@@ -87,7 +87,7 @@ fn ts_before(a: u32, b: u32) -> bool {
 
 /// The first SACK block if it is a DSACK (RFC 2883, section 4: below the
 /// cumulative ACK, or inside the second block), and the blocks without it.
-pub(super) fn split_dsack(ack: u32, blocks: &[Block]) -> (Option<Block>, &[Block]) {
+fn split_dsack(ack: u32, blocks: &[Block]) -> (Option<Block>, &[Block]) {
     match blocks {
         [first, rest @ ..]
             if first.0 < ack
@@ -222,10 +222,58 @@ impl TcpSender {
         stamp != 0 && tsecr != 0 && ts_before(tsecr, stamp)
     }
 
+    /// What an ACK to `ack` echoing `tsecr` shows before the scoreboard takes
+    /// its `blocks`: its DSACK (counted, and returned apart from the other
+    /// blocks) and whether it delivers an original F-RTO waits for.
+    #[inline(never)]
+    pub(super) fn undo_before_ack<'b>(
+        &mut self,
+        ack: u32,
+        blocks: &'b [Block],
+        tsecr: u32,
+    ) -> (Seen, &'b [Block]) {
+        let (dsack, blocks) = split_dsack(ack, blocks);
+        if let Some(d) = dsack {
+            self.undo_count_dsack(d, self.snd_una);
+            self.note_dsack();
+        }
+        let frto = self.frto_high() != 0;
+        let seen = Seen {
+            tsecr,
+            dsack: dsack.is_some(),
+            orig: frto && self.frto_orig_delivered(ack, blocks),
+            was_recovery: self.in_recovery,
+            was_loss: self.in_loss() || frto,
+            loss_high: self.lost_to(),
+            ..Seen::default()
+        };
+        (seen, blocks)
+    }
+
+    /// The undo rules once the scoreboard and the window have taken the ACK
+    /// to `ack`, which found `snd_una` at `prior_una` (`sacked_new`: it
+    /// SACKed new segments). Returns whether F-RTO wants new data sent now instead of
+    /// retransmissions.
+    #[inline(never)]
+    pub(super) fn undo_after_ack(
+        &mut self,
+        now: Time,
+        s: &mut Seen,
+        (prior_una, ack): (u32, u32),
+        sacked_new: bool,
+        cfg: &TcpConfig,
+    ) -> bool {
+        self.update_reo_wnd(ack);
+        s.advanced = self.snd_una > prior_una;
+        s.dup = !s.advanced && ack == prior_una && prior_una < self.snd_max;
+        s.sacked_new = sacked_new;
+        self.undo_on_ack(now, s, cfg)
+    }
+
     /// The undo rules on one ACK, after the scoreboard and the window have
     /// taken it (`tcp_fastretrans_alert`'s undo steps). Returns whether F-RTO
     /// wants new data sent now instead of retransmissions.
-    pub(super) fn undo_on_ack(&mut self, now: Time, s: &Seen, cfg: &TcpConfig) -> bool {
+    fn undo_on_ack(&mut self, now: Time, s: &Seen, cfg: &TcpConfig) -> bool {
         let delayed = self.packet_delayed(s.tsecr);
         let may_undo = self.episode().is_some_and(|e| e.retrans == 0 || delayed);
         let all_dsacked = self.episode().is_some_and(|e| e.retrans == 0);
