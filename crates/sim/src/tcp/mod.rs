@@ -374,7 +374,7 @@ pub struct TcpStats {
     pub objects: u64,
 }
 
-/// A congestion-window reduction, kept when tracing is on.
+/// A congestion-window reduction, or the undo of one, kept when tracing is on.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Reduction {
     pub at: Time,

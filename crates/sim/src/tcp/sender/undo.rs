@@ -23,7 +23,7 @@
 //! The DSACKs also widen RACK's reordering window (`reordering`).
 
 use super::super::{timestamp, ReductionCause, TcpConfig};
-use super::{Reduction, TcpSender, RETX, SACKED};
+use super::{TcpSender, RETX, SACKED};
 use aqm::Time;
 
 /// Set on a segment ever sent twice (Linux's `TCPCB_EVER_RETRANS`): a timeout
@@ -368,17 +368,9 @@ impl TcpSender {
             self.hole_hint = self.snd_una;
         }
         if e.prior_ssthresh > 0.0 {
+            // Recorded with the reductions it undoes, when tracing.
             let cwnd = self.cc.undo_cwnd(self.cwnd, e.prior_cwnd);
-            if let Some(t) = &mut self.trace {
-                t.push(Reduction {
-                    at: now,
-                    cwnd_before: self.cwnd,
-                    cwnd_after: cwnd,
-                    ssthresh: self.ssthresh,
-                    cause: ReductionCause::Undo,
-                });
-            }
-            self.cwnd = cwnd;
+            self.reduce(now, cwnd, ReductionCause::Undo);
             if e.prior_ssthresh > self.ssthresh {
                 self.ssthresh = e.prior_ssthresh;
                 self.cwr_pending = false; // `tcp_ecn_withdraw_cwr`

@@ -2,7 +2,9 @@
 //! recovery that timestamps, F-RTO or DSACKs show spurious), and what it keeps
 //! (a real loss).
 
-use super::super::super::{timestamp, Actions, Seg, TcpConfig, TcpReceiver, TcpSender, Variant};
+use super::super::super::{
+    timestamp, Actions, ReductionCause, Seg, TcpConfig, TcpReceiver, TcpSender, Variant,
+};
 use super::super::scripted::{at, first_lost, linux};
 use aqm::Time;
 
@@ -53,8 +55,17 @@ fn timed_out(cfg: &TcpConfig) -> (TcpSender, f64, f64) {
 fn a_timeout_timestamps_show_spurious_is_undone() {
     let cfg = linux(10);
     let (mut s, cwnd, ssthresh) = timed_out(&cfg);
+    s.trace = Some(Box::default());
     let act = ack(&mut s, 450, 11, &[], ts(50), &cfg);
     assert_eq!(s.undos(), 1);
+    let trace = s.trace.as_deref().unwrap();
+    assert_eq!(trace.len(), 1);
+    assert_eq!(
+        trace[0].cause,
+        ReductionCause::Undo,
+        "the trace shows the undo"
+    );
+    assert!(trace[0].cwnd_after > trace[0].cwnd_before);
     assert!(s.cwnd() >= cwnd, "{} against {cwnd}", s.cwnd());
     assert_eq!(s.ssthresh(), ssthresh);
     assert!(
