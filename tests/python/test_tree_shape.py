@@ -17,7 +17,7 @@ HEADER_LINES = 40
 # Past the file guide when the rule came in (2026-12-07): the most each may hold.
 LONG_FILES = {
     "crates/sim/src/tcp/bbr3.rs": 787,
-    "crates/sim/src/tcp/sender.rs": 691,
+    "crates/sim/src/tcp/sender.rs": 611,
     "crates/aqm/src/cake.rs": 726,
     "crates/sim/src/scenario/mod.rs": 704,
     "crates/aqm/src/htb.rs": 698,

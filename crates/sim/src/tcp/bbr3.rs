@@ -31,14 +31,12 @@
 //! - Loss recovery keeps the model's window (no packet conservation in -06);
 //!   the window from before is restored when recovery ends.
 //!
-//! Sizes are packets (the draft's SMSS is one packet). An undo of a spurious
-//! recovery (the Linux profile's sender detects them) only restarts the
-//! full-bandwidth detector: the draft's undo of the short-term bounds is not
-//! modelled. Not modelled either: the restart after
-//! idle (bulk flows are never idle; a web object starts a new BBR), and
-//! Linux v3's optional DCTCP-style ECN response; the draft gives none and asks
-//! only that CE count as congestion, which here it does as a loss does for the
-//! short-term bounds.
+//! Sizes are packets (the draft's SMSS is one packet). Not modelled: the undo
+//! of the short-term bounds (an undo restarts only the full-bandwidth
+//! detector), the restart after idle (bulk flows are never idle; a web object
+//! starts a new BBR), and Linux v3's optional DCTCP-style ECN response; the
+//! draft gives none and asks only that CE count as congestion, which here it
+//! does as a loss does for the short-term bounds.
 
 use super::bbr::{BbrAck, CaState};
 use super::minmax::MaxFilter;
@@ -442,13 +440,7 @@ impl Bbr3 {
 
     // --- STARTUP and DRAIN ----------------------------------------------------
 
-    /// A reduction undone as spurious: the full-bandwidth detector starts
-    /// over (v3's `bbr_undo_cwnd`); the window stays.
-    pub fn on_undo(&mut self) {
-        self.reset_full_bw();
-    }
-
-    fn reset_full_bw(&mut self) {
+    pub(crate) fn reset_full_bw(&mut self) {
         self.full_bw = 0.0;
         self.full_bw_count = 0;
         self.full_bw_now = false;

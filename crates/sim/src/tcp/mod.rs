@@ -37,9 +37,6 @@
 //!   hole-filling packets are acknowledged at once.
 //! - Optional limited transmit (RFC 3042: the first two duplicate ACKs each send a
 //!   new packet) and proportional rate reduction in SACK recovery (RFC 6937).
-//! - The Linux profile ([`Profile::Linux`], docs/tcp.md): Linux's defaults and
-//!   arithmetic, RACK-TLP, its RTO estimator, timestamps and DSACK, and the undo
-//!   of spurious reductions with F-RTO (`sender/undo.rs`).
 //!
 //! The state machines do no I/O: they append [`Seg`]ments and timer commands to an
 //! [`Actions`] buffer the engine applies, so they can be unit-tested alone.

@@ -54,7 +54,8 @@ impl BbrModel {
     pub fn on_undo(&mut self, r: &RateSampler) {
         match self {
             BbrModel::V1(b) => b.on_undo(r),
-            BbrModel::V3(b) => b.on_undo(),
+            // v3's `bbr_undo_cwnd`: the full-bandwidth detector only.
+            BbrModel::V3(b) => b.reset_full_bw(),
         }
     }
 

@@ -22,7 +22,7 @@
 //! are still out makes Linux stop retransmitting; here the recovery goes on.
 //! The DSACKs also widen RACK's reordering window (`reordering`).
 
-use super::super::{timestamp, ReductionCause, TcpConfig};
+use super::super::{timestamp, Actions, ReductionCause, TcpConfig};
 use super::{TcpSender, RETX, SACKED};
 use aqm::Time;
 
@@ -225,7 +225,6 @@ impl TcpSender {
     /// What an ACK to `ack` echoing `tsecr` shows before the scoreboard takes
     /// its `blocks`: its DSACK (counted, and returned apart from the other
     /// blocks) and whether it delivers an original F-RTO waits for.
-    #[inline(never)]
     pub(super) fn undo_before_ack<'b>(
         &mut self,
         ack: u32,
@@ -254,7 +253,6 @@ impl TcpSender {
     /// to `ack`, which found `snd_una` at `prior_una` (`sacked_new`: it
     /// SACKed new segments). Returns whether F-RTO wants new data sent now instead of
     /// retransmissions.
-    #[inline(never)]
     pub(super) fn undo_after_ack(
         &mut self,
         now: Time,
@@ -352,6 +350,19 @@ impl TcpSender {
             self.stop_frto();
         }
         false
+    }
+
+    /// F-RTO's step 2: new data as the window allows, no retransmission.
+    pub(super) fn send_new_data(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
+        while (self.pipe() as f64) < self.cwnd.floor()
+            && !self.pace_wait
+            && self.has_new_data()
+            && self.snd_nxt < self.snd_una + cfg.max_window
+        {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.emit(seq, now, cfg, act);
+        }
     }
 
     /// `tcp_undo_cwnd_reduction`, and the sender open again.
