@@ -130,6 +130,9 @@ impl TcpSender {
     ) {
         if self.in_recovery {
             self.rack_lost_retransmissions(newest_sent);
+            if self.reordering_seen() {
+                self.advance_rack_edge(newest_sent);
+            }
         } else if self.in_loss() {
             // A retransmission lost again: a fast recovery starts, its window
             // reduced from the one the timeout's slow start has reached.
@@ -143,6 +146,9 @@ impl TcpSender {
             // does, so a congestion control sees the recoveries chained.
             if self.rack_lost_head(newest_sent) {
                 self.enter_recovery(now, cfg, act);
+                if self.reordering_seen() {
+                    self.advance_rack_edge(newest_sent);
+                }
             } else {
                 self.arm_reo_timer(now, newest_sent, cfg, act);
             }

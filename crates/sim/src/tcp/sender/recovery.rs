@@ -27,6 +27,7 @@ impl TcpSender {
         if cfg.is_linux() && cfg.variant.recovery() == Recovery::Sack {
             self.init_undo();
             self.stop_frto();
+            self.reset_rack_edge();
         }
         self.ssthresh = self.reduced_ssthresh(Signal::Loss, cfg);
         self.recover = self.snd_max;

@@ -8,10 +8,13 @@
 //! From then on the window is a quarter of the minimum RTT times `steps`,
 //! never above the smoothed RTT, in recovery too; each round trip with a DSACK
 //! (a retransmission that was not needed) adds a step, and sixteen recoveries
-//! without one bring it back to one.
+//! without one bring it back to one. In a recovery a hole is then lost only
+//! once a segment sent a window after it has been delivered (`rack_edge`),
+//! not because a segment above it was SACKed: the holes above the edge are
+//! in flight, and are not resent.
 
-use super::TcpSender;
-use aqm::Dur;
+use super::{TcpSender, EVER_RETX, SACKED};
+use aqm::{Dur, Time};
 
 /// Recoveries a widened window outlives without a DSACK
 /// (`TCP_RACK_RECOVERY_THRESH`).
@@ -34,6 +37,10 @@ pub(super) struct Reordering {
     /// `snd_max` when the window last widened: a DSACK for what was sent
     /// before is of the same round trip (`last_delivered`).
     widened_at: u32,
+    /// In a recovery, once reordering is seen: the holes below it are lost.
+    edge: u32,
+    /// The send time of the newest segment delivered (`rack.mstamp`).
+    newest_sent: Time,
 }
 
 impl Default for Reordering {
@@ -44,6 +51,8 @@ impl Default for Reordering {
             dsack: false,
             persist: 0,
             widened_at: 0,
+            edge: 0,
+            newest_sent: Time::ZERO,
         }
     }
 }
@@ -70,6 +79,48 @@ impl TcpSender {
         }
         let quarters = self.min_rtt() / 4.0 * steps as f64;
         Dur::from_secs_f64(quarters.min(self.srtt))
+    }
+
+    /// In a recovery on a path seen to reorder: one past the last hole RACK
+    /// has marked lost (the holes from it up to the highest SACK are in
+    /// flight). `None` otherwise: every hole below the highest SACK is lost.
+    #[inline]
+    pub(super) fn rack_edge(&self) -> Option<u32> {
+        if !self.in_recovery {
+            return None;
+        }
+        let r = self.reordering().filter(|r| r.seen)?;
+        Some(r.edge.max(self.snd_una))
+    }
+
+    /// A recovery starts: no hole is lost by RACK's clock yet.
+    pub(super) fn reset_rack_edge(&mut self) {
+        let snd_una = self.snd_una;
+        if let Some(r) = self.aside.as_deref_mut().map(|a| &mut a.reordering) {
+            r.edge = snd_una;
+        }
+    }
+
+    /// RACK in a recovery, a segment sent at `newest_sent` delivered: the
+    /// holes sent a reordering window or more before the newest segment ever
+    /// delivered are lost (`tcp_rack_detect_loss`); the edge moves past them
+    /// and past what is SACKed or was sent twice (RACK's other rules).
+    pub(super) fn advance_rack_edge(&mut self, newest_sent: Time) {
+        let reo_wnd = self.reo_wnd();
+        let (snd_una, high_sack) = (self.snd_una, self.high_sack);
+        let r = self.reordering_mut();
+        r.newest_sent = r.newest_sent.max(newest_sent);
+        let (mut edge, newest) = (r.edge.max(snd_una), r.newest_sent);
+        while edge < high_sack {
+            let f = self.scoreboard[(edge - snd_una) as usize];
+            let due = f & (SACKED | EVER_RETX) != 0
+                || self.sent_at(edge).is_none_or(|t| t + reo_wnd <= newest);
+            if !due {
+                break;
+            }
+            edge += 1;
+        }
+        self.reordering_mut().edge = edge;
     }
 
     /// An original segment below the highest SACKed one was delivered.
@@ -154,6 +205,30 @@ mod tests {
         fresh.on_ack(at(50), 0, &[(1, 4)], false, &cfg, &mut act);
         assert_eq!(fresh.reo_wnd(), Dur::ZERO);
         assert!(fresh.in_recovery());
+    }
+
+    /// On a path seen to reorder, a recovery resends only the holes RACK has
+    /// marked lost, those sent a window before the newest segment delivered;
+    /// a hole sent with that segment is in flight, not lost, even below a
+    /// SACK (RFC 6675's rule would resend it).
+    #[test]
+    fn a_recovery_on_a_reordering_path_resends_only_what_rack_marks_lost() {
+        let cfg = linux(30);
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(at(0), &cfg, &mut act);
+        s.on_ack(at(50), 0, &[(1, 2)], false, &cfg, &mut act);
+        s.on_ack(at(50), 2, &[], false, &cfg, &mut act);
+        assert!(s.reordering_seen());
+        // 0 to 29 left at 0, 30 to 32 at 50 ms.
+        assert_eq!(s.snd_max, 33);
+        act.clear();
+        // At 200 ms: 2 to 5 acknowledged, 12 to 29 and 32 SACKed. 6 to 11
+        // left 50 ms before 32: lost. 30 and 31 left with it.
+        s.on_ack(at(200), 6, &[(32, 33), (12, 30)], false, &cfg, &mut act);
+        assert!(s.in_recovery());
+        let resent: Vec<u32> = act.data_seqs().into_iter().filter(|&q| q < 33).collect();
+        assert_eq!(resent, vec![6, 7, 8, 9, 10, 11], "30 and 31 are in flight");
     }
 
     /// A DSACK widens the window by a quarter of the minimum RTT, once per

@@ -14,15 +14,30 @@ pub(super) struct Sacked {
 
 impl TcpSender {
     /// RFC 6675's pipe with "lost" = below the highest SACKed packet, or below
-    /// what a timeout counted lost (the Linux profile's CA_Loss).
+    /// what a timeout counted lost (the Linux profile's CA_Loss), or, in a
+    /// recovery on a path seen to reorder, below RACK's edge (`reordering`):
+    /// the holes above it are in flight.
     pub(super) fn pipe(&self) -> u32 {
-        (self.snd_max - self.lost_edge()) + self.retx_out
+        let edge = self.lost_edge();
+        let holes_in_flight = if edge < self.high_sack {
+            let first = (edge - self.snd_una) as usize;
+            let last = (self.high_sack - self.snd_una) as usize;
+            let held = self.scoreboard.range(first..last);
+            held.filter(|&&f| f & (SACKED | RETX) == 0).count() as u32
+        } else {
+            0
+        };
+        (self.snd_max - edge.max(self.high_sack)) + holes_in_flight + self.retx_out
     }
 
     /// One past the last segment counted lost if not SACKed.
     #[inline]
     fn lost_edge(&self) -> u32 {
-        self.high_sack.max(self.lost_to())
+        let sacked_to = match self.rack_edge() {
+            Some(edge) => edge.min(self.high_sack),
+            None => self.high_sack,
+        };
+        sacked_to.max(self.lost_to())
     }
 
     pub(super) fn next_hole(&mut self) -> Option<u32> {
