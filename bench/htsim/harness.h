@@ -2,6 +2,8 @@
 // "-name value" options.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -11,6 +13,30 @@ inline double cpu_now() {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// A wall clock and the process's CPU clock, started together.
+struct Stopwatch {
+    std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
+    double cpu0 = cpu_now();
+    double wall() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    }
+    double cpu() const { return cpu_now() - cpu0; }
+};
+
+// The event loop run to its end: the events it ran, its wall and CPU seconds.
+struct Loop {
+    uint64_t events;
+    double wall, cpu;
+};
+
+template <class Events>
+Loop run_to_end(Events& eventlist) {
+    Stopwatch clock;
+    uint64_t events = 0;
+    while (eventlist.doNextEvent()) events++;
+    return {events, clock.wall(), clock.cpu()};
 }
 
 // The command line as "-name value" pairs: option() reads the next name,

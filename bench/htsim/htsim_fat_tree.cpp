@@ -64,8 +64,7 @@ int main(int argc, char** argv) {
     }
     if (k < 2 || k % 2) { std::cerr << "-k must be even and at least 2" << std::endl; return 2; }
 
-    auto wall0 = std::chrono::steady_clock::now();
-    double cpu0 = cpu_now();
+    Stopwatch setup;
     srand(seed);  // htsim's rng.cpp: mt19937 behind rand()/drand()
     Packet::set_packet_size(pkt);
     EventList eventlist;
@@ -131,14 +130,10 @@ int main(int argc, char** argv) {
         sinks.push_back(snk);
     }
 
-    double setup_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    double setup_cpu = cpu_now() - cpu0;
-    uint64_t events = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    double c0 = cpu_now();
-    while (eventlist.doNextEvent()) events++;
-    double loop_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double loop_cpu = cpu_now() - c0;
+    double setup_wall = setup.wall(), setup_cpu = setup.cpu();
+    Loop loop = run_to_end(eventlist);
+    uint64_t events = loop.events;
+    double loop_wall = loop.wall, loop_cpu = loop.cpu;
 
     uint64_t delivered = 0, finished = 0, drops = 0;
     for (int i = 0; i < hosts; i++) {
