@@ -128,6 +128,8 @@ struct Aside {
     undo: Undo,
     /// The Linux profile's RACK reordering window (`reordering`).
     reordering: Reordering,
+    /// The Linux profile's pacing in TSO bursts (`pacing`).
+    burst: pacing::Burst,
 }
 
 impl TcpSender {
@@ -296,7 +298,7 @@ impl TcpSender {
             return;
         }
         if cfg.variant.recovery() == Recovery::Sack && (self.in_recovery || self.in_loss()) {
-            while (self.pipe() as f64) < self.cwnd.floor() && !self.pace_wait {
+            while (self.pipe() as f64) < self.cwnd.floor() && !self.pace_holds(now) {
                 if let Some(hole) = self.next_hole() {
                     self.retransmit(hole, now, cfg, act);
                 } else if self.has_new_data() && self.snd_nxt < self.snd_una + cfg.max_window {
@@ -312,7 +314,7 @@ impl TcpSender {
         let window = (self.cwnd.floor() as u32).max(1).min(cfg.max_window);
         while self.snd_nxt < self.snd_una.saturating_add(window)
             && (self.snd_nxt < self.snd_max || self.has_new_data())
-            && !self.pace_wait
+            && !self.pace_holds(now)
         {
             let seq = self.snd_nxt;
             self.snd_nxt += 1;

@@ -159,7 +159,7 @@ impl TcpSender {
     }
 
     /// The smallest RTT sample, microseconds (0 before one).
-    fn min_rtt_us(&self) -> u32 {
+    pub(super) fn min_rtt_us(&self) -> u32 {
         let l = self.aside.as_deref().and_then(|a| a.linux.as_ref());
         l.map_or(0, |l| l.min_rtt)
     }

@@ -149,7 +149,7 @@ impl TcpSender {
     pub(super) fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         let allowance = self.cwnd.floor() as u32 + self.dupacks;
         if self.ecn_hold
-            || self.pace_wait
+            || self.pace_holds(now)
             || self.snd_nxt != self.snd_max
             || !self.has_new_data()
             || self.outstanding() >= allowance.min(cfg.max_window)

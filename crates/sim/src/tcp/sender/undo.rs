@@ -355,7 +355,7 @@ impl TcpSender {
     /// F-RTO's step 2: new data as the window allows, no retransmission.
     pub(super) fn send_new_data(&mut self, now: Time, cfg: &TcpConfig, act: &mut Actions) {
         while (self.pipe() as f64) < self.cwnd.floor()
-            && !self.pace_wait
+            && !self.pace_holds(now)
             && self.has_new_data()
             && self.snd_nxt < self.snd_una + cfg.max_window
         {
