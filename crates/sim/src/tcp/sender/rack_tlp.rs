@@ -253,6 +253,11 @@ impl TcpSender {
                 self.retx_out -= 1;
                 lowest = Some(lowest.map_or(seq, |l| l.min(seq)));
                 a.tlp.resent.remove(i);
+                // Linux counts a retransmission lost again in `tp->lost`,
+                // which BBR's rate sample reads (`tcp_mark_skb_lost`).
+                if let Some(f) = self.cc.bbr() {
+                    f.rate.retransmission_lost(seq);
+                }
                 continue;
             }
             i += 1;

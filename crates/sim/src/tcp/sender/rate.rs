@@ -194,6 +194,10 @@ pub struct RateSampler {
     keep_lost: bool,
     /// The packets the last ACK showed lost, in order (kept to reuse its memory).
     newly_lost: Vec<LostPacket>,
+    /// Retransmissions the sender found lost again since the last ACK's sample
+    /// (their records, when lost packets are listed).
+    relost: u32,
+    relost_packets: Vec<LostPacket>,
 }
 
 impl RateSampler {
@@ -245,6 +249,26 @@ impl RateSampler {
     /// application-limited (Linux's `tcp_rate_check_app_limited`).
     pub fn set_app_limited(&mut self, in_flight: u32) {
         self.app_limited = (self.delivered + in_flight as u64).max(1);
+    }
+
+    /// The sender found retransmission `seq` lost again (RACK): the next
+    /// sample counts it lost, as Linux counts it in `tp->lost` once more.
+    pub fn retransmission_lost(&mut self, seq: u32) {
+        self.relost += 1;
+        if self.keep_lost {
+            let rec = seq
+                .checked_sub(self.base)
+                .and_then(|i| self.pkts.get(i as usize));
+            if let Some(rec) = rec {
+                self.relost_packets.push(LostPacket {
+                    tx_in_flight: rec.tx_in_flight,
+                    lost_since: (self.lost as u32)
+                        .wrapping_add(self.relost)
+                        .wrapping_sub(rec.lost) as u64,
+                    app_limited: rec.app_limited,
+                });
+            }
+        }
     }
 
     /// An ACK at `now`: cumulative `ack` and SACK `blocks`, `prior_in_flight`
@@ -312,6 +336,10 @@ impl RateSampler {
                     });
                 }
             }
+        }
+        if self.relost > 0 {
+            rs.losses += std::mem::take(&mut self.relost);
+            self.newly_lost.append(&mut self.relost_packets);
         }
         self.lost += rs.losses as u64;
         self.high_sack = self.high_sack.max(high);
@@ -415,6 +443,26 @@ mod tests {
         let rs = r.on_ack(at(12), 6, &[], 10);
         assert_eq!((rs.acked, rs.losses), (2, 0));
         assert_eq!((r.delivered, r.lost), (6, 2));
+    }
+
+    /// A retransmission found lost again counts as lost once more, in the next
+    /// sample and in the flow's total (Linux's `tp->lost`), and BBRv3 hears of it.
+    #[test]
+    fn a_retransmission_lost_again_counts_again() {
+        let mut r = RateSampler::keeping_lost_packets();
+        for seq in 0..10 {
+            r.on_send(seq, at(0), seq, seq, false);
+        }
+        let rs = r.on_ack(at(10), 0, &[(2, 5)], 10);
+        assert_eq!((rs.losses, r.lost), (2, 2));
+        r.on_send(0, at(10), 10, 7, true);
+        r.retransmission_lost(0);
+        let rs = r.on_ack(at(20), 0, &[(2, 7)], 10);
+        assert_eq!((rs.acked, rs.losses, r.lost), (2, 1, 3));
+        assert_eq!(r.newly_lost().len(), 1);
+        assert_eq!(r.newly_lost()[0].tx_in_flight, 8);
+        let rs = r.on_ack(at(21), 0, &[(2, 8)], 10);
+        assert_eq!((rs.losses, r.lost), (0, 3), "counted once");
     }
 
     /// Each packet an ACK shows lost carries the flight it left into and the
