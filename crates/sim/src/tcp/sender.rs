@@ -93,8 +93,7 @@ pub struct TcpSender {
     object_start: Time,
     thinking: bool,
     stopped: bool,
-    /// Pacing: a packet left and the pacing timer (the `Send` timer) has not yet
-    /// fired; no new packet leaves before it does.
+    /// Pacing: no packet but the rest of a Linux TSO burst leaves before the `Send` timer.
     pace_wait: bool,
     cc: Congestion,
     /// What a sender keeps only for a while, boxed, as it spends most of its life
@@ -124,11 +123,10 @@ struct Aside {
     /// The Linux profile after a timeout: one past the last segment it
     /// counted lost (0: none; `timeout`).
     lost_to: u32,
-    /// The Linux profile's undo of spurious reductions (`undo`).
+    /// The Linux profile's undo of spurious reductions (`undo`), RACK
+    /// reordering window (`reordering`) and paced TSO bursts (`pacing`).
     undo: Undo,
-    /// The Linux profile's RACK reordering window (`reordering`).
     reordering: Reordering,
-    /// The Linux profile's pacing in TSO bursts (`pacing`).
     burst: pacing::Burst,
 }
 
