@@ -383,6 +383,39 @@ mod tests {
         assert_eq!(s.stats.fast_recoveries, 1);
     }
 
+    /// BBR hears of a retransmission lost again as of a loss (Linux counts it
+    /// in `tp->lost` once more): the rate sampler's losses count the hole
+    /// twice, once when it was found lost and once when its retransmission was.
+    #[test]
+    fn bbr_counts_a_lost_retransmission_as_a_loss_again() {
+        let cfg = TcpConfig {
+            delayed_ack: false,
+            initial_window: 20,
+            ..TcpConfig::linux(Variant::Bbr)
+        };
+        let mut s = TcpSender::new(&cfg);
+        let mut act = Actions::default();
+        s.start(at(0), &cfg, &mut act);
+        s.on_ack(at(50), 1, &[], false, &cfg, &mut act);
+        let lost = |s: &TcpSender| s.cc.bbr_ref().map(|f| f.rate.lost);
+        for k in 2..=4u32 {
+            act.clear();
+            let now = at(50) + Dur::from_micros(k as u64);
+            s.on_ack(now, 1, &[(2, k + 1)], false, &cfg, &mut act);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(lost(&s), Some(1), "segment 1, once");
+        let mut resent = 0;
+        for k in 5..=30u32 {
+            act.clear();
+            let now = at(100) + Dur::from_micros(k as u64);
+            s.on_ack(now, 1, &[(2, k + 1)], false, &cfg, &mut act);
+            resent += act.data_seqs().iter().filter(|&&q| q == 1).count();
+        }
+        assert_eq!(resent, 1, "sent a third time");
+        assert_eq!(lost(&s), Some(2), "its retransmission lost too");
+    }
+
     /// A window of three whose first segment is lost: the two SACKs that come
     /// back are too few for three duplicate ACKs, and the segment was sent with
     /// the others, inside the reordering window. The reordering timer fires a
